@@ -1,0 +1,228 @@
+import type { LanguageModel, ModelMessage } from 'ai'
+import type { z } from 'zod'
+import type { AgentErrorShape } from '../errors.ts'
+import type { Workspace } from '../workspace/types.ts'
+
+/** The host's decision for one tool call (source: the capability document's `AgentToolPolicyDecision`). */
+export type ToolPolicyDecision = 'allow' | 'require-approval' | 'deny'
+
+/** A fixed decision, or a function of the call that returns one. Default `'allow'`. */
+export type ToolPolicy =
+  | ToolPolicyDecision
+  | ((call: { tool: string; input: unknown; context: ToolExecutionContext }) => ToolPolicyDecision | Promise<ToolPolicyDecision>)
+
+/** The identity an invocation runs for. `id` is required; other fields are free-form claims. */
+export interface AgentUser {
+  id: string
+  tenant?: string
+  name?: string
+  [claim: string]: unknown
+}
+
+/** What a tool's `execute` (and a policy function) is told about the call. */
+export interface ToolExecutionContext {
+  agent: string
+  runId: string
+  threadId: string
+  toolName: string
+  toolCallId: string
+  user?: AgentUser
+  metadata: Record<string, unknown>
+  /** Set when the call runs after an approval: who approved it and why. */
+  approval?: { id: string; approver?: string; reason?: string }
+  signal?: AbortSignal
+}
+
+/**
+ * A host tool. The zod `inputSchema` is the single source of truth: it validates input, gives
+ * the TypeScript type and produces the JSON Schema the model sees (`z.toJSONSchema`).
+ */
+export interface AgentTool<Schema extends z.ZodType = z.ZodType, Output = unknown> {
+  description: string
+  inputSchema: Schema
+  execute(input: z.output<Schema>, context: ToolExecutionContext): Promise<Output> | Output
+  /** Policy for this tool. Default `'allow'`. */
+  policy?: ToolPolicy
+  /** Human-readable reason shown on an approval request. Default: `"<tool> requires approval"`. */
+  approvalReason?(input: z.output<Schema>, context: ToolExecutionContext): string | Promise<string>
+  /**
+   * A fingerprint of the state the call acts on (for example a record's version), captured when an
+   * approval is requested and compared when it is approved: a different value fails the call with
+   * `APPROVAL_CONFLICT` instead of acting on the changed state.
+   */
+  approvalFingerprint?(input: z.output<Schema>, context: ToolExecutionContext): Promise<string | undefined> | string | undefined
+}
+
+/** A map of tool name to tool. Tool names match `^[a-zA-Z0-9_-]{1,64}$`. */
+export type AgentToolSet = Record<string, AgentTool>
+
+/** What a capability's `resolve` receives at each invocation. */
+export interface CapabilityContext {
+  /** The agent's name. */
+  agent: string
+  run: { runId: string; threadId: string }
+  user?: AgentUser
+  metadata: Record<string, unknown>
+  workspace?: Workspace
+  tools: { add(name: string, tool: AgentTool): void }
+  instructions: { add(text: string): void }
+  signal?: AbortSignal
+}
+
+/** A capability: resolved at each invocation to add tools and instructions. */
+export interface AgentCapability {
+  id: string
+  resolve(context: CapabilityContext): void | Promise<void>
+}
+
+/** Model-backed driver: any AI SDK `LanguageModel`, run with `streamText`. */
+export interface ModelDriver {
+  model: LanguageModel
+  /** Most model steps per invocation (tool round trips). Default 8. */
+  maxSteps?: number
+  /** Sampling temperature passed to the model. */
+  temperature?: number
+}
+
+/** The outcome of a tool call made by a custom-run driver through `ctx.tools`. */
+export type ToolCallOutcome =
+  | { status: 'ok'; toolCallId: string; output: unknown }
+  | { status: 'error'; toolCallId: string; error: AgentErrorShape }
+  | { status: 'approval-required'; toolCallId: string; approval: ApprovalRequest }
+  | { status: 'denied'; toolCallId: string; reason: string }
+
+/** A policy-wrapped tool as a custom-run driver sees it. */
+export interface RunnableTool {
+  name: string
+  description: string
+  /** JSON Schema of the input (from the tool's zod schema). */
+  inputSchema: Record<string, unknown>
+  /** Runs the call through validation and policy; never throws for a model/user mistake. */
+  call(input: unknown): Promise<ToolCallOutcome>
+}
+
+/** What `driver.run(ctx)` of a custom-run driver receives. */
+export interface CustomRunContext {
+  agent: string
+  runId: string
+  threadId: string
+  user?: AgentUser
+  metadata: Record<string, unknown>
+  /** The new user input, or `undefined` when the run continues after an approval. */
+  input: string | undefined
+  /** The thread's transcript before this invocation (AI SDK messages). */
+  messages: ModelMessage[]
+  /** System instructions: the agent's plus those added by capabilities. */
+  instructions: string
+  /** The same policy-wrapped tools a model would get. */
+  tools: Record<string, RunnableTool>
+  /** Streams text to the run (emits `text-delta`). */
+  write(text: string): void
+  /** Set when this invocation continues a run after an approval decision. */
+  resumed?: { approval: ApprovalRequest; outcome: ToolCallOutcome }
+  signal?: AbortSignal
+}
+
+/** Custom-run-backed driver: your code drives the run with the resolved tools. */
+export interface CustomRunDriver {
+  run(context: CustomRunContext): Promise<void> | void
+}
+
+/** Driver of an agent. Provider-backed (MCP bridge) drivers are added later on the same union. */
+export type AgentDriver = ModelDriver | CustomRunDriver
+
+/** Input of {@link defineAgent}. */
+export interface AgentDefinitionInput {
+  /** Agent name (`^[a-zA-Z0-9_-]{1,64}$`). Default `'agent'`; the CLI uses the file name. */
+  name?: string
+  instructions?: string
+  driver: AgentDriver
+  workspace?: Workspace
+  capabilities?: AgentCapability[]
+  tools?: AgentToolSet
+}
+
+/** A validated agent definition (plain object). */
+export interface AgentDefinition {
+  readonly kind: 'agent'
+  readonly name: string
+  readonly instructions: string
+  readonly driver: AgentDriver
+  readonly workspace: Workspace | undefined
+  readonly capabilities: readonly AgentCapability[]
+  readonly tools: Readonly<AgentToolSet>
+}
+
+/** Options of {@link runAgent}. */
+export interface RunAgentOptions {
+  input: string
+  /** Thread to continue. Default: a new thread id. */
+  threadId?: string
+  user?: AgentUser
+  metadata?: Record<string, unknown>
+  signal?: AbortSignal
+}
+
+/** An approval request, persisted in the workspace until decided. */
+export interface ApprovalRequest {
+  id: string
+  agent: string
+  runId: string
+  threadId: string
+  user?: AgentUser
+  toolName: string
+  toolCallId: string
+  /** The exact (validated) input the tool will run with if approved. */
+  input: unknown
+  reason: string
+  createdAt: string
+  status: 'pending' | 'approved' | 'denied'
+  /** Fingerprint captured at request time (see {@link AgentTool.approvalFingerprint}). */
+  fingerprint?: string
+  decision?: { approved: boolean; reason?: string; approver?: string; decidedAt: string }
+}
+
+/** Options of {@link resolveApproval}. */
+export interface ResolveApprovalOptions {
+  approved: boolean
+  reason?: string
+  approver?: string
+  /** When given, the approval must belong to this thread (else `APPROVAL_THREAD_MISMATCH`). */
+  threadId?: string
+  /** When given, the approval must belong to this user (else it answers as for an unknown id). */
+  user?: AgentUser
+  signal?: AbortSignal
+}
+
+/** Events of an {@link AgentRun}, in order. */
+export type AgentRunEvent =
+  | { type: 'start'; runId: string; threadId: string; agent: string }
+  | { type: 'text-delta'; text: string }
+  | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown }
+  | { type: 'tool-result'; toolCallId: string; toolName: string; output: unknown; durationMs: number }
+  | { type: 'tool-error'; toolCallId: string; toolName: string; error: AgentErrorShape; durationMs: number }
+  | { type: 'approval-request'; approval: ApprovalRequest }
+  | { type: 'approval-decision'; approvalId: string; toolCallId: string; approved: boolean; reason?: string; approver?: string }
+  | { type: 'finish'; status: AgentRunStatus; text: string }
+  | { type: 'error'; error: AgentErrorShape }
+
+export type AgentRunStatus = 'completed' | 'awaiting-approval' | 'failed'
+
+/** Final outcome of a run. */
+export interface AgentRunResult {
+  runId: string
+  threadId: string
+  status: AgentRunStatus
+  /** All text the agent produced in this invocation. */
+  text: string
+  /** Approvals still pending when the run stopped. */
+  approvals: ApprovalRequest[]
+  error?: AgentErrorShape
+}
+
+/** A running invocation: iterate it for events, await `result` for the outcome. Iterable once. */
+export interface AgentRun extends AsyncIterable<AgentRunEvent> {
+  readonly runId: string
+  readonly threadId: string
+  readonly result: Promise<AgentRunResult>
+}
