@@ -1,0 +1,152 @@
+import type { JSONValue } from '@ai-sdk/provider'
+import type { ModelMessage, ToolResultPart } from 'ai'
+import { agentError, type AgentErrorShape } from '../errors.ts'
+import { runModelTurn } from './drivers/model.ts'
+import { startRun, type RunOutcome } from './events.ts'
+import { randomId } from './ids.ts'
+import { resolveInvocation } from './invocation.ts'
+import { failed, isModelDriver, runCustom, settled } from './run.ts'
+import { approvalKey, approvalsPrefix, hostWorkspace, loadApproval, loadThread, saveApproval, saveThread, threadKey } from './store.ts'
+import { emitExecution, executeTool, toOutcome, type ToolExecution } from './tools.ts'
+import { approvalResponsesMessage, closingToolMessage } from './transcript.ts'
+import type { AgentDefinition, AgentRun, ApprovalRequest, CustomRunDriver, ResolveApprovalOptions, ToolCallOutcome } from './types.ts'
+
+function notFound(approvalId: string): AgentErrorShape {
+  return agentError('APPROVAL_NOT_FOUND', `there is no approval "${approvalId}" for this agent`, 'use an id from a pending `approval-request` event or from listApprovals()', { approvalId }).toJSON()
+}
+
+/**
+ * Answers an approval request and continues its thread; returns the continuing {@link AgentRun}.
+ *
+ * Under the workspace lock of the approval: an unknown id fails with `APPROVAL_NOT_FOUND` (as does
+ * an approval of another user when `user` is given, so ids of other users cannot be probed); an
+ * approval already decided fails with `APPROVAL_ALREADY_RESOLVED` and changes nothing; a `threadId`
+ * other than the approval's fails with `APPROVAL_THREAD_MISMATCH`. Otherwise the decision
+ * (approver, reason, decidedAt) is stored before anything runs, so a crash can never run the
+ * call twice, and `approval-decision` is emitted.
+ *
+ * Then, model driver: a `tool` message with `tool-approval-response` parts is appended to the
+ * transcript and the model continues; the SDK runs an approved call once through the pipeline
+ * (stored input, `context.approval` set, fingerprint compared: a change gives `APPROVAL_CONFLICT`
+ * and nothing runs) or gives the model an `execution-denied` result. When other approvals of the
+ * same step are still pending, the run ends `'awaiting-approval'` until the last one is answered.
+ * Custom-run driver: the host runs an approved call once itself, then calls `driver.run` with
+ * `input: undefined` and `resumed: { approval, outcome }`.
+ *
+ * Works after a restart with a new definition over the same workspace. `run.threadId` is the
+ * approval's thread once the `start` event is out (before that: `options.threadId` or `''`).
+ */
+export function resolveApproval(agent: AgentDefinition, approvalId: string, options: ResolveApprovalOptions): AgentRun {
+  const ids = { runId: randomId('run'), threadId: options?.threadId ?? '' }
+  return startRun(ids, async (emit): Promise<RunOutcome> => {
+    const store = hostWorkspace(agent)
+    const start = () => emit({ type: 'start', runId: ids.runId, threadId: ids.threadId, agent: agent.name })
+    if (typeof approvalId !== 'string' || !approvalId || typeof options?.approved !== 'boolean') {
+      start()
+      return failed(agentError('APPROVAL_OPTIONS_INVALID', 'resolveApproval needs an approval id and `approved: true | false`', 'pass the id of the approval request and `{ approved, reason?, approver? }`').toJSON())
+    }
+    const decided = await store.withLock(approvalKey(agent.name, approvalId), async (): Promise<ApprovalRequest | AgentErrorShape> => {
+      const approval = await loadApproval(store, agent.name, approvalId)
+      if (!approval || approval.agent !== agent.name) return notFound(approvalId)
+      if (options.user && approval.user?.id !== options.user.id) return notFound(approvalId)
+      if (options.threadId !== undefined && options.threadId !== approval.threadId) {
+        return agentError('APPROVAL_THREAD_MISMATCH', `approval "${approvalId}" belongs to another thread than "${options.threadId}"`, 'resolve it from the thread that requested it, or omit `threadId`', { approvalId, threadId: options.threadId }).toJSON()
+      }
+      if (approval.status !== 'pending') {
+        return agentError('APPROVAL_ALREADY_RESOLVED', `approval "${approvalId}" was already ${approval.status} at ${approval.decision?.decidedAt ?? 'an earlier time'}; nothing was changed or run`, 'do nothing: each approval applies once; ask the agent again for a new request', { approvalId, status: approval.status }).toJSON()
+      }
+      const updated: ApprovalRequest = {
+        ...approval,
+        status: options.approved ? 'approved' : 'denied',
+        decision: { approved: options.approved, ...(options.reason ? { reason: options.reason } : {}), ...(options.approver ? { approver: options.approver } : {}), decidedAt: new Date().toISOString() },
+      }
+      await saveApproval(store, updated)
+      return updated
+    })
+    if (!('id' in decided)) {
+      start()
+      return failed(decided)
+    }
+    ids.threadId = decided.threadId
+    start()
+    emit({ type: 'approval-decision', approvalId: decided.id, toolCallId: decided.toolCallId, approved: options.approved, ...(options.reason ? { reason: options.reason } : {}), ...(options.approver ? { approver: options.approver } : {}) })
+    if (options.signal?.aborted) return failed(agentError('RUN_ABORTED', 'the run was aborted through its signal after the decision was stored', 'the decision stands; send a new message to continue the thread').toJSON())
+
+    const user = options.user ?? decided.user
+    const invocation = await resolveInvocation({
+      agent, store, emit, runId: ids.runId, threadId: decided.threadId,
+      ...(user ? { user } : {}),
+      metadata: {},
+      ...(options.signal ? { signal: options.signal } : {}),
+    })
+    return store.withLock(threadKey(agent.name, decided.threadId), async () => {
+      const thread = await loadThread(store, agent.name, decided.threadId)
+      const pendingIds = thread.pendingApprovalIds.includes(decided.id) ? thread.pendingApprovalIds : [...thread.pendingApprovalIds, decided.id]
+      const driver = agent.driver
+      if (!isModelDriver(driver)) {
+        const outcome = await runDecidedCall(decided, async () => {
+          const execution = await executeTool(invocation, decided.toolName, decided.input, decided.toolCallId, decided)
+          emitExecution(invocation, decided.toolName, decided.toolCallId, execution)
+          return execution
+        })
+        return runCustom(invocation, driver as CustomRunDriver, thread, { input: undefined, resumed: { approval: decided, outcome }, remainingPending: pendingIds.filter((id) => id !== decided.id) })
+      }
+
+      const step = (await Promise.all(pendingIds.map((id) => loadApproval(store, agent.name, id)))).filter((approval): approval is ApprovalRequest => approval !== undefined)
+      const waiting = step.filter((approval) => approval.status === 'pending')
+      if (waiting.length) {
+        // The SDK needs an answer for every call of the step before the model continues.
+        await saveThread(store, { ...thread, pendingApprovalIds: pendingIds })
+        return settled(waiting)
+      }
+      const messages: ModelMessage[] = [...thread.messages, approvalResponsesMessage(step)]
+      const approved = new Map(step.filter((approval) => approval.status === 'approved').map((approval) => [approval.toolCallId, approval]))
+      const turn = await runModelTurn(invocation, driver, messages, approved)
+      if (turn.error) {
+        // Close the step so the transcript stays valid: every call gets the result it had.
+        const closing = step.map((approval) => ({ approval, output: closingOutput(approval, turn.executions.get(approval.toolCallId)) }))
+        await saveThread(store, { ...thread, messages: [...thread.messages, closingToolMessage(closing)], pendingApprovalIds: [] })
+        return failed(turn.error)
+      }
+      await saveThread(store, { ...thread, messages: [...messages, ...turn.responseMessages], pendingApprovalIds: turn.approvals.map((approval) => approval.id) })
+      return settled(turn.approvals)
+    })
+  })
+}
+
+async function runDecidedCall(approval: ApprovalRequest, run: () => Promise<ToolExecution>): Promise<ToolCallOutcome> {
+  if (approval.status !== 'approved') return { status: 'denied', toolCallId: approval.toolCallId, reason: approval.decision?.reason ?? 'denied by the user' }
+  return toOutcome(approval.toolCallId, await run())
+}
+
+function closingOutput(approval: ApprovalRequest, execution: ToolExecution | undefined): ToolResultPart['output'] {
+  if (approval.status !== 'approved') return { type: 'execution-denied', ...(approval.decision?.reason ? { reason: approval.decision.reason } : {}) }
+  if (!execution) return { type: 'error-text', value: 'the call was approved but the run failed before it ran; it was not run' }
+  return execution.ok ? { type: 'json', value: toJsonValue(execution.output) } : { type: 'error-text', value: execution.error.message }
+}
+
+function toJsonValue(value: unknown): JSONValue {
+  return value === undefined ? null : JSON.parse(JSON.stringify(value))
+}
+
+/** Options of {@link listApprovals}. */
+export interface ListApprovalsOptions {
+  /** Only approvals of this thread. */
+  threadId?: string
+  /** Only approvals with this status. */
+  status?: ApprovalRequest['status']
+}
+
+/**
+ * Lists the approvals persisted for `agent` (in its workspace, or in memory without one),
+ * oldest first, optionally filtered by thread and status.
+ */
+export async function listApprovals(agent: AgentDefinition, options: ListApprovalsOptions = {}): Promise<ApprovalRequest[]> {
+  const store = hostWorkspace(agent)
+  const keys = await store.keys(approvalsPrefix(agent.name))
+  const approvals = await Promise.all(keys.filter((key) => key.endsWith('.json')).map((key) => store.readJson<ApprovalRequest>(key)))
+  return approvals
+    .filter((approval): approval is ApprovalRequest => approval !== undefined)
+    .filter((approval) => (options.threadId === undefined || approval.threadId === options.threadId) && (options.status === undefined || approval.status === options.status))
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+}

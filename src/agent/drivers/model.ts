@@ -1,0 +1,162 @@
+import { jsonSchema, stepCountIs, streamText, tool, zodSchema, type ModelMessage, type ToolSet } from 'ai'
+import { agentError, isAgentError, toErrorShape, type AgentErrorShape } from '../../errors.ts'
+import type { Invocation } from '../invocation.ts'
+import { executeTool, findTool, planToolCall, requestApproval, type ToolCallPlan, type ToolExecution } from '../tools.ts'
+import type { ApprovalRequest, ModelDriver } from '../types.ts'
+
+/** What one model-driven invocation produced. */
+export interface ModelTurnResult {
+  /** Messages to append to the thread transcript (approval ids already mapped to the host's). */
+  responseMessages: ModelMessage[]
+  /** Approvals requested in this invocation (persisted, status `'pending'`). */
+  approvals: ApprovalRequest[]
+  /** Executions of this invocation by tool call id (to close approved calls after a failure). */
+  executions: ReadonlyMap<string, ToolExecution>
+  /** Set when the run failed (model error, abort); `responseMessages` is then empty. */
+  error?: AgentErrorShape
+}
+
+/**
+ * Runs one model-backed invocation with AI SDK 6 `streamText` over `messages` (the thread's
+ * transcript plus the new user message or the approval answers), turning stream parts into run
+ * events.
+ *
+ * Tools are given to the SDK with their JSON Schema but without SDK-side validation, so that an
+ * invalid input reaches the host pipeline and comes back to the model as a `TOOL_INPUT_INVALID`
+ * tool error listing each issue (the model fixes it in its next step) instead of a generic
+ * SDK error. Policy runs in the SDK's `needsApproval`; `require-approval` makes the SDK emit a
+ * `tool-approval-request` part and stop, and the host persists an {@link ApprovalRequest} for it.
+ *
+ * `approved` maps tool call ids to approvals decided `approved` that this invocation answers:
+ * the SDK executes those calls (through the pipeline, with `context.approval` set, the stored
+ * input and the fingerprint check).
+ */
+export async function runModelTurn(invocation: Invocation, driver: ModelDriver, messages: ModelMessage[], approved: ReadonlyMap<string, ApprovalRequest> = new Map()): Promise<ModelTurnResult> {
+  const plans = new Map<string, Promise<ToolCallPlan>>()
+  const executions = new Map<string, ToolExecution>()
+  const planFor = (name: string, input: unknown, toolCallId: string) => {
+    let plan = plans.get(toolCallId)
+    if (!plan) plans.set(toolCallId, plan = planToolCall(invocation, name, input, toolCallId))
+    return plan
+  }
+
+  const tools: ToolSet = {}
+  for (const [name, hostTool] of Object.entries(invocation.tools)) {
+    tools[name] = tool<unknown, unknown>({
+      description: hostTool.description,
+      // JSON Schema for the model, no validation here: the pipeline validates (see above).
+      inputSchema: jsonSchema(() => zodSchema(hostTool.inputSchema).jsonSchema),
+      needsApproval: async (input, { toolCallId }) => {
+        if (approved.has(toolCallId)) return true // keeps the SDK from re-judging an approved call
+        return (await planFor(name, input, toolCallId)).kind === 'require-approval'
+      },
+      execute: async (input, { toolCallId }) => {
+        const approval = approved.get(toolCallId)
+        let execution: ToolExecution
+        if (approval) {
+          execution = await executeTool(invocation, name, approval.input, toolCallId, approval)
+        }
+        else {
+          const plan = await planFor(name, input, toolCallId)
+          execution = plan.kind === 'allow'
+            ? await executeTool(invocation, name, plan.input, toolCallId)
+            : { ok: false, durationMs: 0, error: plan.kind === 'error' ? plan.error.toJSON() : agentError('APPROVAL_REQUIRED', `"${name}" requires approval and none was given`, 'wait for the user to approve the call').toJSON() }
+        }
+        executions.set(toolCallId, execution)
+        if (!execution.ok) throw agentError(execution.error.code, execution.error.why, execution.error.fix, execution.error.details)
+        return execution.output
+      },
+    })
+  }
+
+  const result = streamText({
+    model: driver.model,
+    ...(invocation.instructions ? { system: invocation.instructions } : {}),
+    messages,
+    tools,
+    stopWhen: stepCountIs(driver.maxSteps ?? 8),
+    ...(driver.temperature !== undefined ? { temperature: driver.temperature } : {}),
+    ...(invocation.signal ? { abortSignal: invocation.signal } : {}),
+    // Errors arrive as stream parts and fail the run; the SDK's default would also log them.
+    onError: () => {},
+  })
+
+  const approvalIds = new Map<string, string>()
+  const approvals: ApprovalRequest[] = []
+  let error: AgentErrorShape | undefined
+  const { emit } = invocation
+  for await (const part of result.fullStream) {
+    switch (part.type) {
+      case 'text-delta':
+        if (part.text) emit({ type: 'text-delta', text: part.text })
+        break
+      case 'tool-call':
+        emit({ type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input })
+        break
+      case 'tool-result': {
+        const execution = executions.get(part.toolCallId)
+        emit({ type: 'tool-result', toolCallId: part.toolCallId, toolName: part.toolName, output: part.output, durationMs: execution?.durationMs ?? 0 })
+        break
+      }
+      case 'tool-error': {
+        const execution = executions.get(part.toolCallId)
+        const shape = execution && !execution.ok ? execution.error : sdkToolError(invocation, part.toolName, part.error)
+        emit({ type: 'tool-error', toolCallId: part.toolCallId, toolName: part.toolName, error: shape, durationMs: execution?.durationMs ?? 0 })
+        break
+      }
+      case 'tool-approval-request': {
+        const call = part.toolCall
+        const plan = await plans.get(call.toolCallId)
+        const input = plan?.kind === 'require-approval' ? plan.input : call.input
+        const approval = await requestApproval(invocation, call.toolName, input, call.toolCallId)
+        approvalIds.set(part.approvalId, approval.id)
+        approvals.push(approval)
+        break
+      }
+      case 'abort':
+        error ??= abortedError()
+        break
+      case 'error':
+        error ??= isAgentError(part.error) ? part.error.toJSON() : agentError('MODEL_ERROR', `the model call failed: ${part.error instanceof Error ? part.error.message : String(part.error)}`, 'check the model provider, its credentials and the request; then retry', undefined, part.error).toJSON()
+        break
+    }
+  }
+  if (error) return { responseMessages: [], approvals, executions, error }
+  if (invocation.signal?.aborted) return { responseMessages: [], approvals, executions, error: abortedError() }
+  let responseMessages: ModelMessage[]
+  try {
+    responseMessages = (await result.response).messages
+  }
+  catch (failure) {
+    return { responseMessages: [], approvals, executions, error: toErrorShape(failure) }
+  }
+  return { responseMessages: mapApprovalIds(responseMessages, approvalIds), approvals, executions }
+}
+
+/** The run was cancelled through its `signal`. */
+export function abortedError(): AgentErrorShape {
+  return agentError('RUN_ABORTED', 'the run was aborted through its signal before it finished', 'start a new run when you want to continue; nothing of the aborted turn was stored').toJSON()
+}
+
+// The SDK rejects calls to unknown tools and input that is not JSON before our pipeline sees
+// them; give those the same codes as the pipeline would.
+function sdkToolError(invocation: Invocation, toolName: string, error: unknown): AgentErrorShape {
+  const found = findTool(invocation, toolName)
+  if (isAgentError(found)) return found.toJSON()
+  if (isAgentError(error)) return error.toJSON()
+  const message = error instanceof Error ? error.message : String(error)
+  return agentError('TOOL_INPUT_INVALID', `the input of "${toolName}" could not be parsed: ${message}`, `call "${toolName}" again with a JSON object that matches its JSON Schema`, { tool: toolName }).toJSON()
+}
+
+// The transcript uses the host's approval ids, so `tool-approval-response` parts written later
+// by resolveApproval (after a restart, too) match the SDK's `tool-approval-request` parts.
+function mapApprovalIds(messages: ModelMessage[], ids: ReadonlyMap<string, string>): ModelMessage[] {
+  if (ids.size === 0) return messages
+  return messages.map((message) => {
+    if (message.role !== 'assistant' || typeof message.content === 'string') return message
+    return {
+      ...message,
+      content: message.content.map((part) => part.type === 'tool-approval-request' ? { ...part, approvalId: ids.get(part.approvalId) ?? part.approvalId } : part),
+    }
+  })
+}

@@ -1,0 +1,35 @@
+import type { AgentDefinition, AgentDriver, ModelDriver } from '../agent/types.ts'
+
+function isModelDriver(driver: AgentDriver): driver is ModelDriver {
+  return 'model' in driver
+}
+
+/**
+ * One line describing a driver: `model <provider>/<modelId>` for a model-backed driver (a
+ * gateway model id string is shown as is), `custom-run` for a custom-run-backed driver.
+ */
+export function describeDriver(driver: AgentDriver): string {
+  if (!isModelDriver(driver)) return 'custom-run'
+  const model = driver.model
+  if (typeof model === 'string') return `model ${model}`
+  return `model ${model.provider}/${model.modelId}`
+}
+
+/**
+ * What `agent info` prints: name, driver, capabilities by id and the static tools
+ * (`agent.tools`). Capability tools such as `memory_search` are not listed: capabilities add
+ * them at invocation time (source: capability document, "Verify memory", step 1).
+ */
+export function describeAgent(agent: AgentDefinition, file?: string): string[] {
+  const tools = Object.entries(agent.tools)
+  return [
+    `agent: ${agent.name}`,
+    ...(file ? [`file: ${file}`] : []),
+    `driver: ${describeDriver(agent.driver)}`,
+    `workspace: ${agent.workspace ? (agent.workspace.dir ?? 'in memory') : 'none'}`,
+    `capabilities: ${agent.capabilities.length ? agent.capabilities.map(capability => capability.id).join(', ') : 'none'}`,
+    `tools: ${tools.length ? '' : 'none'}`.trimEnd(),
+    ...tools.map(([name, tool]) => `  ${name}: ${tool.description}`),
+    'capability tools (for example memory_search) are added at invocation time and are not listed here',
+  ]
+}

@@ -1,0 +1,123 @@
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { basename, join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { agentError } from '../errors.ts'
+import type { AgentDefinition } from '../agent/types.ts'
+
+/** Extensions tried for an agent module, in order. */
+const AGENT_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'] as const
+
+/** An agent module found on disk. */
+export interface AgentLocation {
+  /** Agent name: the file name (`support.ts` -> `support`) or the folder name (`support/agent.ts`). */
+  name: string
+  /** Absolute path of the module. */
+  file: string
+}
+
+/**
+ * The project root the CLI works in: `--root` when given (resolved against `cwd`), else `cwd`
+ * itself, or `<cwd>/playground` when `cwd` has no `server/agents` but `playground/server/agents`
+ * exists (so `agent dev` works from the repository root).
+ */
+export function resolveRoot(root: string | undefined, cwd: string = process.cwd()): string {
+  if (root) return resolve(cwd, root)
+  if (!existsSync(join(cwd, 'server', 'agents')) && existsSync(join(cwd, 'playground', 'server', 'agents'))) return join(cwd, 'playground')
+  return cwd
+}
+
+/** Every agent under `<root>/server/agents`: `<name>.ts` files and `<name>/agent.ts` folders, sorted by name. */
+export function listAgents(root: string): AgentLocation[] {
+  const dir = join(root, 'server', 'agents')
+  if (!existsSync(dir)) return []
+  const found: AgentLocation[] = []
+  for (const entry of readdirSync(dir)) {
+    const path = join(dir, entry)
+    if (statSync(path).isDirectory()) {
+      const file = AGENT_EXTENSIONS.map(ext => join(path, `agent${ext}`)).find(existsSync)
+      if (file) found.push({ name: entry, file })
+      continue
+    }
+    const ext = AGENT_EXTENSIONS.find(candidate => entry.endsWith(candidate) && !entry.endsWith(`.d${candidate}`))
+    if (ext) found.push({ name: basename(entry, ext), file: path })
+  }
+  return found.sort((a, b) => a.name.localeCompare(b.name))
+}
+
+/**
+ * Finds the module of agent `name` under `<root>/server/agents`.
+ *
+ * @throws `AGENT_NOT_FOUND` (details: `root`, `available`) listing the agents that exist.
+ */
+export function findAgent(root: string, name: string): AgentLocation {
+  const agents = listAgents(root)
+  const match = agents.find(agent => agent.name === name)
+  if (match) return match
+  const available = agents.map(agent => agent.name)
+  throw agentError(
+    'AGENT_NOT_FOUND',
+    `no agent named "${name}" in ${join(root, 'server', 'agents')} (looked for ${name}.ts and ${name}/agent.ts)${available.length ? `; agents found: ${available.join(', ')}` : '; no agents found there'}`,
+    available.length ? `pass one of --agent ${available.join(' | ')}, or --root <dir> for another project` : 'create server/agents/<name>.ts with a default export from defineAgent(), or pass --root <dir>',
+    { root, available },
+  )
+}
+
+/**
+ * Imports a module by absolute path. A plain `import()` keeps one module graph with the CLI
+ * (possible when the CLI itself runs under tsx, or for `.js` agents); when Node cannot load
+ * TypeScript (the CLI runs from `dist`), tsx's loader API (`tsImport`) compiles it instead.
+ */
+export async function importModule(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(file).href
+  try {
+    return (await import(url)) as Record<string, unknown>
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error
+    const { tsImport } = await import('tsx/esm/api')
+    return (await tsImport(url, import.meta.url)) as Record<string, unknown>
+  }
+}
+
+/** True when `value` has the shape {@link defineAgent} returns. */
+export function isAgentDefinition(value: unknown): value is AgentDefinition {
+  if (!value || typeof value !== 'object') return false
+  const candidate = value as Partial<AgentDefinition>
+  return candidate.kind === 'agent' && typeof candidate.name === 'string' && !!candidate.driver && typeof candidate.driver === 'object'
+}
+
+/** An agent loaded from its module. */
+export interface LoadedAgent {
+  agent: AgentDefinition
+  location: AgentLocation
+  /** Every export of the module (the CLI reads `memoryOptions` from it, see memory-target.ts). */
+  exports: Record<string, unknown>
+}
+
+/**
+ * Loads agent `name` from `<root>/server/agents` and returns its definition. An agent left with
+ * the default name `'agent'` takes its file name (source: `AgentDefinitionInput.name`).
+ *
+ * @throws `AGENT_NOT_FOUND` when no module matches; `AGENT_INVALID_MODULE` when the default export
+ * is not an agent definition; `AGENT_LOAD_FAILED` when the module throws while loading.
+ */
+export async function loadAgent(root: string, name: string): Promise<LoadedAgent> {
+  const location = findAgent(root, name)
+  let loaded: Record<string, unknown>
+  try {
+    loaded = await importModule(location.file)
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    throw agentError('AGENT_LOAD_FAILED', `loading ${location.file} failed: ${message}`, 'fix the error in the agent module (run it with `npx tsx <file>` to see the full stack)', { file: location.file }, error)
+  }
+  const candidate = loaded.default
+  if (!isAgentDefinition(candidate)) {
+    throw agentError(
+      'AGENT_INVALID_MODULE',
+      `${location.file} does not default-export an agent definition (got ${candidate === undefined ? 'no default export' : typeof candidate})`,
+      'end the module with `export default defineAgent({ driver, capabilities })`',
+      { file: location.file },
+    )
+  }
+  const agent = candidate.name === 'agent' && location.name !== 'agent' ? { ...candidate, name: location.name } : candidate
+  return { agent, location, exports: loaded }
+}

@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+/**
+ * The `agent` command: `agent dev` (terminal chat), `agent info` and `agent memory import|list|search`.
+ * See docs/cli.md. In this repository run it with `npx tsx src/cli/main.ts <command>`.
+ */
+import { readFile } from 'node:fs/promises'
+import { defineCommand, runMain } from 'citty'
+import { consola } from 'consola'
+import { agentError, toErrorShape } from '../errors.ts'
+import { formatError } from './format.ts'
+import { runChat } from './chat.ts'
+import { describeAgent, describeDriver } from './info.ts'
+import { groupBySpeaker, importRecords, parseLocomoConversation } from './import-locomo.ts'
+import { loadAgent, resolveRoot } from './load-agent.ts'
+import { resolveAgentMemoryStore } from './memory-target.ts'
+
+/** Default user id of CLI invocations (`--user`). */
+export const DEFAULT_CLI_USER = 'demo'
+
+const agentArgs = {
+  agent: { type: 'string', description: 'Agent name: server/agents/<name>.ts or server/agents/<name>/agent.ts', required: true },
+  root: { type: 'string', description: 'Project root holding server/agents (default: cwd, or ./playground when cwd has playground/server/agents)' },
+} as const
+
+const userArg = { type: 'string', description: `User id the agent runs for (default: ${DEFAULT_CLI_USER})`, default: DEFAULT_CLI_USER } as const
+const storeArg = { type: 'string', description: 'Memory store name (default: the only store, or the store named "agent")' } as const
+
+/** Runs a command body; an error is printed as `CODE: why. Fix: fix` and sets exit code 1 instead of a stack trace. */
+async function guarded(task: () => Promise<void>): Promise<void> {
+  try {
+    await task()
+  } catch (error) {
+    consola.error(formatError(toErrorShape(error)))
+    process.exitCode = 1
+  }
+}
+
+function print(text: string): void {
+  process.stdout.write(`${text}\n`)
+}
+
+const dev = defineCommand({
+  meta: { name: 'dev', description: 'Chat with an agent in the terminal (reads lines from stdin; /exit to quit)' },
+  args: {
+    ...agentArgs,
+    user: userArg,
+    thread: { type: 'string', description: 'Thread id to continue (default: a new thread)' },
+    verbose: { type: 'boolean', description: 'Print tool inputs and results in full', default: false },
+  },
+  run: ({ args }) => guarded(async () => {
+    const { agent } = await loadAgent(resolveRoot(args.root), args.agent)
+    const interactive = process.stdin.isTTY === true
+    consola.info(`Chatting with ${agent.name} (${describeDriver(agent.driver)}) as ${args.user}. Type /exit to quit, /approvals to list pending approvals.`)
+    await runChat({
+      agent,
+      user: { id: args.user },
+      threadId: args.thread,
+      input: process.stdin,
+      output: process.stdout,
+      interactive,
+      approver: args.user,
+      jsonLimit: args.verbose ? 0 : undefined,
+    })
+  }),
+})
+
+const info = defineCommand({
+  meta: { name: 'info', description: 'Print an agent\'s driver, capabilities and static tools' },
+  args: agentArgs,
+  run: ({ args }) => guarded(async () => {
+    const { agent, location } = await loadAgent(resolveRoot(args.root), args.agent)
+    for (const text of describeAgent(agent, location.file)) print(text)
+  }),
+})
+
+const importCommand = defineCommand({
+  meta: { name: 'import', description: 'Import the observations of a LoCoMo conversation, one memory scope per speaker' },
+  args: {
+    ...agentArgs,
+    locomo: { type: 'string', description: 'Path of a LoCoMo conversation JSON file', required: true },
+    store: storeArg,
+  },
+  run: ({ args }) => guarded(async () => {
+    const { agent, exports } = await loadAgent(resolveRoot(args.root), args.agent)
+    let data: unknown
+    try {
+      data = JSON.parse(await readFile(args.locomo, 'utf8'))
+    } catch (error) {
+      throw agentError('LOCOMO_UNREADABLE', `cannot read ${args.locomo} as JSON: ${error instanceof Error ? error.message : String(error)}`, 'pass the path of a LoCoMo conversation file such as ../shared/data/locomo/conv-26.json', { file: args.locomo }, error)
+    }
+    const observations = parseLocomoConversation(data, args.locomo)
+    let added = 0
+    let skipped = 0
+    for (const [speaker, group] of groupBySpeaker(observations)) {
+      const { adapter, target } = await resolveAgentMemoryStore(agent, exports, { user: { id: speaker }, store: args.store })
+      const counts = await importRecords(adapter, target, group.map(observation => observation.record), { agent: agent.name, user: speaker, via: 'import' })
+      print(`${speaker}: ${counts.added} added, ${counts.skipped} already present (store ${target.store}, scope ${JSON.stringify(target.scope)})`)
+      added += counts.added
+      skipped += counts.skipped
+    }
+    print(`imported ${added} of ${observations.length} observations (${skipped} already present)`)
+  }),
+})
+
+const list = defineCommand({
+  meta: { name: 'list', description: 'List the records of a user\'s memory scope (all statuses, creation order)' },
+  args: { ...agentArgs, user: userArg, store: storeArg },
+  run: ({ args }) => guarded(async () => {
+    const { agent, exports } = await loadAgent(resolveRoot(args.root), args.agent)
+    const { adapter, target } = await resolveAgentMemoryStore(agent, exports, { user: { id: args.user }, store: args.store })
+    const records = await adapter.export(target)
+    for (const record of records) print(`${record.id}  ${record.status}  ${record.kind}  ${record.createdAt}  ${record.content}`)
+    print(`${records.length} records in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
+  }),
+})
+
+const search = defineCommand({
+  meta: { name: 'search', description: 'Search a user\'s memory scope the way memory_search does' },
+  args: {
+    ...agentArgs,
+    user: userArg,
+    store: storeArg,
+    query: { type: 'positional', description: 'Search text', required: true },
+    limit: { type: 'string', description: 'Most results (default 10)' },
+  },
+  run: ({ args }) => guarded(async () => {
+    const { agent, exports } = await loadAgent(resolveRoot(args.root), args.agent)
+    const { adapter, target } = await resolveAgentMemoryStore(agent, exports, { user: { id: args.user }, store: args.store })
+    const limit = args.limit === undefined ? undefined : Number(args.limit)
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw agentError('CLI_INVALID_LIMIT', `--limit ${args.limit} is not a positive integer`, 'pass --limit 1 or more')
+    const hits = await adapter.search(target, { query: args.query, ...(limit === undefined ? {} : { limit }) })
+    for (const hit of hits) print(`${hit.record.id}  score ${hit.score}  ${hit.record.content}`)
+    print(`${hits.length} results in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
+  }),
+})
+
+const memoryCommand = defineCommand({
+  meta: { name: 'memory', description: 'Work with an agent\'s memory stores: import, list, search' },
+  subCommands: { import: importCommand, list, search },
+})
+
+/** The `agent` command tree. */
+const main = defineCommand({
+  meta: { name: 'agent', version: '0.1.0', description: 'Run and inspect vite-agent-memory agents' },
+  subCommands: { dev, info, memory: memoryCommand },
+})
+
+await runMain(main)

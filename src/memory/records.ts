@@ -1,0 +1,253 @@
+/**
+ * Memory events and how they fold into records.
+ *
+ * A record is never edited in place: the log holds a `remember` event that creates it and later
+ * `supersede` and `delete` events that change its status. Folding the events in log order gives
+ * the {@link MemoryRecord} that stores return. The same fold runs for live appends and for a
+ * replay from disk, so both give the same state (source: capability document, "When `supersedes`
+ * lists record ids, the store marks those records as superseded. `memory_delete` is a soft
+ * delete. The JSONL store appends a tombstone and keeps the original line").
+ */
+import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryScope } from './types.ts'
+import { sameScope, scopeKey, validateScope } from './scope.ts'
+
+/** The event types of the log format, version 1. */
+export type MemoryEventType = 'remember' | 'supersede' | 'delete'
+
+/** Fields every event carries besides its payload; the log assigns `v`, `seq`, `prev`, `digest`. */
+interface MemoryEventHead {
+  /** Which record the event is about. */
+  recordId: string
+  /** Name of the store that wrote the event. */
+  store: string
+  /** Scope of the record (every event repeats it, so each line can be checked on its own). */
+  scope: MemoryScope
+  /** The record's version after this event: 1 for `remember`, then +1 per event. */
+  version: number
+  /** ISO 8601 instant the event was written. */
+  at: string
+  /** Who caused the event, recorded by the host (the model cannot write it). */
+  audit: MemoryAudit
+}
+
+/** Creates a record. Its payload is the record's fields. */
+export interface MemoryRememberDraft extends MemoryEventHead {
+  type: 'remember'
+  kind: string
+  content: string
+  title?: string
+  tags: string[]
+  metadata: Record<string, unknown>
+  pinned: boolean
+  confidence?: number
+  supersedes: string[]
+  provenance: MemoryProvenance
+  /** ISO 8601; equals `at` unless the caller (an import) kept an original time. */
+  createdAt: string
+}
+
+/** Marks an active record superseded by a newer record of the same store and scope. */
+export interface MemorySupersedeDraft extends MemoryEventHead {
+  type: 'supersede'
+  supersededBy: string
+}
+
+/** A tombstone: soft-deletes a record; the record's earlier lines stay in the log. */
+export interface MemoryDeleteDraft extends MemoryEventHead {
+  type: 'delete'
+  reason?: string
+}
+
+/** An event before the log gives it a place in the chain. */
+export type MemoryEventDraft = MemoryRememberDraft | MemorySupersedeDraft | MemoryDeleteDraft
+
+/** Chain fields of a log line (see `log.ts` for the line format). */
+export interface MemoryEventChain {
+  /** Log format version, always 1. */
+  v: 1
+  /** Position in the log: 1 for the first line, +1 per line, no gaps. */
+  seq: number
+  /** `digest` of the previous line, `null` on the first line. */
+  prev: string | null
+  /** SHA-256 hex of the canonical JSON of this line without `digest`. */
+  digest: string
+  /** Present (`true`) on every line of a multi-line write except its last: the write is committed only with its last line. */
+  more?: true
+}
+
+/** One line of the log as stored. */
+export type MemoryEvent = MemoryEventDraft & MemoryEventChain
+
+/** The folded state of a log: every record by id and, per store and scope, ids in creation order. */
+export interface MemoryRecordState {
+  records: Map<string, MemoryRecord>
+  /** Key: {@link partitionKey}. Value: record ids in creation order. */
+  partitions: Map<string, string[]>
+}
+
+/** An empty state. */
+export function emptyRecordState(): MemoryRecordState {
+  return { records: new Map(), partitions: new Map() }
+}
+
+/**
+ * The partition of a store and scope: records are visible only to the store that wrote them and
+ * only in exactly their scope.
+ *
+ * @throws AgentError `MEMORY_SCOPE_*` when `scope` is invalid.
+ */
+export function partitionKey(store: string, scope: MemoryScope): string {
+  return JSON.stringify([store, scopeKey(scope)])
+}
+
+/** Looks a record up by id (the state's map, or an overlay over it while a write is checked). */
+export type MemoryRecordLookup = (id: string) => MemoryRecord | undefined
+
+/**
+ * Why `event` cannot apply, or `undefined` when it can. The writer uses this to refuse a write,
+ * the reader to reject a corrupt log: one rule set for both.
+ */
+export function eventConflict(lookup: MemoryRecordLookup, event: MemoryEventDraft): string | undefined {
+  const existing = lookup(event.recordId)
+  if (event.type === 'remember') {
+    if (existing) return `record "${event.recordId}" is created twice`
+    if (event.version !== 1) return `record "${event.recordId}" is created with version ${event.version}, expected 1`
+    return undefined
+  }
+  if (!existing) return `the ${event.type} event targets unknown record "${event.recordId}"`
+  if (existing.store !== event.store || !sameScope(existing.scope, event.scope)) {
+    return `the ${event.type} event for record "${event.recordId}" names another store or scope than the record`
+  }
+  if (event.version !== existing.version + 1) {
+    return `the ${event.type} event for record "${event.recordId}" has version ${event.version}, expected ${existing.version + 1}`
+  }
+  if (event.type === 'supersede') {
+    if (existing.status !== 'active') return `record "${event.recordId}" is ${existing.status} and cannot be superseded`
+    const newer = lookup(event.supersededBy)
+    if (!newer || newer.store !== event.store || !sameScope(newer.scope, event.scope)) {
+      return `record "${event.recordId}" is superseded by "${event.supersededBy}", which is not a record of the same store and scope`
+    }
+    return undefined
+  }
+  if (existing.status === 'deleted') return `record "${event.recordId}" is deleted twice`
+  return undefined
+}
+
+/**
+ * The record after `event`, given the record before it (`undefined` for `remember`). Pure: the
+ * result is a new object, so a record handed out earlier keeps its old values. Call
+ * {@link eventConflict} first.
+ */
+export function foldEvent(previous: MemoryRecord | undefined, event: MemoryEventDraft): MemoryRecord {
+  if (event.type === 'remember') {
+    return {
+      id: event.recordId,
+      store: event.store,
+      scope: event.scope,
+      kind: event.kind,
+      content: event.content,
+      ...(event.title !== undefined ? { title: event.title } : {}),
+      tags: event.tags,
+      metadata: event.metadata,
+      pinned: event.pinned,
+      ...(event.confidence !== undefined ? { confidence: event.confidence } : {}),
+      supersedes: event.supersedes,
+      provenance: event.provenance,
+      audit: event.audit,
+      createdAt: event.createdAt,
+      updatedAt: event.at,
+      version: 1,
+      status: 'active',
+    }
+  }
+  if (!previous) throw new Error(`the ${event.type} event targets unknown record "${event.recordId}"`)
+  return event.type === 'supersede'
+    ? { ...previous, status: 'superseded', supersededBy: event.supersededBy, version: event.version, updatedAt: event.at }
+    : { ...previous, status: 'deleted', deletedAt: event.at, ...(event.reason !== undefined ? { deleteReason: event.reason } : {}), version: event.version, updatedAt: event.at }
+}
+
+/**
+ * Applies one event to `state` (mutating the maps, replacing the record object).
+ *
+ * @throws Error with the reason from {@link eventConflict} when the event cannot apply.
+ */
+export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft): MemoryRecord {
+  const lookup: MemoryRecordLookup = id => state.records.get(id)
+  const conflict = eventConflict(lookup, event)
+  if (conflict) throw new Error(conflict)
+  const record = foldEvent(lookup(event.recordId), event)
+  state.records.set(record.id, record)
+  if (event.type === 'remember') {
+    const partition = partitionKey(event.store, event.scope)
+    const ids = state.partitions.get(partition)
+    if (ids) ids.push(record.id)
+    else state.partitions.set(partition, [record.id])
+  }
+  return record
+}
+
+/** Records of one store and scope in creation order, in any status. */
+export function partitionRecords(state: MemoryRecordState, store: string, scope: MemoryScope): MemoryRecord[] {
+  const ids = state.partitions.get(partitionKey(store, scope)) ?? []
+  return ids.map(id => state.records.get(id)!)
+}
+
+/**
+ * Checks the shape of a parsed log line and returns it typed, or the reason it is malformed.
+ * Chain fields (`seq`, `prev`, `digest`) are checked for type here and for value by the log.
+ */
+export function parseEvent(value: unknown): MemoryEvent | string {
+  if (!isObject(value)) return 'the line is not a JSON object'
+  if (value.v !== 1) return `unsupported log format version ${JSON.stringify(value.v)}`
+  if (!Number.isSafeInteger(value.seq) || (value.seq as number) < 1) return 'seq is not a positive integer'
+  if (value.prev !== null && typeof value.prev !== 'string') return 'prev is not a digest or null'
+  if (typeof value.digest !== 'string') return 'digest is missing'
+  if (value.more !== undefined && value.more !== true) return 'more is not true'
+  if (typeof value.store !== 'string' || value.store === '') return 'store is missing'
+  try {
+    validateScope(value.scope)
+  }
+  catch {
+    return 'scope is not a valid memory scope'
+  }
+  if (typeof value.recordId !== 'string' || value.recordId === '') return 'recordId is missing'
+  if (!Number.isSafeInteger(value.version) || (value.version as number) < 1) return 'version is not a positive integer'
+  if (!isInstant(value.at)) return 'at is not an ISO 8601 instant'
+  if (!isObject(value.audit) || typeof value.audit.via !== 'string') return 'audit is missing or has no via'
+  switch (value.type) {
+    case 'remember':
+      if (typeof value.kind !== 'string' || value.kind === '') return 'kind is missing'
+      if (typeof value.content !== 'string') return 'content is not a string'
+      if (value.title !== undefined && typeof value.title !== 'string') return 'title is not a string'
+      if (!isStringArray(value.tags)) return 'tags is not a list of strings'
+      if (!isObject(value.metadata)) return 'metadata is not an object'
+      if (typeof value.pinned !== 'boolean') return 'pinned is not a boolean'
+      if (value.confidence !== undefined && typeof value.confidence !== 'number') return 'confidence is not a number'
+      if (!isStringArray(value.supersedes)) return 'supersedes is not a list of ids'
+      if (!isObject(value.provenance)) return 'provenance is not an object'
+      if (!isInstant(value.createdAt)) return 'createdAt is not an ISO 8601 instant'
+      break
+    case 'supersede':
+      if (typeof value.supersededBy !== 'string' || value.supersededBy === '') return 'supersededBy is missing'
+      break
+    case 'delete':
+      if (value.reason !== undefined && typeof value.reason !== 'string') return 'reason is not a string'
+      break
+    default:
+      return `unknown event type ${JSON.stringify(value.type)}`
+  }
+  return value as unknown as MemoryEvent
+}
+
+/** True for a string `Date` can parse (the instants of the log and of search filters). */
+export function isInstant(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && !Number.isNaN(Date.parse(value))
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+function isStringArray(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every(item => typeof item === 'string')
+}

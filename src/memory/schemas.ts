@@ -1,0 +1,334 @@
+/**
+ * Zod schemas of `memory()`: the single source of truth for its options and for the four tool
+ * inputs. Each tool schema gives the tool's validation, its TypeScript input type and the JSON
+ * Schema the model sees (generate it with `z.toJSONSchema(schema, { io: 'input' })` so that fields
+ * with defaults, such as `limit`, stay optional for the model).
+ */
+import { z } from 'zod'
+import { agentError } from '../errors.ts'
+import type { AgentError } from '../errors.ts'
+import type { ToolPolicy, ToolPolicyDecision } from '../agent/types.ts'
+import { MEMORY_SCOPE_FIELDS } from './types.ts'
+import type { MemoryScope, MemoryScopeField, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions } from './types.ts'
+
+/**
+ * Size limits of tool inputs (fault class "Oversized input"): a larger value is an input error
+ * with a message saying the limit, never a silent truncation.
+ *
+ * - `contentChars` 8,000 characters of `memory_remember.content`
+ * - `titleChars` 200 characters of `title`
+ * - `tags` at most 32 tags, each `tagChars` 64 characters (also for `memory_search.tags`)
+ * - `metadataBytes` 8,192 bytes of `metadata` serialized as UTF-8 JSON
+ * - `provenanceBytes` 2,048 bytes of model-supplied `provenance` serialized as UTF-8 JSON
+ * - `reasonChars` 500 characters of `memory_delete.reason`
+ * - `queryChars` 1,000 characters of `memory_search.query`
+ * - `idChars` 128 characters of a record id; `supersedes` at most 32 ids
+ * - `kindChars` 64 characters of a kind; `kinds` at most 32 kinds in a search filter
+ * - `searchLimit` `limit` is an integer in 1..100, default `defaultSearchLimit` 10
+ */
+export const MEMORY_LIMITS = {
+  contentChars: 8000,
+  titleChars: 200,
+  tags: 32,
+  tagChars: 64,
+  metadataBytes: 8192,
+  provenanceBytes: 2048,
+  reasonChars: 500,
+  queryChars: 1000,
+  idChars: 128,
+  supersedes: 32,
+  kindChars: 64,
+  kinds: 32,
+  searchLimit: 100,
+  defaultSearchLimit: 10,
+} as const
+
+/** Store names (source: the Options table, `stores` keys): `^[a-zA-Z0-9_-]{1,64}$`, like tool names. */
+export const MEMORY_STORE_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/
+
+/** The five functions a custom adapter implements (source: "A custom adapter implements `search`, `read`, `append`, `delete`, and `export`"). */
+export const MEMORY_ADAPTER_METHODS = ['search', 'read', 'append', 'delete', 'export'] as const
+
+const POLICY_DECISIONS = ['allow', 'require-approval', 'deny'] as const satisfies readonly ToolPolicyDecision[]
+
+// ---------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function isFactory(value: unknown): value is MemoryStoreFactory {
+  return isRecord(value) && typeof value.kind === 'string' && value.kind.length > 0 && typeof value.create === 'function'
+}
+
+/** The adapter methods `value` lacks (all five when it is not an object). */
+export function missingAdapterMethods(value: unknown): string[] {
+  if (!isRecord(value)) return [...MEMORY_ADAPTER_METHODS]
+  return MEMORY_ADAPTER_METHODS.filter((method) => typeof value[method] !== 'function')
+}
+
+const adapterSchema = z.custom<MemoryStoreAdapter | MemoryStoreFactory>(
+  (value) => isFactory(value) || missingAdapterMethods(value).length === 0,
+  { error: 'expected an adapter with search, read, append, delete and export functions, or a factory { kind, create(context) }' },
+)
+
+type ScopeFunction = Extract<MemoryStoreOptions['scope'], (...args: never[]) => unknown>
+
+const scopeOptionSchema = z.custom<MemoryScope | ScopeFunction>(
+  (value) => typeof value === 'function' || isRecord(value),
+  { error: `expected a scope object with fields among ${MEMORY_SCOPE_FIELDS.join(', ')}, or a function of the capability context returning one` },
+)
+
+const policySchema = z.union([
+  z.enum(POLICY_DECISIONS),
+  z.custom<Extract<ToolPolicy, (...args: never[]) => unknown>>((value) => typeof value === 'function'),
+], { error: `expected one of ${POLICY_DECISIONS.map((d) => `"${d}"`).join(', ')} or a function of the call returning one` })
+
+/** Options of one store (strict: unknown keys are errors). */
+export const memoryStoreOptionsSchema = z.strictObject({
+  adapter: adapterSchema.describe('Store implementation: an adapter or a MemoryStoreFactory'),
+  scope: scopeOptionSchema.describe('Scope of every operation on the store, or a function of the context returning it (undefined switches the store off)'),
+  allowKinds: z.array(z.string().trim().min(1, 'a kind must be a non-empty string').max(MEMORY_LIMITS.kindChars)).optional()
+    .describe('Kinds memory_remember accepts; omitted = all kinds, [] = none'),
+  read: z.strictObject({
+    tools: z.strictObject({
+      search: z.boolean().default(true).describe('Allow memory_search for the store'),
+      read: z.boolean().default(true).describe('Allow memory_read for the store'),
+    }).optional(),
+  }).optional(),
+  write: z.strictObject({
+    mode: z.enum(['off', 'tool']).default('off').describe('"tool" adds memory_remember and memory_delete'),
+    policy: policySchema.default('allow').describe('Policy of the write tools on the store'),
+  }).optional(),
+  retention: z.strictObject({
+    export: z.boolean().optional(),
+    hardDelete: z.boolean().optional(),
+  }).optional().describe('Reserved retention settings: accepted and validated, not read by memory() yet'),
+})
+
+/** Options of `memory()` (strict: unknown keys are errors; `stores` must name at least one store). */
+export const memoryOptionsSchema = z.strictObject({
+  stores: z.record(
+    z.string().regex(MEMORY_STORE_NAME_PATTERN, 'store names match ^[a-zA-Z0-9_-]{1,64}$'),
+    memoryStoreOptionsSchema,
+  ).refine((stores) => Object.keys(stores).length > 0, 'at least one store is required'),
+})
+
+/** One store after validation, with defaults applied. */
+export interface MemoryStoreConfig {
+  name: string
+  adapter: MemoryStoreAdapter | MemoryStoreFactory
+  /** A validated static scope, or the scope function (validated at each resolve). */
+  scope: MemoryScope | ScopeFunction
+  /** `undefined` = all kinds; `[]` = none. */
+  allowKinds: readonly string[] | undefined
+  search: boolean
+  read: boolean
+  writeMode: 'off' | 'tool'
+  writePolicy: ToolPolicy
+  retention: { export?: boolean; hardDelete?: boolean } | undefined
+}
+
+function pathText(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? 'options' : path.map(String).join('.')
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let value: unknown = root
+  for (const key of path) value = isRecord(value) ? value[key as string] : undefined
+  return value
+}
+
+function optionsError(issue: z.core.$ZodIssue, root: unknown, all: z.core.$ZodIssue[]): AgentError {
+  const path = issue.path
+  const details = { issues: all.map((i) => ({ path: pathText(i.path), message: i.message })) }
+  const store = path[0] === 'stores' && typeof path[1] === 'string' ? path[1] : undefined
+  const field = path[2]
+  if (path.length === 1 && path[0] === 'stores') {
+    return agentError('MEMORY_STORES_REQUIRED', 'memory() requires a `stores` map with at least one named store', 'pass memory({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: { agent: \'<name>\' } } } })', details)
+  }
+  if (store !== undefined && path.length === 3 && field === 'adapter') {
+    const value = valueAt(root, path)
+    const why = value === undefined
+      ? `memory store "${store}" has no adapter (stores.${store}.adapter)`
+      : `stores.${store}.adapter is not an adapter: it lacks ${missingAdapterMethods(value).join(', ')} and is not a factory with \`kind\` and \`create\``
+    return agentError('MEMORY_ADAPTER_REQUIRED', why, `set stores.${store}.adapter to workspaceJsonlMemoryStore(), inMemoryMemoryStore(), an object with search, read, append, delete and export, or a factory { kind, create(context) }`, details)
+  }
+  if (store !== undefined && path.length === 3 && field === 'scope' && valueAt(root, path) === undefined) {
+    return agentError('MEMORY_SCOPE_REQUIRED', `memory store "${store}" has no scope (stores.${store}.scope)`, `set stores.${store}.scope to an object with at least one non-empty field among ${MEMORY_SCOPE_FIELDS.join(', ')}, or to a function of the context returning one`, details)
+  }
+  const where = pathText(path)
+  const why = issue.code === 'unrecognized_keys'
+    ? `unknown option ${issue.keys.map((k) => `"${k}"`).join(', ')} at ${where}`
+    : issue.code === 'invalid_key'
+      ? `invalid store name at ${where}: ${issue.message}`
+      : `invalid value at ${where}: ${issue.message}`
+  const fix = issue.code === 'unrecognized_keys'
+    ? `remove or correct the key (check its spelling against the memory() options: stores.*.adapter, scope, allowKinds, read.tools.search, read.tools.read, write.mode, write.policy, retention)`
+    : `correct ${where} (see the memory() options table)`
+  return agentError('MEMORY_OPTIONS_INVALID', why, fix, details)
+}
+
+/**
+ * Validates `memory()` options at definition time and applies defaults.
+ *
+ * Throws `AgentError`: `MEMORY_STORES_REQUIRED` (no `stores` or an empty map),
+ * `MEMORY_ADAPTER_REQUIRED` (a store without a usable adapter), `MEMORY_SCOPE_REQUIRED` (a store
+ * without a scope, or a static scope with no non-empty field), `MEMORY_SCOPE_INVALID` (a static
+ * scope with an unknown field or an empty field next to others), `MEMORY_OPTIONS_INVALID` (any
+ * other problem, such as an unknown key like `wirte`). Each error names the store and key path.
+ * Source: "`memory()` requires a `stores` map. Each store requires an adapter and a scope with at
+ * least one non-empty field."
+ */
+export function parseMemoryOptions(options: unknown): MemoryStoreConfig[] {
+  if (!isRecord(options)) {
+    throw agentError('MEMORY_STORES_REQUIRED', 'memory() was called without an options object', 'pass memory({ stores: { agent: { adapter, scope } } })')
+  }
+  const parsed = memoryOptionsSchema.safeParse(options)
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+    // Report the most actionable issue: a missing stores/adapter/scope before any other.
+    const first = issues.find((i) => i.path.length === 1 || i.path[2] === 'adapter' || i.path[2] === 'scope') ?? issues[0]!
+    throw optionsError(first, options, issues)
+  }
+  return Object.entries(parsed.data.stores).map(([name, store]) => ({
+    name,
+    adapter: store.adapter,
+    scope: typeof store.scope === 'function' ? store.scope : parseMemoryScope(store.scope, name),
+    allowKinds: store.allowKinds,
+    search: store.read?.tools?.search ?? true,
+    read: store.read?.tools?.read ?? true,
+    writeMode: store.write?.mode ?? 'off',
+    writePolicy: store.write?.policy ?? 'allow',
+    retention: store.retention,
+  }))
+}
+
+/**
+ * Validates a scope (static or returned by a scope function) and returns a copy holding only its
+ * fields, in the canonical field order.
+ *
+ * Rules (fault class "Scope dropped or defaulted": a scope is never widened silently):
+ * - not an object, or a field outside `agent, environment, project, session, tenant, thread,
+ *   user, workspace` -> `MEMORY_SCOPE_INVALID`
+ * - no field with a non-empty string value -> `MEMORY_SCOPE_REQUIRED`
+ * - a present field whose value is `undefined`, empty, blank or not a string, next to other
+ *   fields -> `MEMORY_SCOPE_INVALID` naming the field: `{ agent, user: undefined }` must not
+ *   quietly become the whole agent's scope.
+ */
+export function parseMemoryScope(value: unknown, store: string): MemoryScope {
+  const fields = MEMORY_SCOPE_FIELDS.join(', ')
+  if (!isRecord(value)) {
+    throw agentError('MEMORY_SCOPE_INVALID', `the scope of memory store "${store}" is ${value === null ? 'null' : typeof value}, not an object`, `make stores.${store}.scope an object (or a function returning one) with at least one non-empty field among ${fields}`, { store })
+  }
+  const unknown = Object.keys(value).filter((key) => !(MEMORY_SCOPE_FIELDS as readonly string[]).includes(key))
+  if (unknown.length > 0) {
+    throw agentError('MEMORY_SCOPE_INVALID', `the scope of memory store "${store}" has unknown field ${unknown.map((k) => `"${k}"`).join(', ')}`, `use only the scope fields ${fields}`, { store, fields: unknown })
+  }
+  const isFilled = (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0
+  if (!Object.values(value).some(isFilled)) {
+    throw agentError('MEMORY_SCOPE_REQUIRED', `the scope of memory store "${store}" has no non-empty field`, `give stores.${store}.scope at least one non-empty field among ${fields} (a scope is never widened to global), or return undefined from the scope function to switch the store off for the run`, { store })
+  }
+  const empty = Object.keys(value).filter((key) => !isFilled(value[key]))
+  if (empty.length > 0) {
+    throw agentError('MEMORY_SCOPE_INVALID', `the scope of memory store "${store}" has field ${empty.map((k) => `"${k}"`).join(', ')} without a non-empty string value, which would widen the scope`, `give ${empty.join(', ')} a non-empty string value, leave the key out on purpose, or return undefined from the scope function to switch the store off for the run`, { store, fields: empty })
+  }
+  const scope: MemoryScope = {}
+  for (const field of MEMORY_SCOPE_FIELDS) {
+    const v = value[field as MemoryScopeField]
+    if (isFilled(v)) scope[field] = v
+  }
+  return scope
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool inputs
+// ---------------------------------------------------------------------------------------------
+
+function jsonBytes(value: unknown): number {
+  return new TextEncoder().encode(JSON.stringify(value)).length
+}
+
+const storeField = z.string().min(1).max(64)
+  .describe('Memory store name. Omit it when there is one store for this tool or a store named "agent"; otherwise pass one of the stores listed in the tool description')
+
+const idField = z.string().trim().min(1, 'id must not be empty').max(MEMORY_LIMITS.idChars, `id is at most ${MEMORY_LIMITS.idChars} characters`)
+
+const kindField = z.string().trim().min(1, 'kind must not be empty').max(MEMORY_LIMITS.kindChars, `kind is at most ${MEMORY_LIMITS.kindChars} characters`)
+
+const tagsField = z.array(
+  z.string().trim().min(1, 'a tag must not be empty').max(MEMORY_LIMITS.tagChars, `a tag is at most ${MEMORY_LIMITS.tagChars} characters`),
+).max(MEMORY_LIMITS.tags, `at most ${MEMORY_LIMITS.tags} tags`)
+
+const instantField = z.iso.datetime({ offset: true, error: 'expected an ISO 8601 instant with a time zone, for example 2025-01-31T09:00:00Z or 2025-01-31T10:00:00+01:00' })
+
+/** Input of `memory_search` (source: the tool contract table). */
+export const memorySearchInputSchema = z.strictObject({
+  query: z.string().trim().min(1, 'query must contain words to search for').max(MEMORY_LIMITS.queryChars, `query is at most ${MEMORY_LIMITS.queryChars} characters`)
+    .describe('Words to search for in the title, content and tags of records (case-insensitive)'),
+  store: storeField.optional(),
+  kinds: z.array(kindField).max(MEMORY_LIMITS.kinds, `at most ${MEMORY_LIMITS.kinds} kinds`).optional()
+    .describe('Only records of these kinds, for example ["semantic", "profile"]'),
+  tags: tagsField.optional().describe('Only records carrying these tags'),
+  after: instantField.optional().describe('Only records created at or after this ISO 8601 instant (with Z or an offset)'),
+  before: instantField.optional().describe('Only records created before this ISO 8601 instant (with Z or an offset)'),
+  limit: z.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(MEMORY_LIMITS.searchLimit, `limit is at most ${MEMORY_LIMITS.searchLimit}`)
+    .default(MEMORY_LIMITS.defaultSearchLimit).describe(`Most results to return, 1 to ${MEMORY_LIMITS.searchLimit}; default ${MEMORY_LIMITS.defaultSearchLimit}`),
+}).refine((input) => input.after === undefined || input.before === undefined || Date.parse(input.after) < Date.parse(input.before), {
+  message: '`after` must be earlier than `before`',
+  path: ['after'],
+})
+
+/** Input of `memory_read` (source: the tool contract table). */
+export const memoryReadInputSchema = z.strictObject({
+  id: idField.describe('Id of the record to read, as returned by memory_search or memory_remember'),
+  store: storeField.optional(),
+})
+
+/** Input of `memory_remember` (source: the tool contract table). */
+export const memoryRememberInputSchema = z.strictObject({
+  content: z.string()
+    .max(MEMORY_LIMITS.contentChars, `content is longer than ${MEMORY_LIMITS.contentChars.toLocaleString('en-US')} characters: remember a shorter summary or split it into several records`)
+    .refine((s) => s.trim().length > 0, 'content must not be empty')
+    .describe(`The fact, event or instruction to remember, in plain text (at most ${MEMORY_LIMITS.contentChars.toLocaleString('en-US')} characters)`),
+  kind: kindField.describe('Kind of memory, for example "semantic" (facts), "episodic" (events), "procedural" (how-to) or "profile" (about the user); the store may accept only some kinds'),
+  store: storeField.optional(),
+  title: z.string().trim().min(1, 'title must not be empty when given').max(MEMORY_LIMITS.titleChars, `title is at most ${MEMORY_LIMITS.titleChars} characters`).optional()
+    .describe('Short title of the record'),
+  tags: tagsField.optional().describe(`Tags for later search (at most ${MEMORY_LIMITS.tags}, each at most ${MEMORY_LIMITS.tagChars} characters)`),
+  metadata: z.record(z.string(), z.json())
+    .refine((m) => jsonBytes(m) <= MEMORY_LIMITS.metadataBytes, `metadata is larger than ${MEMORY_LIMITS.metadataBytes} bytes as JSON: keep only small fields`)
+    .optional().describe(`Extra JSON fields (at most ${MEMORY_LIMITS.metadataBytes} bytes as JSON)`),
+  pinned: z.boolean().optional().describe('Mark the record as important'),
+  confidence: z.number().min(0, 'confidence is between 0 and 1').max(1, 'confidence is between 0 and 1').optional()
+    .describe('How sure you are of the content, from 0 to 1'),
+  supersedes: z.array(idField).max(MEMORY_LIMITS.supersedes, `at most ${MEMORY_LIMITS.supersedes} ids`).optional()
+    .describe('Ids of active records in this store that this record replaces; they are marked superseded'),
+  provenance: z.looseObject({
+    runId: z.string().optional(),
+    threadId: z.string().optional(),
+    source: z.string().optional(),
+    toolName: z.string().optional(),
+  }).catchall(z.json())
+    .refine((p) => jsonBytes(p) <= MEMORY_LIMITS.provenanceBytes, `provenance is larger than ${MEMORY_LIMITS.provenanceBytes} bytes as JSON`)
+    .optional().describe('Where the information came from; fields given here replace the defaults taken from the current run'),
+})
+
+/** Input of `memory_delete` (source: the tool contract table). */
+export const memoryDeleteInputSchema = z.strictObject({
+  id: idField.describe('Id of the record to delete (soft delete: the record stops appearing in search and read)'),
+  store: storeField.optional(),
+  reason: z.string().trim().min(1, 'reason must not be empty when given').max(MEMORY_LIMITS.reasonChars, `reason is at most ${MEMORY_LIMITS.reasonChars} characters`).optional()
+    .describe('Why the record is deleted'),
+})
+
+/** Validated input of `memory_search` (`limit` filled with its default). */
+export type MemorySearchInput = z.output<typeof memorySearchInputSchema>
+/** Validated input of `memory_read`. */
+export type MemoryReadInput = z.output<typeof memoryReadInputSchema>
+/** Validated input of `memory_remember`. */
+export type MemoryRememberInput = z.output<typeof memoryRememberInputSchema>
+/** Validated input of `memory_delete`. */
+export type MemoryDeleteInput = z.output<typeof memoryDeleteInputSchema>

@@ -1,0 +1,240 @@
+/**
+ * `workspaceJsonlMemoryStore()`: the built-in store, an append-only JSONL event log in the agent
+ * workspace (line format: see `../log.ts`).
+ *
+ * Source: capability document, "The built-in `workspaceJsonlMemoryStore()` keeps records in the
+ * Agent Workspace", "`workspaceJsonlMemoryStore()` appends records, supersede events, and delete
+ * tombstones to a JSONL file in the Agent Workspace", "`workspaceJsonlMemoryStore()` requires a
+ * Workspace. It requires write access when the Agent remembers or deletes records", and the
+ * option `path` (default `"memory/memory.jsonl"`, a workspace-relative JSONL file path).
+ */
+import { agentError } from '../../errors.ts'
+import { openMemoryLog, type MemoryLog } from '../log.ts'
+import { isInstant, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
+import { sameScope, validateScope } from '../scope.ts'
+import { searchRecords } from '../search.ts'
+import type {
+  MemoryAppendOptions,
+  MemoryAudit,
+  MemoryDeleteOptions,
+  MemoryRecord,
+  MemoryRecordInput,
+  MemoryStoreAdapter,
+  MemoryStoreContext,
+  MemoryStoreFactory,
+  MemoryTarget,
+} from '../types.ts'
+
+/** Options of {@link workspaceJsonlMemoryStore}. */
+export interface WorkspaceJsonlMemoryStoreOptions {
+  /**
+   * Workspace-relative path of the JSONL file. Default `"memory/memory.jsonl"`. Must be relative,
+   * use `/` between segments, have no empty, `.` or `..` segment, no `:` or `\`, and end with `.jsonl`.
+   */
+  path?: string
+}
+
+/** The factory {@link workspaceJsonlMemoryStore} returns, with the resolved path and workspace key. */
+export interface WorkspaceJsonlMemoryStoreFactory extends MemoryStoreFactory {
+  kind: 'workspace-jsonl'
+  /** The validated workspace-relative path, for example `memory/memory.jsonl`. */
+  readonly path: string
+  /** The workspace key of the log, for example `memory:memory.jsonl`. */
+  readonly key: string
+}
+
+/** Default `path` (source: capability document, Workspace JSONL store options). */
+export const DEFAULT_MEMORY_LOG_PATH = 'memory/memory.jsonl'
+
+/**
+ * Creates the workspace JSONL store factory. `create(context)` opens the log in
+ * `context.workspace`; the folded records are kept per workspace object, so every invocation of
+ * an agent sees what earlier invocations wrote. Stores sharing one file see only their own
+ * records (each line names its store).
+ *
+ * @throws AgentError `MEMORY_STORE_OPTIONS_INVALID` for an unknown option key,
+ * `MEMORY_STORE_PATH_INVALID` for a bad `path`. `create` throws `MEMORY_WORKSPACE_REQUIRED`
+ * without a workspace and `MEMORY_WORKSPACE_READ_ONLY` when `context.writable` and the workspace
+ * is read-only.
+ */
+export function workspaceJsonlMemoryStore(options: WorkspaceJsonlMemoryStoreOptions = {}): WorkspaceJsonlMemoryStoreFactory {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw agentError('MEMORY_STORE_OPTIONS_INVALID', 'the options of workspaceJsonlMemoryStore() must be an object', 'call workspaceJsonlMemoryStore() or workspaceJsonlMemoryStore({ path: "memory/notes.jsonl" })')
+  }
+  const unknown = Object.keys(options).filter(option => option !== 'path')
+  if (unknown.length > 0) {
+    throw agentError('MEMORY_STORE_OPTIONS_INVALID', `workspaceJsonlMemoryStore() got unknown option ${unknown.map(option => `"${option}"`).join(', ')}`, 'the only option is `path`; check the spelling', { options: unknown })
+  }
+  const path = checkLogPath(options.path ?? DEFAULT_MEMORY_LOG_PATH)
+  const key = path.split('/').join(':')
+  return {
+    kind: 'workspace-jsonl',
+    path,
+    key,
+    create(context: MemoryStoreContext): MemoryStoreAdapter {
+      const { workspace } = context
+      if (!workspace) {
+        throw agentError('MEMORY_WORKSPACE_REQUIRED', `the memory store "${context.store}" keeps its records in the agent workspace, and agent "${context.agent}" has none`, 'pass `workspace: createWorkspace()` to defineAgent(), or use inMemoryMemoryStore() for records that need not persist', { store: context.store })
+      }
+      if (context.writable && !workspace.writable) {
+        throw agentError('MEMORY_WORKSPACE_READ_ONLY', `the memory store "${context.store}" allows tool writes, but the workspace of agent "${context.agent}" is read-only`, 'give the agent a writable workspace, or set the store\'s `write.mode` to "off"', { store: context.store })
+      }
+      return memoryLogAdapter(openMemoryLog(workspace, key))
+    },
+  }
+}
+
+/**
+ * Checks a store path and returns it.
+ *
+ * @throws AgentError `MEMORY_STORE_PATH_INVALID`.
+ */
+export function checkLogPath(path: unknown): string {
+  const fail = (why: string) => agentError('MEMORY_STORE_PATH_INVALID', `the memory log path ${JSON.stringify(path)} ${why}`, `use a workspace-relative path such as "${DEFAULT_MEMORY_LOG_PATH}"`, { path })
+  if (typeof path !== 'string' || path === '') throw fail('is not a non-empty string')
+  if (path.startsWith('/') || /^[a-z]:/i.test(path)) throw fail('is absolute')
+  if (/[\\:]/.test(path)) throw fail('contains ":" or "\\"')
+  const segments = path.split('/')
+  if (segments.includes('..')) throw fail('contains ".." (it must stay inside the workspace)')
+  if (segments.some(segment => segment === '' || segment === '.')) throw fail('has an empty or "." segment')
+  if (!path.endsWith('.jsonl') || segments.at(-1) === '.jsonl') throw fail('does not end with a file name ending in ".jsonl"')
+  return path
+}
+
+/**
+ * A {@link MemoryStoreAdapter} over an open memory log: the behaviour shared by the workspace
+ * JSONL store and the in-memory store. Every method validates the target and then sees only the
+ * records of exactly `target.store` and `target.scope`. Records returned are copies.
+ */
+export function memoryLogAdapter(log: MemoryLog): MemoryStoreAdapter {
+  return {
+    async search(target, query) {
+      checkTarget(target)
+      const hits = await log.view(state => searchRecords(partitionRecords(state, target.store, target.scope), query))
+      return hits.map(hit => ({ record: structuredClone(hit.record), score: hit.score }))
+    },
+    async read(target, id) {
+      checkTarget(target)
+      const record = await log.view(state => findInScope(state, target, id))
+      return record && structuredClone(record)
+    },
+    async append(target, input, options) {
+      checkTarget(target)
+      checkInput(input)
+      const audit = checkAudit(options)
+      const at = new Date().toISOString()
+      const recordId = newRecordId()
+      const supersedes = [...new Set(input.supersedes ?? [])]
+      const [record] = await log.write((state) => {
+        const missing = supersedes.filter(id => findInScope(state, target, id)?.status !== 'active')
+        if (missing.length > 0) {
+          throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
+        }
+        const remember: MemoryEventDraft = {
+          type: 'remember',
+          recordId,
+          store: target.store,
+          scope: target.scope,
+          version: 1,
+          at,
+          audit,
+          kind: input.kind,
+          content: input.content,
+          ...(input.title !== undefined ? { title: input.title } : {}),
+          tags: input.tags ?? [],
+          metadata: input.metadata ?? {},
+          pinned: input.pinned ?? false,
+          ...(input.confidence !== undefined ? { confidence: input.confidence } : {}),
+          supersedes,
+          provenance: input.provenance ?? {},
+          createdAt: input.createdAt ?? at,
+        }
+        const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({
+          type: 'supersede',
+          recordId: id,
+          store: target.store,
+          scope: target.scope,
+          version: state.records.get(id)!.version + 1,
+          at,
+          audit,
+          supersededBy: recordId,
+        }))
+        return [remember, ...supersedeEvents]
+      })
+      return structuredClone(record!)
+    },
+    async delete(target, id, options) {
+      checkTarget(target)
+      const audit = checkAudit(options)
+      if (options.reason !== undefined && typeof options.reason !== 'string') throw invalidInput('`reason` must be a string')
+      const [record] = await log.write((state) => {
+        const existing = findInScope(state, target, id)
+        if (!existing || existing.status === 'deleted') return []
+        return [{
+          type: 'delete',
+          recordId: id,
+          store: target.store,
+          scope: target.scope,
+          version: existing.version + 1,
+          at: new Date().toISOString(),
+          audit,
+          ...(options.reason !== undefined ? { reason: options.reason } : {}),
+        }]
+      })
+      return record && structuredClone(record)
+    },
+    async export(target) {
+      checkTarget(target)
+      return log.view(state => partitionRecords(state, target.store, target.scope).map(record => structuredClone(record)))
+    },
+  }
+}
+
+function findInScope(state: MemoryRecordState, target: MemoryTarget, id: string): MemoryRecord | undefined {
+  if (typeof id !== 'string') return undefined
+  const record = state.records.get(id)
+  // Another store's or scope's record answers exactly like an unknown id.
+  return record && record.store === target.store && sameScope(record.scope, target.scope) ? record : undefined
+}
+
+function newRecordId(): string {
+  return `mem_${globalThis.crypto.randomUUID().replaceAll('-', '')}`
+}
+
+function checkTarget(target: MemoryTarget): void {
+  if (!target || typeof target.store !== 'string' || target.store === '') {
+    throw agentError('MEMORY_TARGET_INVALID', 'the memory operation has no store name', 'pass the target as { store, scope } with the store\'s configured name')
+  }
+  validateScope(target.scope)
+}
+
+function invalidInput(why: string) {
+  return agentError('MEMORY_RECORD_INVALID', why, 'fix the field and retry; nothing was saved')
+}
+
+// The capability validates tool input with zod; this guards direct API use so that the log never
+// holds a line that replay would reject.
+function checkInput(input: MemoryRecordInput): void {
+  if (!input || typeof input !== 'object') throw invalidInput('the record input must be an object')
+  if (typeof input.kind !== 'string' || input.kind === '') throw invalidInput('`kind` must be a non-empty string')
+  if (typeof input.content !== 'string') throw invalidInput('`content` must be a string')
+  if (input.title !== undefined && typeof input.title !== 'string') throw invalidInput('`title` must be a string')
+  if (input.tags !== undefined && !(Array.isArray(input.tags) && input.tags.every(tag => typeof tag === 'string'))) throw invalidInput('`tags` must be a list of strings')
+  if (input.metadata !== undefined && !isPlainObject(input.metadata)) throw invalidInput('`metadata` must be an object')
+  if (input.pinned !== undefined && typeof input.pinned !== 'boolean') throw invalidInput('`pinned` must be true or false')
+  if (input.confidence !== undefined && !(typeof input.confidence === 'number' && input.confidence >= 0 && input.confidence <= 1)) throw invalidInput('`confidence` must be a number from 0 to 1')
+  if (input.supersedes !== undefined && !(Array.isArray(input.supersedes) && input.supersedes.every(id => typeof id === 'string'))) throw invalidInput('`supersedes` must be a list of record ids')
+  if (input.provenance !== undefined && !isPlainObject(input.provenance)) throw invalidInput('`provenance` must be an object')
+  if (input.createdAt !== undefined && !isInstant(input.createdAt)) throw invalidInput('`createdAt` must be an ISO 8601 instant')
+}
+
+function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryAudit {
+  if (!options || !isPlainObject(options.audit) || typeof options.audit.via !== 'string') {
+    throw agentError('MEMORY_AUDIT_REQUIRED', 'the memory write has no audit block with `via`', 'pass { audit: { via: "tool" | "api" | "cli" | "import", runId, threadId, agent, user } }')
+  }
+  return options.audit
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}

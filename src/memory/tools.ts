@@ -1,0 +1,305 @@
+/**
+ * The four memory tools over the stores that are active for one invocation: store selection,
+ * per-store write policies, approval reasons and fingerprints, and the compact shapes the model
+ * gets back. Built by `memory()` (capability.ts) after it resolved adapters and scopes.
+ */
+import { agentError } from '../errors.ts'
+import type { AgentTool, AgentToolSet, ToolExecutionContext, ToolPolicy, ToolPolicyDecision } from '../agent/types.ts'
+import {
+  memoryDeleteInputSchema,
+  memoryReadInputSchema,
+  memoryRememberInputSchema,
+  memorySearchInputSchema,
+} from './schemas.ts'
+import type { MemoryDeleteInput, MemoryReadInput, MemoryRememberInput, MemorySearchInput } from './schemas.ts'
+import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryScope, MemoryStoreAdapter, MemoryTarget } from './types.ts'
+
+/** A store that is on for this invocation: adapter created, scope resolved and validated. */
+export interface ActiveMemoryStore {
+  name: string
+  adapter: MemoryStoreAdapter
+  scope: MemoryScope
+  /** `undefined` = all kinds; `[]` = none. */
+  allowKinds: readonly string[] | undefined
+  search: boolean
+  read: boolean
+  writeMode: 'off' | 'tool'
+  writePolicy: ToolPolicy
+}
+
+/** What a tool needs the store to allow. */
+export type MemoryOperation = 'search' | 'read' | 'write'
+
+const TOOL_OF: Record<MemoryOperation, string> = { search: 'memory_search', read: 'memory_read', write: 'memory_remember and memory_delete' }
+
+/** Whether `store` offers `operation` (search/read flags, or `write.mode: 'tool'`). */
+export function storeAllows(store: ActiveMemoryStore, operation: MemoryOperation): boolean {
+  if (operation === 'write') return store.writeMode === 'tool'
+  return operation === 'search' ? store.search : store.read
+}
+
+function quoteList(names: readonly string[]): string {
+  return names.map((n) => `"${n}"`).join(', ')
+}
+
+/**
+ * Picks the store of one call (source: "The Agent can omit `store` when the Capability has one
+ * store or a store named `agent`. Otherwise it must pass `store`.").
+ *
+ * - `requested` given: it must be an active store (else `MEMORY_STORE_UNKNOWN`, listing the stores
+ *   offering the operation) that allows the operation (else `MEMORY_OPERATION_NOT_ALLOWED`).
+ *   A store switched off for the run (scope function returned `undefined`) is unknown.
+ * - omitted: the only store offering the operation, else the store named `agent` if it offers it,
+ *   else `MEMORY_STORE_REQUIRED` listing the choices.
+ */
+export function selectStore(stores: readonly ActiveMemoryStore[], operation: MemoryOperation, requested: string | undefined): ActiveMemoryStore {
+  const offering = stores.filter((s) => storeAllows(s, operation))
+  const names = offering.map((s) => s.name)
+  if (requested !== undefined) {
+    const store = stores.find((s) => s.name === requested)
+    if (!store) {
+      throw agentError('MEMORY_STORE_UNKNOWN', `there is no memory store "${requested}" for ${TOOL_OF[operation]} in this run`, names.length === 1 ? `omit \`store\` or pass "${names[0]}"` : `pass one of ${quoteList(names)}`, { store: requested, available: names })
+    }
+    if (!storeAllows(store, operation)) {
+      throw agentError('MEMORY_OPERATION_NOT_ALLOWED', `memory store "${requested}" does not allow ${TOOL_OF[operation]}`, names.length > 0 ? `use one of ${quoteList(names)} for ${TOOL_OF[operation]}` : `do not call ${TOOL_OF[operation]}`, { store: requested, available: names })
+    }
+    return store
+  }
+  if (offering.length === 1) return offering[0]!
+  const agentStore = offering.find((s) => s.name === 'agent')
+  if (agentStore) return agentStore
+  throw agentError('MEMORY_STORE_REQUIRED', `${TOOL_OF[operation]} can use several memory stores and none is named "agent"`, `pass \`store\` as one of ${quoteList(names)}`, { available: names })
+}
+
+function requestedStore(input: unknown): string | undefined {
+  const store = typeof input === 'object' && input !== null ? (input as { store?: unknown }).store : undefined
+  return typeof store === 'string' ? store : undefined
+}
+
+/** Model-facing summary of a record in search results (source: memory_search result shape). */
+export interface MemorySearchResultItem {
+  id: string
+  kind: string
+  title?: string
+  content: string
+  tags: string[]
+  score: number
+  createdAt: string
+  pinned: boolean
+}
+
+/** Model-facing record returned by `memory_read`: everything except the scope and audit. */
+export interface MemoryReadResultRecord {
+  id: string
+  kind: string
+  title?: string
+  content: string
+  tags: string[]
+  metadata: Record<string, unknown>
+  pinned: boolean
+  confidence?: number
+  status: 'active' | 'superseded'
+  version: number
+  supersedes: string[]
+  supersededBy?: string
+  provenance: MemoryProvenance
+  createdAt: string
+  updatedAt: string
+}
+
+/** Model-facing summary of a created record (content omitted: the model just wrote it). */
+export interface MemoryCreatedRecord {
+  id: string
+  kind: string
+  title?: string
+  tags: string[]
+  pinned: boolean
+  confidence?: number
+  supersedes: string[]
+  version: number
+  createdAt: string
+}
+
+function withOptional<T extends object>(base: T, extra: Record<string, unknown>): T {
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) }
+  for (const [key, value] of Object.entries(extra)) if (value !== undefined) out[key] = value
+  return out as T
+}
+
+function readResult(record: MemoryRecord): MemoryReadResultRecord {
+  return withOptional<MemoryReadResultRecord>({
+    id: record.id, kind: record.kind, content: record.content, tags: record.tags, metadata: record.metadata, pinned: record.pinned,
+    status: record.status === 'superseded' ? 'superseded' : 'active', version: record.version, supersedes: record.supersedes,
+    provenance: record.provenance, createdAt: record.createdAt, updatedAt: record.updatedAt,
+  }, { title: record.title, confidence: record.confidence, supersededBy: record.supersededBy })
+}
+
+function createdResult(record: MemoryRecord): MemoryCreatedRecord {
+  return withOptional<MemoryCreatedRecord>({
+    id: record.id, kind: record.kind, tags: record.tags, pinned: record.pinned, supersedes: record.supersedes,
+    version: record.version, createdAt: record.createdAt,
+  }, { title: record.title, confidence: record.confidence })
+}
+
+function notFound(store: ActiveMemoryStore, id: string) {
+  // One message for unknown, other-scope and deleted ids, so that the answer leaks nothing.
+  return agentError('MEMORY_RECORD_NOT_FOUND', `memory store "${store.name}" has no record "${id}"`, 'use an id returned by memory_search or memory_remember in this store', { store: store.name, id })
+}
+
+function targetOf(store: ActiveMemoryStore): MemoryTarget {
+  return { store: store.name, scope: { ...store.scope } }
+}
+
+/** Host-written audit of a tool write; never taken from model input. */
+function auditOf(context: ToolExecutionContext): MemoryAudit {
+  return withOptional<MemoryAudit>({ via: 'tool' }, {
+    agent: context.agent, runId: context.runId, threadId: context.threadId, user: context.user?.id, approver: context.approval?.approver,
+  })
+}
+
+function preview(text: string, max = 120): string {
+  const flat = text.replace(/\s+/g, ' ').trim()
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat
+}
+
+/** The fingerprint of records a write acts on: their version and status, or `absent`. */
+async function recordsFingerprint(store: ActiveMemoryStore, ids: readonly string[]): Promise<string> {
+  const parts = await Promise.all(ids.map(async (id) => {
+    const record = await store.adapter.read(targetOf(store), id)
+    return `${id}@${record ? `${record.version}:${record.status}` : 'absent'}`
+  }))
+  return `${store.name}/${parts.join(',')}`
+}
+
+/** A policy function returning the selected store's write policy; selection errors are left to `execute`. */
+function writePolicy(stores: readonly ActiveMemoryStore[]): ToolPolicy {
+  return async (call): Promise<ToolPolicyDecision> => {
+    let store: ActiveMemoryStore
+    try {
+      store = selectStore(stores, 'write', requestedStore(call.input))
+    } catch {
+      return 'allow' // execute raises the selection error as a tool error
+    }
+    return typeof store.writePolicy === 'function' ? store.writePolicy(call) : store.writePolicy
+  }
+}
+
+function describeStores(stores: readonly ActiveMemoryStore[], operation: MemoryOperation): string {
+  const names = stores.filter((s) => storeAllows(s, operation)).map((s) => s.name)
+  const omit = names.length === 1 || names.includes('agent')
+  return `Stores: ${quoteList(names)}.${omit ? ` \`store\` may be omitted (default "${names.length === 1 ? names[0] : 'agent'}").` : ' Pass `store`.'}`
+}
+
+function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memorySearchInputSchema> {
+  return {
+    description: `Search durable memory records by words in their title, content and tags. ${describeStores(stores, 'search')}`,
+    inputSchema: memorySearchInputSchema,
+    policy: 'allow',
+    async execute(input: MemorySearchInput) {
+      const store = selectStore(stores, 'search', input.store)
+      const hits = await store.adapter.search(targetOf(store), withOptional({ query: input.query, limit: input.limit }, {
+        kinds: input.kinds, tags: input.tags, after: input.after, before: input.before,
+      }))
+      const results = hits.slice(0, input.limit).map(({ record, score }) => withOptional<MemorySearchResultItem>({
+        id: record.id, kind: record.kind, content: record.content, tags: record.tags, score, createdAt: record.createdAt, pinned: record.pinned,
+      }, { title: record.title }))
+      return { store: store.name, results }
+    },
+  }
+}
+
+/** `memory_read`: deleted records answer `MEMORY_RECORD_NOT_FOUND` like unknown and other-scope ids (fault class "Deleted but still recalled"). */
+function readTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memoryReadInputSchema> {
+  return {
+    description: `Read one memory record by its exact id. A superseded record comes back with status "superseded" and supersededBy; a deleted or unknown id is not found. ${describeStores(stores, 'read')}`,
+    inputSchema: memoryReadInputSchema,
+    policy: 'allow',
+    async execute(input: MemoryReadInput) {
+      const store = selectStore(stores, 'read', input.store)
+      const record = await store.adapter.read(targetOf(store), input.id)
+      if (!record || record.status === 'deleted') throw notFound(store, input.id)
+      return { store: store.name, record: readResult(record) }
+    },
+  }
+}
+
+function rememberTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memoryRememberInputSchema> {
+  return {
+    description: `Save a durable memory record (a fact, event, procedure or profile detail) for later runs. ${describeStores(stores, 'write')}`,
+    inputSchema: memoryRememberInputSchema,
+    policy: writePolicy(stores),
+    approvalReason(input: MemoryRememberInput) {
+      const store = selectStore(stores, 'write', input.store)
+      const supersedes = input.supersedes?.length ? `, superseding ${quoteList(input.supersedes)}` : ''
+      return `Remember in store "${store.name}" (kind ${input.kind}): "${preview(input.content)}"${supersedes}`
+    },
+    async approvalFingerprint(input: MemoryRememberInput) {
+      if (!input.supersedes?.length) return undefined
+      const store = selectStore(stores, 'write', input.store)
+      return recordsFingerprint(store, input.supersedes)
+    },
+    async execute(input: MemoryRememberInput, context: ToolExecutionContext) {
+      const store = selectStore(stores, 'write', input.store)
+      if (store.allowKinds !== undefined && !store.allowKinds.includes(input.kind)) {
+        const allowed = store.allowKinds
+        throw agentError('MEMORY_KIND_NOT_ALLOWED', `memory store "${store.name}" does not accept kind "${input.kind}"`,
+          allowed.length > 0 ? `use one of the kinds ${quoteList(allowed)}` : `this store accepts no kinds: do not remember into "${store.name}"`,
+          { store: store.name, kind: input.kind, allowKinds: [...allowed] })
+      }
+      // Defaults first, then the model's fields: documented as replaceable, hence not trusted (audit is).
+      const provenance: MemoryProvenance = {
+        runId: context.runId, threadId: context.threadId, source: 'tool', toolName: 'memory_remember', ...input.provenance,
+      }
+      const record = await store.adapter.append(targetOf(store), withOptional({ kind: input.kind, content: input.content, provenance }, {
+        title: input.title, tags: input.tags, metadata: input.metadata, pinned: input.pinned, confidence: input.confidence,
+        supersedes: input.supersedes ? [...new Set(input.supersedes)] : undefined,
+      }), { audit: auditOf(context) })
+      return { action: 'created' as const, store: store.name, record: createdResult(record) }
+    },
+  }
+}
+
+function deleteTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memoryDeleteInputSchema> {
+  return {
+    description: `Delete a memory record by id (soft delete: it stops appearing in search and read; the log keeps it). ${describeStores(stores, 'write')}`,
+    inputSchema: memoryDeleteInputSchema,
+    policy: writePolicy(stores),
+    async approvalReason(input: MemoryDeleteInput) {
+      const store = selectStore(stores, 'write', input.store)
+      const record = await store.adapter.read(targetOf(store), input.id)
+      const what = record && record.status !== 'deleted' ? ` (${record.kind}): "${preview(record.content)}"` : ''
+      return `Delete record "${input.id}" from store "${store.name}"${what}${input.reason ? `. Reason: ${preview(input.reason)}` : ''}`
+    },
+    async approvalFingerprint(input: MemoryDeleteInput) {
+      const store = selectStore(stores, 'write', input.store)
+      return recordsFingerprint(store, [input.id])
+    },
+    async execute(input: MemoryDeleteInput, context: ToolExecutionContext) {
+      const store = selectStore(stores, 'write', input.store)
+      const target = targetOf(store)
+      // A second delete answers like an unknown id, whatever the adapter does with it.
+      const current = await store.adapter.read(target, input.id)
+      if (!current || current.status === 'deleted') throw notFound(store, input.id)
+      const deleted = await store.adapter.delete(target, input.id, withOptional({ audit: auditOf(context) }, { reason: input.reason }))
+      if (!deleted) throw notFound(store, input.id)
+      return withOptional({ action: 'deleted' as const, store: store.name, id: input.id }, { reason: input.reason })
+    },
+  }
+}
+
+/**
+ * The memory tools for the active stores, each present only when some store allows it (source:
+ * the "Added when" column): `memory_search` (a store with `read.tools.search`), `memory_read`
+ * (`read.tools.read`), `memory_remember` and `memory_delete` (`write.mode: 'tool'`). Read tools
+ * have policy `'allow'`; write tools take the selected store's `write.policy`.
+ */
+export function createMemoryTools(stores: readonly ActiveMemoryStore[]): AgentToolSet {
+  const tools: AgentToolSet = {}
+  if (stores.some((s) => s.search)) tools.memory_search = searchTool(stores)
+  if (stores.some((s) => s.read)) tools.memory_read = readTool(stores)
+  if (stores.some((s) => s.writeMode === 'tool')) {
+    tools.memory_remember = rememberTool(stores)
+    tools.memory_delete = deleteTool(stores)
+  }
+  return tools
+}

@@ -1,0 +1,176 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { CONV_26, HAS_LOCOMO, REPO_ROOT, countObservations } from './locomo.ts'
+
+/**
+ * The `agent` CLI run as a real child process (`node --import tsx src/cli/main.ts`), with piped
+ * stdin and the playground `support` agent writing into a temporary workspace
+ * (`AGENT_WORKSPACE_DIR`), so nothing is written into the repository.
+ */
+function agentCli(args: string[], options: { workspace: string; input?: string }): { stdout: string; stderr: string; status: number | null } {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), ...args], {
+    cwd: REPO_ROOT,
+    input: options.input ?? '',
+    encoding: 'utf8',
+    timeout: 60_000,
+    // No provider keys: the support agent uses its deterministic driver.
+    env: { ...process.env, AGENT_WORKSPACE_DIR: options.workspace, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', SUPPORT_AGENT_DRIVER: 'scripted', NO_COLOR: '1' },
+  })
+  return { stdout: result.stdout, stderr: result.stderr, status: result.status }
+}
+
+/** An empty temporary workspace (not a copy of playground/.agent/workspace: that is local, git-ignored state). */
+function freshWorkspace(): string {
+  return mkdtempSync(join(tmpdir(), 'vam-cli-ws-'))
+}
+
+/** The JSONL log lines of the support agent's memory store. */
+function logLines(workspace: string): Record<string, unknown>[] {
+  const file = join(workspace, 'memory', 'memory.jsonl')
+  if (!existsSync(file)) return []
+  return readFileSync(file, 'utf8').split('\n').filter(line => line.trim() !== '').map(line => JSON.parse(line) as Record<string, unknown>)
+}
+
+/** Every value stored under `key` anywhere inside `value`. */
+function valuesOf(value: unknown, key: string): unknown[] {
+  if (!value || typeof value !== 'object') return []
+  const own = !Array.isArray(value) && key in value ? [(value as Record<string, unknown>)[key]] : []
+  return [...own, ...Object.values(value).flatMap(child => valuesOf(child, key))]
+}
+
+describe('agent info', () => {
+  it('agent info prints the driver and capabilities and lists no memory tools', () => {
+    const { stdout, status } = agentCli(['info', '--agent', 'support', '--root', 'playground'], { workspace: freshWorkspace() })
+    expect(status).toBe(0)
+    expect(stdout).toContain('agent: support')
+    expect(stdout).toContain('driver: custom-run')
+    expect(stdout).toContain('capabilities: memory')
+    expect(stdout).toContain('tools: none')
+    expect(stdout).toContain('added at invocation time')
+    expect(stdout).not.toMatch(/^\s*memory_(search|read|remember|delete)/m)
+  })
+
+  it('an unknown agent exits 1 with AGENT_NOT_FOUND listing the agents that exist', () => {
+    const { stderr, status } = agentCli(['info', '--agent', 'nobody'], { workspace: freshWorkspace() })
+    expect(status).toBe(1)
+    expect(stderr).toMatch(/AGENT_NOT_FOUND: .*agents found: support/)
+  })
+})
+
+describe('agent dev', () => {
+  it('a question shows a memory_search tool step and its result', () => {
+    const { stdout, status } = agentCli(['dev', '--agent', 'support'], { workspace: freshWorkspace(), input: 'what do you know about green tea\n' })
+    expect(status).toBe(0)
+    expect(stdout).toContain('> what do you know about green tea')
+    expect(stdout).toContain('[tool] memory_search {"query":"what do you know about green tea"}')
+    expect(stdout).toMatch(/^\[result\] \{"store":"agent","results":\[\]\}$/m)
+    expect(stdout).toContain('I found nothing in my memory for that')
+  })
+
+  it('remember waits for approval, y saves it, and the JSONL line has the scope and provenance', () => {
+    const workspace = freshWorkspace()
+    const { stdout, status } = agentCli(['dev', '--agent', 'support', '--user', 'demo'], { workspace, input: 'remember I prefer green tea\ny fine by me\n' })
+    expect(status).toBe(0)
+    expect(stdout).toContain('[tool] memory_remember {"content":"I prefer green tea","kind":"semantic"}')
+    expect(stdout).toContain('Approve memory_remember {"content":"I prefer green tea","kind":"semantic"}? [y/N] reason: y fine by me')
+    const saved = /Saved (\S+)\./.exec(stdout)
+    expect(saved).not.toBeNull()
+    const lines = logLines(workspace)
+    const line = lines.find(entry => JSON.stringify(entry).includes('I prefer green tea'))
+    expect(line).toBeDefined()
+    expect(valuesOf(line, 'scope')).toContainEqual({ agent: 'support', user: 'demo' })
+    expect(valuesOf(line, 'provenance')[0]).toMatchObject({ source: 'tool', toolName: 'memory_remember' })
+    expect(JSON.stringify(line)).toContain(saved![1]!.replace(/\.$/, ''))
+    expect(valuesOf(line, 'approver')).toContain('demo')
+  })
+
+  it('remember answered n writes nothing and says why', () => {
+    const workspace = freshWorkspace()
+    const { stdout, status } = agentCli(['dev', '--agent', 'support'], { workspace, input: 'remember I prefer green tea\nn not now\n' })
+    expect(status).toBe(0)
+    expect(stdout).toContain('Approve memory_remember')
+    expect(stdout).toContain('Not saved: not now.')
+    expect(logLines(workspace).filter(entry => JSON.stringify(entry).includes('green tea'))).toEqual([])
+  })
+
+  it('a remembered fact is found by a later question on the same user, not by another user', () => {
+    const workspace = freshWorkspace()
+    agentCli(['dev', '--agent', 'support', '--user', 'ann'], { workspace, input: 'remember Ann prefers green tea\ny\n' })
+    const ann = agentCli(['dev', '--agent', 'support', '--user', 'ann'], { workspace, input: 'green tea\n' })
+    expect(ann.stdout).toMatch(/- Ann prefers green tea \(/)
+    const bo = agentCli(['dev', '--agent', 'support', '--user', 'bo'], { workspace, input: 'green tea\n' })
+    expect(bo.stdout).not.toContain('Ann prefers green tea')
+  })
+
+  it('forget <id> deletes the record after approval and search no longer finds it', () => {
+    const workspace = freshWorkspace()
+    const saved = agentCli(['dev', '--agent', 'support'], { workspace, input: 'remember I like oolong\ny\n' })
+    const id = /Saved (\S+)\./.exec(saved.stdout)![1]!
+    const { stdout } = agentCli(['dev', '--agent', 'support'], { workspace, input: `forget ${id}\ny\noolong\n` })
+    expect(stdout).toContain(`[tool] memory_delete {"id":"${id}"}`)
+    expect(stdout).toContain(`Approve memory_delete {"id":"${id}"}? [y/N] reason: y`)
+    expect(stdout).toContain(`Deleted ${id}.`)
+    expect(stdout).toContain('I found nothing in my memory for that')
+    // Soft delete: the original line stays and a tombstone follows it.
+    expect(logLines(workspace).filter(entry => JSON.stringify(entry).includes(id))).toHaveLength(2)
+  })
+
+  it('/exit ends the chat with status 0 and ignores the lines after it', () => {
+    const { stdout, status } = agentCli(['dev', '--agent', 'support'], { workspace: freshWorkspace(), input: '/exit\nwhat about tea\n' })
+    expect(status).toBe(0)
+    expect(stdout).not.toContain('[tool]')
+  })
+
+  it('/approvals lists pending approvals', () => {
+    const workspace = freshWorkspace()
+    // End of input at the approval prompt leaves the approval pending.
+    agentCli(['dev', '--agent', 'support'], { workspace, input: 'remember I like oolong\n' })
+    const { stdout } = agentCli(['dev', '--agent', 'support'], { workspace, input: '/approvals\n' })
+    expect(stdout).toMatch(/^apr_\S+\s+memory_remember \{"content":"I like oolong","kind":"semantic"\}/m)
+  })
+})
+
+describe.skipIf(!HAS_LOCOMO)('agent memory import --locomo', () => {
+  const workspace = freshWorkspace()
+  const expected = HAS_LOCOMO ? countObservations(CONV_26) : new Map<string, number>()
+  const total = [...expected.values()].reduce((sum, n) => sum + n, 0)
+  let first: ReturnType<typeof agentCli>
+
+  beforeAll(() => {
+    first = agentCli(['memory', 'import', '--agent', 'support', '--locomo', CONV_26], { workspace })
+  })
+
+  it('imports one record per observation, one scope per speaker', () => {
+    expect(first.status).toBe(0)
+    expect(first.stdout).toContain(`imported ${total} of ${total} observations (0 already present)`)
+    for (const [speaker, count] of expected) expect(first.stdout).toContain(`${speaker}: ${count} added, 0 already present (store agent, scope {"agent":"support","user":"${speaker}"})`)
+    const lines = logLines(workspace)
+    expect(lines).toHaveLength(total)
+    expect(valuesOf(lines[0], 'provenance')[0]).toEqual({ source: 'import', file: 'conv-26.json' })
+  })
+
+  it('a question about a speaker in agent dev --user <speaker> returns that speaker\'s facts', () => {
+    const data = JSON.parse(readFileSync(CONV_26, 'utf8')) as Record<string, unknown>
+    const facts = (speaker: string) => Object.entries(data)
+      .filter(([key]) => /^session_\d+_observation$/.test(key))
+      .flatMap(([, value]) => ((value as Record<string, [string, unknown][]>)[speaker] ?? []).map(([fact]) => fact))
+    const { stdout, status } = agentCli(['dev', '--agent', 'support', '--user', 'Caroline'], { workspace, input: 'What did Caroline research?\n' })
+    expect(status).toBe(0)
+    expect(stdout).toContain('[tool] memory_search {"query":"What did Caroline research?"}')
+    const listed = [...stdout.matchAll(/^- (.*) \(rec[^)]*\)$|^- (.*) \([^)]*\)$/gm)].map(match => match[1] ?? match[2])
+    expect(listed.length).toBeGreaterThan(0)
+    const caroline = new Set(facts('Caroline'))
+    for (const fact of listed) expect(caroline.has(fact!)).toBe(true)
+    expect(listed.some(fact => /research/i.test(fact!))).toBe(true)
+  })
+
+  it('re-importing the same file adds nothing', () => {
+    const again = agentCli(['memory', 'import', '--agent', 'support', '--locomo', CONV_26], { workspace })
+    expect(again.status).toBe(0)
+    expect(again.stdout).toContain(`imported 0 of ${total} observations (${total} already present)`)
+    expect(logLines(workspace)).toHaveLength(total)
+  })
+})

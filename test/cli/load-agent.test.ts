@@ -1,0 +1,51 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { findAgent, listAgents, loadAgent, resolveRoot } from '../../src/cli/load-agent.ts'
+import { REPO_ROOT } from './locomo.ts'
+
+function project(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'vam-cli-'))
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(root, path, '..'), { recursive: true })
+    writeFileSync(join(root, path), text)
+  }
+  return root
+}
+
+describe('finding agents', () => {
+  it('the default root is cwd, or ./playground when only it has server/agents', () => {
+    expect(resolveRoot(undefined, REPO_ROOT)).toBe(join(REPO_ROOT, 'playground'))
+    const root = project({ 'server/agents/a.ts': '' })
+    expect(resolveRoot(undefined, root)).toBe(root)
+    expect(resolveRoot('sub', root)).toBe(join(root, 'sub'))
+  })
+
+  it('agents are <name>.ts files and <name>/agent.ts folders', () => {
+    const root = project({ 'server/agents/alpha.ts': '', 'server/agents/beta/agent.ts': '', 'server/agents/beta/helper.ts': '', 'server/agents/types.d.ts': '' })
+    expect(listAgents(root).map(agent => agent.name)).toEqual(['alpha', 'beta'])
+    expect(findAgent(root, 'beta').file).toBe(join(root, 'server/agents/beta/agent.ts'))
+  })
+
+  it('an unknown agent is AGENT_NOT_FOUND listing the agents that exist', () => {
+    const root = project({ 'server/agents/alpha.ts': '', 'server/agents/beta.ts': '' })
+    expect(() => findAgent(root, 'gamma')).toThrow(/AGENT_NOT_FOUND: .*agents found: alpha, beta/)
+  })
+
+  it('a module whose default export is not an agent is AGENT_INVALID_MODULE', async () => {
+    const root = project({ 'server/agents/odd.ts': 'export default { hello: "world" } as const\n' })
+    await expect(loadAgent(root, 'odd')).rejects.toThrow(/AGENT_INVALID_MODULE/)
+  })
+
+  it('a module that throws while loading is AGENT_LOAD_FAILED', async () => {
+    const root = project({ 'server/agents/broken.ts': 'throw new Error("boom")\nexport default 1\n' })
+    await expect(loadAgent(root, 'broken')).rejects.toThrow(/AGENT_LOAD_FAILED: .*boom/)
+  })
+
+  it('an agent left with the default name takes its file name', async () => {
+    const root = project({ 'server/agents/helper.ts': 'export default { kind: "agent", name: "agent", instructions: "", driver: { run() {} }, workspace: undefined, capabilities: [], tools: {} }\n' })
+    const { agent } = await loadAgent(root, 'helper')
+    expect(agent.name).toBe('helper')
+  })
+})

@@ -1,0 +1,75 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { sameScope, scopeKey, validateScope } from '../../src/memory/scope.ts'
+import { MEMORY_SCOPE_FIELDS, type MemoryScope } from '../../src/memory/types.ts'
+
+describe('validateScope', () => {
+  it('accepts a scope with one or all known fields', () => {
+    expect(validateScope({ agent: 'support' })).toEqual({ agent: 'support' })
+    const all = Object.fromEntries(MEMORY_SCOPE_FIELDS.map(field => [field, `${field}-1`]))
+    expect(validateScope(all)).toEqual(all)
+  })
+
+  it.each([
+    [{}],
+    [{ agent: '' }],
+    [{ agent: '', user: '' }],
+  ])('a scope without a non-empty field (%j) is MEMORY_SCOPE_REQUIRED', (scope) => {
+    expect(() => validateScope(scope)).toThrow(expect.objectContaining({ code: 'MEMORY_SCOPE_REQUIRED' }))
+  })
+
+  it.each([
+    ['an unknown field', { agent: 'support', usr: 'alice' }, 'usr'],
+    ['a number value', { agent: 'support', user: 42 }, 'user'],
+    ['an undefined value (it must not widen the scope)', { agent: 'support', user: undefined }, 'user'],
+    ['a null value', { agent: 'support', user: null }, 'user'],
+    ['an empty value next to a non-empty one', { agent: 'support', user: '' }, 'user'],
+  ])('a scope with %s is MEMORY_SCOPE_INVALID', (_name, scope, field) => {
+    expect(() => validateScope(scope)).toThrow(expect.objectContaining({ code: 'MEMORY_SCOPE_INVALID', details: { field } }))
+  })
+
+  it.each([[null], [undefined], ['support'], [['agent']]])('a scope that is not an object (%j) is MEMORY_SCOPE_INVALID', (scope) => {
+    expect(() => validateScope(scope)).toThrow(expect.objectContaining({ code: 'MEMORY_SCOPE_INVALID' }))
+  })
+})
+
+describe('sameScope', () => {
+  it('a scope { agent } and a scope { agent, user } are different, both ways', () => {
+    expect(sameScope({ agent: 'a' }, { agent: 'a', user: 'u' })).toBe(false)
+    expect(sameScope({ agent: 'a', user: 'u' }, { agent: 'a' })).toBe(false)
+  })
+
+  it('field order does not matter; every value must be equal', () => {
+    expect(sameScope({ agent: 'a', user: 'u' }, { user: 'u', agent: 'a' })).toBe(true)
+    expect(sameScope({ agent: 'a', user: 'u' }, { agent: 'a', user: 'U' })).toBe(false)
+    expect(sameScope({ agent: 'a' }, { user: 'a' })).toBe(false)
+  })
+})
+
+describe('scopeKey', () => {
+  const value = fc.string({ unit: fc.constantFrom('a', 'b', ':', ',', '"', '[', ']', '\\', '=', ' ', 'é', 'e\u0301', '🎉'), minLength: 1, maxLength: 4 })
+  const scope: fc.Arbitrary<MemoryScope> = fc.record(
+    { agent: value, user: value, tenant: value, thread: value },
+    { requiredKeys: [] },
+  ).filter(candidate => Object.keys(candidate).length > 0)
+
+  it('two scopes share a key exactly when they are the same scope (separators, quotes and unicode cannot collide)', () => {
+    fc.assert(fc.property(scope, scope, (a, b) => {
+      expect(scopeKey(a) === scopeKey(b)).toBe(sameScope(a, b))
+    }), { numRuns: 2000 })
+  })
+
+  it('values that join to the same text give different keys', () => {
+    expect(scopeKey({ agent: 'a:b' })).not.toBe(scopeKey({ agent: 'a', user: 'b' }))
+    expect(scopeKey({ agent: 'a","user":"b' })).not.toBe(scopeKey({ agent: 'a', user: 'b' }))
+    expect(scopeKey({ agent: 'é' })).not.toBe(scopeKey({ agent: 'e\u0301' }))
+  })
+
+  it('does not depend on field order', () => {
+    expect(scopeKey({ user: 'u', agent: 'a' })).toBe(scopeKey({ agent: 'a', user: 'u' }))
+  })
+
+  it('throws the validation error for an invalid scope', () => {
+    expect(() => scopeKey({})).toThrow(expect.objectContaining({ code: 'MEMORY_SCOPE_REQUIRED' }))
+  })
+})

@@ -1,0 +1,720 @@
+/**
+ * One test per sentence of the capability document (/work/shared/seeds/002_50d6403dcb0f9731.txt),
+ * in the document's order, each named after the behaviour the sentence requires. Everything runs
+ * through the public API: defineAgent + runAgent + resolveApproval with a scripted AI SDK model or
+ * a custom-run driver, a real workspace (unstorage fs driver in a temp dir, or the memory driver),
+ * and the real store adapters.
+ */
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { createStorage } from 'unstorage'
+import memoryDriver from 'unstorage/drivers/memory'
+import { createWorkspace, defineAgent, resolveApproval, runAgent } from '../../src/index.ts'
+import type { AgentDefinition, AgentRun, AgentTool, AgentRunEvent, AgentRunResult, AgentUser, CustomRunContext, ToolCallOutcome } from '../../src/index.ts'
+import { inMemoryMemoryStore, memory, workspaceJsonlMemoryStore } from '../../src/capabilities/index.ts'
+import type { MemoryOptions, MemoryRecord, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions, MemoryScopeContext } from '../../src/capabilities/index.ts'
+import { scriptedModel } from '../../src/testing/index.ts'
+import { verifyLog } from '../../src/memory/log.ts'
+import { formatEvent } from '../../src/cli/format.ts'
+import { describeAgent } from '../../src/cli/info.ts'
+import type { Workspace } from '../../src/workspace/types.ts'
+
+// ---- harness ----
+
+function fsWorkspace(options: { writable?: boolean; dir?: string } = {}): Workspace & { dir: string } {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'vam-seed-'))
+  return createWorkspace({ dir, ...(options.writable === false ? { writable: false } : {}) }) as Workspace & { dir: string }
+}
+
+function memoryWorkspace(): Workspace {
+  return createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
+}
+
+interface Finished { events: AgentRunEvent[]; result: AgentRunResult }
+
+async function finish(run: AgentRun | Promise<AgentRun>): Promise<Finished> {
+  const awaited = await run
+  const events: AgentRunEvent[] = []
+  for await (const event of awaited) events.push(event)
+  return { events, result: await awaited.result }
+}
+
+type ScriptedCall = [toolName: string, input: Record<string, unknown>]
+
+/** A custom-run driver that makes the given calls through `ctx.tools` and keeps what it saw. */
+function scriptedRun(calls: ScriptedCall[], seen: { contexts: CustomRunContext[]; outcomes: ToolCallOutcome[] } = { contexts: [], outcomes: [] }) {
+  return {
+    seen,
+    driver: {
+      async run(ctx: CustomRunContext) {
+        seen.contexts.push(ctx)
+        if (ctx.input === undefined) { ctx.write('continued'); return } // resumed after an approval
+        for (const [name, input] of calls) {
+          const tool = ctx.tools[name]
+          if (!tool) { seen.outcomes.push({ status: 'error', toolCallId: 'none', error: { code: 'NO_TOOL', message: name, why: name, fix: '' } }); continue }
+          seen.outcomes.push(await tool.call(input))
+        }
+        ctx.write('done')
+      },
+    },
+  }
+}
+
+function agentWith(options: MemoryOptions, driver: AgentDefinition['driver'], workspace?: Workspace): AgentDefinition {
+  return defineAgent({ name: 'support', driver, ...(workspace ? { workspace } : {}), capabilities: [memory(options)] })
+}
+
+/** The tool names a custom-run driver receives for these memory options. */
+async function toolNames(options: MemoryOptions, workspace: Workspace = memoryWorkspace(), user?: AgentUser): Promise<string[]> {
+  const { driver, seen } = scriptedRun([])
+  await finish(runAgent(agentWith(options, driver, workspace), { input: 'hi', ...(user ? { user } : {}) }))
+  return Object.keys(seen.contexts[0]?.tools ?? {}).sort()
+}
+
+/** Runs the calls through a custom-run driver and returns their outcomes in order. */
+async function callTools(agent: (driver: AgentDefinition['driver']) => AgentDefinition, calls: ScriptedCall[], run: { user?: AgentUser; threadId?: string } = {}): Promise<ToolCallOutcome[]> {
+  const { driver, seen } = scriptedRun(calls)
+  await finish(runAgent(agent(driver), { input: 'go', ...run }))
+  return seen.outcomes
+}
+
+function ok(outcome: ToolCallOutcome | undefined): any {
+  if (outcome?.status !== 'ok') throw new Error(`expected ok, got ${JSON.stringify(outcome)}`)
+  return outcome.output
+}
+
+function errorCode(outcome: ToolCallOutcome | undefined): string | undefined {
+  return outcome?.status === 'error' ? outcome.error.code : undefined
+}
+
+function jsonlLines(workspace: { dir: string }, path = 'memory/memory.jsonl'): Array<Record<string, any>> {
+  const file = join(workspace.dir, path)
+  if (!existsSync(file)) return []
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line))
+}
+
+async function adapterOf(store: MemoryStoreAdapter | MemoryStoreFactory, workspace?: Workspace): Promise<MemoryStoreAdapter> {
+  if ('create' in store && typeof store.create === 'function') return store.create({ store: 'agent', agent: 'support', writable: true, ...(workspace ? { workspace } : {}) })
+  return store as MemoryStoreAdapter
+}
+
+const toolWrites = (extra: Partial<MemoryStoreOptions> = {}): MemoryStoreOptions => ({ adapter: workspaceJsonlMemoryStore(), scope: { agent: 'support' }, write: { mode: 'tool' }, ...extra })
+
+// ---- "Memory" (introduction) ----
+
+describe('seed: Memory', () => {
+  it('memory() lets an Agent search, read, remember and delete scoped durable records through its stores', async () => {
+    const workspace = fsWorkspace()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites() } }, driver, workspace)
+    const [remembered] = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'The customer prefers email' }]])
+    const id = ok(remembered).record.id as string
+    // Durable: a new workspace object over the same folder (a restarted process) still has it.
+    const reopened = fsWorkspace({ dir: workspace.dir })
+    const again = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites() } }, driver, reopened)
+    const [search, read, del, after] = await callTools(again, [
+      ['memory_search', { query: 'email' }], ['memory_read', { id }], ['memory_delete', { id, reason: 'done' }], ['memory_search', { query: 'email' }],
+    ])
+    expect(ok(search).results.map((r: { id: string }) => r.id)).toEqual([id])
+    expect(ok(read).record.content).toBe('The customer prefers email')
+    expect(ok(del)).toEqual({ action: 'deleted', store: 'agent', id, reason: 'done' })
+    expect(ok(after).results).toEqual([])
+  })
+
+  it('memory() adds memory_search and memory_read, plus memory_remember and memory_delete when a store opts into tool writes', async () => {
+    expect(await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' } } } })).toEqual(['memory_read', 'memory_search'])
+    expect(await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, write: { mode: 'tool' } } } })).toEqual(['memory_delete', 'memory_read', 'memory_remember', 'memory_search'])
+  })
+
+  it('memory is explicit Agent behavior: a run that calls no memory tool writes no record', async () => {
+    const workspace = fsWorkspace()
+    const model = scriptedModel([{ text: 'I will remember that you like tea.' }])
+    const agent = agentWith({ stores: { agent: toolWrites() } }, { model }, workspace)
+    const { result } = await finish(runAgent(agent, { input: 'Please remember that I like tea' }))
+    expect(result.status).toBe('completed')
+    expect(jsonlLines(workspace)).toEqual([])
+  })
+
+  it('memory is not Chat History: earlier messages of the thread are not memory records', async () => {
+    const workspace = fsWorkspace()
+    const first = agentWith({ stores: { agent: toolWrites() } }, { model: scriptedModel([{ text: 'Noted.' }]) }, workspace)
+    const { result } = await finish(runAgent(first, { input: 'my favourite colour is turquoise' }))
+    const second = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites() } }, driver, workspace)
+    const [search] = await callTools(second, [['memory_search', { query: 'turquoise' }]], { threadId: result.threadId })
+    expect(ok(search).results).toEqual([])
+    expect(jsonlLines(workspace)).toEqual([])
+  })
+
+  it('each store owns its adapter, scope, allowed kinds, read tools and write policy', async () => {
+    const workspace = fsWorkspace()
+    const notes = inMemoryMemoryStore()
+    const options: MemoryOptions = { stores: {
+      agent: { adapter: workspaceJsonlMemoryStore(), scope: { agent: 'support' }, allowKinds: ['semantic'], write: { mode: 'tool', policy: 'allow' } },
+      notes: { adapter: notes, scope: { agent: 'support', user: 'alice' }, allowKinds: ['episodic'], read: { tools: { search: false } }, write: { mode: 'tool', policy: 'deny' } },
+    } }
+    const agent = (driver: AgentDefinition['driver']) => agentWith(options, driver, workspace)
+    const outcomes = await callTools(agent, [
+      ['memory_remember', { kind: 'semantic', content: 'shared fact' }],
+      ['memory_remember', { kind: 'episodic', content: 'event' }],
+      ['memory_remember', { store: 'notes', kind: 'episodic', content: 'event' }],
+      ['memory_search', { store: 'notes', query: 'event' }],
+    ])
+    expect(ok(outcomes[0]).store).toBe('agent')
+    expect(errorCode(outcomes[1])).toBe('MEMORY_KIND_NOT_ALLOWED')
+    expect(errorCode(outcomes[2])).toBe('TOOL_DENIED_BY_POLICY')
+    expect(errorCode(outcomes[3])).toBe('MEMORY_OPERATION_NOT_ALLOWED')
+    expect(jsonlLines(workspace).map((l) => [l.store, l.scope])).toEqual([['agent', { agent: 'support' }]])
+    expect(await (await adapterOf(notes)).export({ store: 'notes', scope: { agent: 'support', user: 'alice' } })).toEqual([])
+  })
+
+  it('the built-in workspaceJsonlMemoryStore() keeps records in the Agent Workspace', async () => {
+    const workspace = fsWorkspace()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites() } }, driver, workspace)
+    const [remembered] = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'kept in the workspace' }]])
+    expect(await workspace.has('memory/memory.jsonl')).toBe(true)
+    expect(jsonlLines(workspace)[0]).toMatchObject({ recordId: ok(remembered).record.id, content: 'kept in the workspace' })
+  })
+})
+
+// ---- "Configure memory" ----
+
+describe('seed: Configure memory', () => {
+  it('configure at least one store with an explicit scope: no store or no scope is an error', () => {
+    expect(() => memory({ stores: {} })).toThrow(/MEMORY_STORES_REQUIRED/)
+    expect(() => memory({ stores: { agent: { adapter: workspaceJsonlMemoryStore() } as unknown as MemoryStoreOptions } })).toThrow(/MEMORY_SCOPE_REQUIRED/)
+  })
+
+  it('the documented example (model driver, workspace, one approval-gated JSONL store) runs and asks for approval before writing', async () => {
+    const workspace = fsWorkspace()
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'memory_remember', input: { kind: 'semantic', content: 'The customer uses the Pro plan' } }] }, { text: 'Saved.' }])
+    const agent = defineAgent({
+      driver: { model },
+      workspace,
+      capabilities: [
+        memory({
+          stores: {
+            agent: {
+              adapter: workspaceJsonlMemoryStore(),
+              scope: { agent: 'support' },
+              write: { mode: 'tool', policy: 'require-approval' },
+            },
+          },
+        }),
+      ],
+    })
+    const requested = await finish(runAgent(agent, { input: 'remember my plan' }))
+    expect(requested.result.status).toBe('awaiting-approval')
+    expect(jsonlLines(workspace)).toEqual([])
+    const approved = await finish(resolveApproval(agent, requested.result.approvals[0]!.id, { approved: true, approver: 'admin' }))
+    expect(approved.result.status).toBe('completed')
+    expect(jsonlLines(workspace)).toHaveLength(1)
+    expect(jsonlLines(workspace)[0]).toMatchObject({ scope: { agent: 'support' }, content: 'The customer uses the Pro plan' })
+  })
+})
+
+// ---- "Agent-visible tool contract" ----
+
+describe('seed: Agent-visible tool contract', () => {
+  async function schemas(): Promise<Record<string, { required: string[]; properties: Record<string, unknown> }>> {
+    const { driver, seen } = scriptedRun([])
+    await finish(runAgent(agentWith({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, write: { mode: 'tool' } } } }, driver, memoryWorkspace()), { input: 'hi' }))
+    return Object.fromEntries(Object.entries(seen.contexts[0]!.tools).map(([name, tool]) => [name, tool.inputSchema as { required: string[]; properties: Record<string, unknown> }]))
+  }
+
+  it('memory_search is added when a store allows search and takes query (required), store, kinds, tags, after, before, limit', async () => {
+    const search = (await schemas()).memory_search!
+    expect(search.required).toEqual(['query'])
+    expect(Object.keys(search.properties)).toEqual(['query', 'store', 'kinds', 'tags', 'after', 'before', 'limit'])
+    expect(await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, read: { tools: { search: false } } } } })).toEqual(['memory_read'])
+  })
+
+  it('memory_read is added when a store allows exact reads and takes id (required), store', async () => {
+    const read = (await schemas()).memory_read!
+    expect(read.required).toEqual(['id'])
+    expect(Object.keys(read.properties)).toEqual(['id', 'store'])
+    expect(await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, read: { tools: { read: false } } } } })).toEqual(['memory_search'])
+  })
+
+  it('memory_remember is added when a store sets write.mode tool and takes content and kind (required), store, title, tags, metadata, pinned, confidence, supersedes, provenance', async () => {
+    const remember = (await schemas()).memory_remember!
+    expect(remember.required).toEqual(['content', 'kind'])
+    expect(Object.keys(remember.properties)).toEqual(['content', 'kind', 'store', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'supersedes', 'provenance'])
+  })
+
+  it('memory_delete is added when a store sets write.mode tool and takes id (required), store, reason', async () => {
+    const del = (await schemas()).memory_delete!
+    expect(del.required).toEqual(['id'])
+    expect(Object.keys(del.properties)).toEqual(['id', 'store', 'reason'])
+  })
+
+  it('the Agent can omit store when the Capability has one store or a store named agent', async () => {
+    const one = (driver: AgentDefinition['driver']) => agentWith({ stores: { notes: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, write: { mode: 'tool' } } } }, driver, memoryWorkspace())
+    expect(ok((await callTools(one, [['memory_remember', { kind: 'semantic', content: 'x' }]]))[0]).store).toBe('notes')
+    const named = (driver: AgentDefinition['driver']) => agentWith({ stores: {
+      other: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, write: { mode: 'tool' } },
+      agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, write: { mode: 'tool' } },
+    } }, driver, memoryWorkspace())
+    expect(ok((await callTools(named, [['memory_remember', { kind: 'semantic', content: 'x' }]]))[0]).store).toBe('agent')
+  })
+
+  it('otherwise the Agent must pass store: omitting it is a tool error listing the stores', async () => {
+    const two = (driver: AgentDefinition['driver']) => agentWith({ stores: {
+      facts: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' } },
+      notes: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' } },
+    } }, driver, memoryWorkspace())
+    const [omitted, passed] = await callTools(two, [['memory_search', { query: 'x' }], ['memory_search', { query: 'x', store: 'notes' }]])
+    expect(errorCode(omitted)).toBe('MEMORY_STORE_REQUIRED')
+    expect(omitted?.status === 'error' && omitted.error.message).toContain('"facts", "notes"')
+    expect(ok(passed).store).toBe('notes')
+  })
+})
+
+// ---- "How memory works" ----
+
+describe('seed: How memory works', () => {
+  it('when the Capability resolves, memory() creates each store adapter and resolves each store scope (at every invocation)', async () => {
+    const created: string[] = []
+    const scoped: MemoryScopeContext[] = []
+    const inner = inMemoryMemoryStore()
+    const factory: MemoryStoreFactory = { kind: 'counting', create: async (context) => { created.push(context.store); return adapterOf(inner) } }
+    const { driver } = scriptedRun([])
+    const agent = agentWith({ stores: { agent: { adapter: factory, scope: (ctx) => { scoped.push(ctx); return { agent: ctx.agent } } } } }, driver, memoryWorkspace())
+    const first = await finish(runAgent(agent, { input: 'one' }))
+    const second = await finish(runAgent(agent, { input: 'two' }))
+    expect(created).toEqual(['agent', 'agent'])
+    expect(scoped.map((c) => c.run.runId)).toEqual([first.result.runId, second.result.runId])
+  })
+
+  it('every operation uses the store scope, so the Agent cannot read or write records in another scope', async () => {
+    const workspace = fsWorkspace()
+    const options: MemoryOptions = { stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: ({ user }) => (user ? { agent: 'support', user: user.id } : undefined), write: { mode: 'tool' } } } }
+    const agent = (driver: AgentDefinition['driver']) => agentWith(options, driver, workspace)
+    const [alices] = await callTools(agent, [['memory_remember', { kind: 'profile', content: 'Alice is allergic to nuts' }]], { user: { id: 'alice' } })
+    const aliceId = ok(alices).record.id
+    const bob = await callTools(agent, [
+      ['memory_search', { query: 'allergic' }], ['memory_read', { id: aliceId }], ['memory_delete', { id: aliceId }],
+      ['memory_remember', { kind: 'profile', content: 'takeover', supersedes: [aliceId] }],
+    ], { user: { id: 'bob' } })
+    expect(ok(bob[0]).results).toEqual([])
+    expect(bob.slice(1).map(errorCode)).toEqual(['MEMORY_RECORD_NOT_FOUND', 'MEMORY_RECORD_NOT_FOUND', 'MEMORY_SUPERSEDE_NOT_FOUND'])
+    expect(jsonlLines(workspace).map((l) => [l.type, l.scope.user])).toEqual([['remember', 'alice']])
+  })
+
+  it('memory_remember adds provenance from the current Agent Invocation: runId, threadId, source tool, toolName memory_remember', async () => {
+    const workspace = fsWorkspace()
+    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'x' }]])
+    const { result } = await finish(runAgent(agentWith({ stores: { agent: toolWrites() } }, driver, workspace), { input: 'go' }))
+    expect(jsonlLines(workspace)[0]!.provenance).toEqual({ runId: result.runId, threadId: result.threadId, source: 'tool', toolName: 'memory_remember' })
+  })
+
+  it('when supersedes lists record ids, the store marks those records as superseded', async () => {
+    const workspace = fsWorkspace()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites() } }, driver, workspace)
+    const [a, b] = await callTools(agent, [['memory_remember', { kind: 'profile', content: 'plan: Basic' }], ['memory_remember', { kind: 'profile', content: 'team: Blue' }]])
+    const ids = [ok(a).record.id, ok(b).record.id]
+    const [c] = await callTools(agent, [['memory_remember', { kind: 'profile', content: 'plan: Pro, team: Red', supersedes: ids }]])
+    const [readA, readB, search] = await callTools(agent, [['memory_read', { id: ids[0] }], ['memory_read', { id: ids[1] }], ['memory_search', { query: 'plan' }]])
+    expect([ok(readA).record.status, ok(readB).record.status]).toEqual(['superseded', 'superseded'])
+    expect(ok(readA).record.supersededBy).toBe(ok(c).record.id)
+    expect(ok(search).results.map((r: { id: string }) => r.id)).toEqual([ok(c).record.id])
+  })
+
+  it('memory_delete is a soft delete: the record disappears from the tools but the store keeps it as deleted', async () => {
+    const store = inMemoryMemoryStore()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: { adapter: store, scope: { agent: 'support' }, write: { mode: 'tool' } } } }, driver, memoryWorkspace())
+    const [created] = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'to forget' }]])
+    const id = ok(created).record.id
+    const [deleted, read] = await callTools(agent, [['memory_delete', { id, reason: 'asked to' }], ['memory_read', { id }]])
+    expect(ok(deleted).action).toBe('deleted')
+    expect(errorCode(read)).toBe('MEMORY_RECORD_NOT_FOUND')
+    const exported = await (await adapterOf(store)).export({ store: 'agent', scope: { agent: 'support' } })
+    expect(exported.map((r: MemoryRecord) => [r.id, r.status, r.content, r.deleteReason])).toEqual([[id, 'deleted', 'to forget', 'asked to']])
+  })
+
+  it('the JSONL store appends a tombstone for memory_delete and keeps the original line', async () => {
+    const workspace = fsWorkspace()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites() } }, driver, workspace)
+    const [created] = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'original' }]])
+    const before = readFileSync(join(workspace.dir, 'memory/memory.jsonl'), 'utf8')
+    await callTools(agent, [['memory_delete', { id: ok(created).record.id, reason: 'obsolete' }]])
+    const after = readFileSync(join(workspace.dir, 'memory/memory.jsonl'), 'utf8')
+    expect(after.startsWith(before)).toBe(true)
+    expect(jsonlLines(workspace).map((l) => [l.type, l.recordId, l.version])).toEqual([['remember', ok(created).record.id, 1], ['delete', ok(created).record.id, 2]])
+    expect(jsonlLines(workspace)[1]).toMatchObject({ reason: 'obsolete' })
+  })
+
+  it('memory_remember checks allowKinds for the selected store', async () => {
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: {
+      agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, allowKinds: ['profile'], write: { mode: 'tool' } },
+      log: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, allowKinds: ['episodic'], write: { mode: 'tool' } },
+    } }, driver, memoryWorkspace())
+    const outcomes = await callTools(agent, [
+      ['memory_remember', { kind: 'episodic', content: 'x' }],
+      ['memory_remember', { store: 'log', kind: 'episodic', content: 'x' }],
+      ['memory_remember', { store: 'log', kind: 'profile', content: 'x' }],
+    ])
+    expect(outcomes.map((o) => o.status === 'ok' ? 'ok' : errorCode(o))).toEqual(['MEMORY_KIND_NOT_ALLOWED', 'ok', 'MEMORY_KIND_NOT_ALLOWED'])
+    expect(outcomes[0]?.status === 'error' && outcomes[0].error.message).toContain('"profile"')
+  })
+
+  it('tool calls for a store that does not allow the operation fail', async () => {
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: {
+      agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, write: { mode: 'tool' } },
+      archive: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, read: { tools: { search: false, read: false } } },
+    } }, driver, memoryWorkspace())
+    const outcomes = await callTools(agent, [
+      ['memory_search', { store: 'archive', query: 'x' }], ['memory_read', { store: 'archive', id: 'x' }],
+      ['memory_remember', { store: 'archive', kind: 'semantic', content: 'x' }], ['memory_delete', { store: 'archive', id: 'x' }],
+    ])
+    expect(outcomes.map(errorCode)).toEqual(Array(4).fill('MEMORY_OPERATION_NOT_ALLOWED'))
+  })
+})
+
+// ---- "Workspace JSONL store" ----
+
+describe('seed: Workspace JSONL store', () => {
+  it('workspaceJsonlMemoryStore() appends records, supersede events and delete tombstones to a JSONL file in the Agent Workspace', async () => {
+    const workspace = fsWorkspace()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites() } }, driver, workspace)
+    const [a] = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'v1' }]])
+    const [b] = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'v2', supersedes: [ok(a).record.id] }]])
+    await callTools(agent, [['memory_delete', { id: ok(b).record.id }]])
+    expect(jsonlLines(workspace).map((l) => l.type)).toEqual(['remember', 'remember', 'supersede', 'delete'])
+  })
+
+  it('each line has the store name, scope, version and a SHA-256 digest that chains and verifies', async () => {
+    const workspace = fsWorkspace()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites({ scope: { agent: 'support', tenant: 'acme' } }) } }, driver, workspace)
+    const [a] = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'one' }]])
+    await callTools(agent, [['memory_delete', { id: ok(a).record.id }]])
+    const lines = jsonlLines(workspace)
+    for (const line of lines) {
+      expect(line.store).toBe('agent')
+      expect(line.scope).toEqual({ agent: 'support', tenant: 'acme' })
+      expect(line.digest).toMatch(/^[0-9a-f]{64}$/)
+    }
+    expect(lines.map((l) => l.version)).toEqual([1, 2])
+    expect(lines[1]!.prev).toBe(lines[0]!.digest)
+    expect((await verifyLog(workspace, 'memory/memory.jsonl')).ok).toBe(true)
+  })
+
+  it('search counts case-insensitive matches of query in title, content and tags, and returns 10 results by default', async () => {
+    const workspace = memoryWorkspace()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites() } }, driver, workspace)
+    const writes: ScriptedCall[] = [
+      ['memory_remember', { kind: 'semantic', content: 'nothing here', title: 'About TEA' }],
+      ['memory_remember', { kind: 'semantic', content: 'nothing here', tags: ['Tea'] }],
+      ['memory_remember', { kind: 'semantic', content: 'Tea, tea and more TEA' }],
+      ['memory_remember', { kind: 'semantic', content: 'coffee only' }],
+      ...Array.from({ length: 10 }, (_, i): ScriptedCall => ['memory_remember', { kind: 'semantic', content: `filler tea ${i}` }]),
+    ]
+    await callTools(agent, writes)
+    const [all, coffee] = await callTools(agent, [['memory_search', { query: 'tEa' }], ['memory_search', { query: 'COFFEE' }]])
+    expect(ok(all).results).toHaveLength(10)
+    expect(ok(all).results[0].content).toBe('Tea, tea and more TEA')
+    expect(ok(coffee).results.map((r: { content: string }) => r.content)).toEqual(['coffee only'])
+    const [wide] = await callTools(agent, [['memory_search', { query: 'tea', limit: 50 }]])
+    const contents = ok(wide).results.map((r: { title?: string; tags: string[]; content: string }) => r.title ?? r.tags[0] ?? r.content)
+    expect(contents).toContain('About TEA')
+    expect(contents).toContain('Tea')
+    expect(ok(wide).results).toHaveLength(13)
+  })
+})
+
+// ---- "Requirements" ----
+
+describe('seed: Requirements', () => {
+  it('memory() requires a stores map', () => {
+    expect(() => memory(undefined as unknown as MemoryOptions)).toThrow(/MEMORY_STORES_REQUIRED/)
+    expect(() => memory({} as MemoryOptions)).toThrow(/MEMORY_STORES_REQUIRED/)
+  })
+
+  it('each store requires an adapter and a scope with at least one non-empty field', () => {
+    expect(() => memory({ stores: { agent: { scope: { agent: 'a' } } as unknown as MemoryStoreOptions } })).toThrow(/MEMORY_ADAPTER_REQUIRED/)
+    expect(() => memory({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: '' } } } })).toThrow(/MEMORY_SCOPE_REQUIRED/)
+  })
+
+  it('workspaceJsonlMemoryStore() requires a Workspace', async () => {
+    const { driver } = scriptedRun([])
+    const { result } = await finish(runAgent(agentWith({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: { agent: 'support' } } } }, driver), { input: 'hi' }))
+    expect(result.status).toBe('failed')
+    expect(result.error?.code).toBe('MEMORY_WORKSPACE_REQUIRED')
+  })
+
+  it('workspaceJsonlMemoryStore() requires write access when the Agent remembers or deletes records', async () => {
+    const writable = fsWorkspace()
+    await callTools((driver) => agentWith({ stores: { agent: toolWrites() } }, driver, writable), [['memory_remember', { kind: 'semantic', content: 'saved before' }]])
+    const readOnly = fsWorkspace({ dir: writable.dir, writable: false })
+    // The host itself writes transcripts, so the capability is resolved directly with the read-only workspace.
+    const resolveWith = async (options: MemoryOptions) => {
+      const tools: Record<string, AgentTool> = {}
+      await memory(options).resolve({ agent: 'support', run: { runId: 'r', threadId: 't' }, metadata: {}, workspace: readOnly, tools: { add: (name, tool) => { tools[name] = tool } }, instructions: { add: () => {} } })
+      return tools
+    }
+    await expect(resolveWith({ stores: { agent: toolWrites() } })).rejects.toThrow(/MEMORY_WORKSPACE_READ_ONLY/)
+    const tools = await resolveWith({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: { agent: 'support' } } } })
+    const context = { agent: 'support', runId: 'r', threadId: 't', toolName: 'memory_search', toolCallId: 'c', metadata: {} }
+    const found = await tools.memory_search!.execute(tools.memory_search!.inputSchema.parse({ query: 'saved' }), context) as { results: Array<{ content: string }> }
+    expect(found.results.map((r) => r.content)).toEqual(['saved before'])
+  })
+
+  it('a custom adapter implements search, read, append, delete and export, and memory() uses it', async () => {
+    const inner = await adapterOf(inMemoryMemoryStore())
+    const calls: string[] = []
+    const custom: MemoryStoreAdapter = {
+      search: (t, q) => { calls.push('search'); return inner.search(t, q) },
+      read: (t, id) => { calls.push('read'); return inner.read(t, id) },
+      append: (t, input, o) => { calls.push('append'); return inner.append(t, input, o) },
+      delete: (t, id, o) => { calls.push('delete'); return inner.delete(t, id, o) },
+      export: (t) => { calls.push('export'); return inner.export(t) },
+    }
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: { adapter: custom, scope: { agent: 'support' }, write: { mode: 'tool' } } } }, driver, memoryWorkspace())
+    const [created] = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'custom' }]])
+    await callTools(agent, [['memory_search', { query: 'custom' }], ['memory_delete', { id: ok(created).record.id }]])
+    expect(calls).toEqual(['append', 'search', 'read', 'delete'])
+    expect((await custom.export({ store: 'agent', scope: { agent: 'support' } })).map((r) => r.status)).toEqual(['deleted'])
+    const { export: _omitted, ...incomplete } = custom
+    expect(() => memory({ stores: { agent: { adapter: incomplete as MemoryStoreAdapter, scope: { agent: 'a' } } } })).toThrow(/MEMORY_ADAPTER_REQUIRED.*export/)
+  })
+
+  it('a MemoryStoreFactory has a kind and a create(context) function that returns the adapter', async () => {
+    const inner = inMemoryMemoryStore()
+    const contexts: unknown[] = []
+    const factory: MemoryStoreFactory = { kind: 'mine', create: (context) => { contexts.push(context); return adapterOf(inner) } }
+    const workspace = memoryWorkspace()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: { adapter: factory, scope: { agent: 'support' }, write: { mode: 'tool' } } } }, driver, workspace)
+    const [created] = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'via factory' }]], { user: { id: 'alice' } })
+    expect(ok(created).record.kind).toBe('semantic')
+    expect(contexts).toEqual([{ store: 'agent', agent: 'support', workspace, user: { id: 'alice' }, writable: true }])
+    expect(() => memory({ stores: { agent: { adapter: { kind: 'mine' } as unknown as MemoryStoreFactory, scope: { agent: 'a' } } } })).toThrow(/MEMORY_ADAPTER_REQUIRED/)
+  })
+})
+
+// ---- "Security and approval" ----
+
+describe('seed: Security and approval', () => {
+  it('read tools never require approval, even on a store whose writes require approval', async () => {
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites({ write: { mode: 'tool', policy: 'require-approval' } }) } }, driver, fsWorkspace())
+    const outcomes = await callTools(agent, [['memory_search', { query: 'x' }], ['memory_read', { id: 'mem_x' }]])
+    expect(outcomes.map((o) => o.status === 'ok' ? 'ok' : errorCode(o))).toEqual(['ok', 'MEMORY_RECORD_NOT_FOUND'])
+  })
+
+  it('write tools exist only for stores with write.mode tool', async () => {
+    const names = await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, write: { mode: 'off', policy: 'allow' } } } })
+    expect(names).toEqual(['memory_read', 'memory_search'])
+  })
+
+  it('write.policy "allow" (the default) runs memory_remember and memory_delete without approval', async () => {
+    const workspace = fsWorkspace()
+    const { driver, seen } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'x' }]])
+    const { result } = await finish(runAgent(agentWith({ stores: { agent: toolWrites() } }, driver, workspace), { input: 'go' }))
+    expect(result.status).toBe('completed')
+    const id = ok(seen.outcomes[0]).record.id
+    const [del] = await callTools((d) => agentWith({ stores: { agent: toolWrites() } }, d, workspace), [['memory_delete', { id }]])
+    expect(ok(del).action).toBe('deleted')
+    expect(jsonlLines(workspace).map((l) => l.type)).toEqual(['remember', 'delete'])
+  })
+
+  it('write.policy "require-approval" stops the call with an approval request, and the write runs after a user approves it', async () => {
+    const workspace = fsWorkspace()
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'memory_remember', input: { kind: 'semantic', content: 'Ticket 42 is urgent' } }] }, { text: 'Saved it.' }])
+    const agent = agentWith({ stores: { agent: toolWrites({ write: { mode: 'tool', policy: 'require-approval' } }) } }, { model }, workspace)
+    const requested = await finish(runAgent(agent, { input: 'remember ticket 42', user: { id: 'alice' } }))
+    expect(requested.result.status).toBe('awaiting-approval')
+    const approval = requested.result.approvals[0]!
+    expect(approval.reason).toBe('Remember in store "agent" (kind semantic): "Ticket 42 is urgent"')
+    expect(jsonlLines(workspace)).toEqual([])
+    const approved = await finish(resolveApproval(agent, approval.id, { approved: true, approver: 'carol' }))
+    expect(approved.result.status).toBe('completed')
+    const [line] = jsonlLines(workspace)
+    expect(line).toMatchObject({ content: 'Ticket 42 is urgent', scope: { agent: 'support' }, audit: { approver: 'carol', user: 'alice', via: 'tool' } })
+  })
+
+  it('write.policy "deny" rejects writes to that store and writes nothing', async () => {
+    const workspace = fsWorkspace()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites({ write: { mode: 'tool', policy: 'deny' } }) } }, driver, workspace)
+    const outcomes = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'x' }], ['memory_delete', { id: 'mem_x' }]])
+    expect(outcomes.map(errorCode)).toEqual(['TOOL_DENIED_BY_POLICY', 'TOOL_DENIED_BY_POLICY'])
+    expect(jsonlLines(workspace)).toEqual([])
+  })
+
+  it('the store scope comes from configuration or from a scope function that receives the Capability context', async () => {
+    const workspace = fsWorkspace()
+    const options: MemoryOptions = { stores: {
+      agent: { adapter: workspaceJsonlMemoryStore(), scope: { agent: 'support', project: 'p1' }, write: { mode: 'tool' } },
+      user: { adapter: workspaceJsonlMemoryStore(), scope: (ctx) => (ctx.user ? { agent: ctx.agent, user: ctx.user.id, tenant: String(ctx.metadata.tenant) } : undefined), write: { mode: 'tool' } },
+    } }
+    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'a' }], ['memory_remember', { store: 'user', kind: 'semantic', content: 'b' }]])
+    await finish(runAgent(agentWith(options, driver, workspace), { input: 'go', user: { id: 'alice' }, metadata: { tenant: 'acme' } }))
+    expect(jsonlLines(workspace).map((l) => [l.store, l.scope])).toEqual([['agent', { agent: 'support', project: 'p1' }], ['user', { agent: 'support', user: 'alice', tenant: 'acme' }]])
+  })
+
+  it('the model cannot change the store scope: a scope argument is a tool input error and nothing is written', async () => {
+    const workspace = fsWorkspace()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites() } }, driver, workspace)
+    const outcomes = await callTools(agent, [
+      ['memory_remember', { kind: 'semantic', content: 'x', scope: { agent: 'other' } }],
+      ['memory_search', { query: 'x', scope: {} }],
+    ])
+    expect(outcomes.map(errorCode)).toEqual(['TOOL_INPUT_INVALID', 'TOOL_INPUT_INVALID'])
+    expect(jsonlLines(workspace)).toEqual([])
+  })
+
+  it('model input can set kind, tags, metadata and provenance fields', async () => {
+    const workspace = fsWorkspace()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites() } }, driver, workspace)
+    await callTools(agent, [['memory_remember', { kind: 'procedural', content: 'reset via settings', tags: ['howto'], metadata: { product: 'app', steps: 3 }, provenance: { url: 'https://docs.example' } }]])
+    expect(jsonlLines(workspace)[0]).toMatchObject({ kind: 'procedural', tags: ['howto'], metadata: { product: 'app', steps: 3 }, provenance: { url: 'https://docs.example', source: 'tool' } })
+  })
+
+  it('provenance values from the model replace the invocation defaults, while the host-written audit stays trustworthy', async () => {
+    const workspace = fsWorkspace()
+    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'x', provenance: { runId: 'forged', source: 'admin', toolName: 'root' } }]])
+    const { result } = await finish(runAgent(agentWith({ stores: { agent: toolWrites() } }, driver, workspace), { input: 'go', user: { id: 'mallory' } }))
+    const [line] = jsonlLines(workspace)
+    expect(line!.provenance).toEqual({ runId: 'forged', threadId: result.threadId, source: 'admin', toolName: 'root' })
+    expect(line!.audit).toEqual({ via: 'tool', agent: 'support', runId: result.runId, threadId: result.threadId, user: 'mallory' })
+  })
+})
+
+// ---- "Driver support" ----
+
+describe('seed: Driver support', () => {
+  it('a model-backed driver receives the configured memory tools', async () => {
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'memory_search', input: { query: 'tea' } }] }, { text: 'Nothing found.' }])
+    const agent = agentWith({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' } } } }, { model }, memoryWorkspace())
+    const { events, result } = await finish(runAgent(agent, { input: 'what do I drink?' }))
+    expect(result.status).toBe('completed')
+    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ toolName: 'memory_search', output: { store: 'agent', results: [] } })
+    const firstCall = model.doStreamCalls[0]!
+    expect((firstCall.tools ?? []).map((t) => t.name).sort()).toEqual(['memory_read', 'memory_search'])
+  })
+
+  it.todo('a provider-backed driver receives the configured memory tools through the provider MCP bridge (later issue: MCP bridge)')
+
+  it('a custom-run-backed driver receives the configured memory tools in driver.run({ tools })', async () => {
+    const { driver, seen } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'custom run' }], ['memory_search', { query: 'custom' }]])
+    await finish(runAgent(agentWith({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, write: { mode: 'tool' } } } }, driver, memoryWorkspace()), { input: 'go' }))
+    expect(Object.keys(seen.contexts[0]!.tools).sort()).toEqual(['memory_delete', 'memory_read', 'memory_remember', 'memory_search'])
+    expect(ok(seen.outcomes[1]).results.map((r: { content: string }) => r.content)).toEqual(['custom run'])
+  })
+})
+
+// ---- "Verify memory" ----
+
+describe('seed: Verify memory', () => {
+  it('asking the Agent to search its memory shows a memory_search tool step in the stream (as agent dev prints it)', async () => {
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'memory_search', input: { query: 'plan' } }] }, { text: 'You have no plan on file.' }])
+    const agent = agentWith({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' } } } }, { model }, memoryWorkspace())
+    const { events } = await finish(runAgent(agent, { input: 'search your memory for my plan' }))
+    const step = events.find((e) => e.type === 'tool-call')
+    expect(step).toMatchObject({ toolName: 'memory_search', input: { query: 'plan' } })
+    expect(formatEvent(step!)).toContain('[tool] memory_search {"query":"plan"}')
+  })
+
+  it('agent info does not list memory tools because the Capability adds them at invocation time', () => {
+    const agent = agentWith({ stores: { agent: toolWrites() } }, { run() {} }, memoryWorkspace())
+    expect(Object.keys(agent.tools)).toEqual([])
+    const info = describeAgent(agent).join('\n')
+    expect(info).toContain('capabilities: memory')
+    expect(info).toContain('tools: none')
+    expect(info).not.toMatch(/memory_(read|remember|delete)/)
+  })
+
+  it('memory_remember and memory_delete appear only when a store sets write.mode tool', async () => {
+    const off = await toolNames({ stores: { a: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' } }, b: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, write: { mode: 'off' } } } })
+    const on = await toolNames({ stores: { a: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' } }, b: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, write: { mode: 'tool' } } } })
+    expect(off).not.toContain('memory_remember')
+    expect(off).not.toContain('memory_delete')
+    expect(on).toEqual(['memory_delete', 'memory_read', 'memory_remember', 'memory_search'])
+  })
+
+  it('for the JSONL store, memory_remember leaves a Workspace file line with the store scope and provenance', async () => {
+    const workspace = fsWorkspace()
+    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'verify me' }]])
+    const { result } = await finish(runAgent(agentWith({ stores: { agent: toolWrites() } }, driver, workspace), { input: 'go' }))
+    const raw = readFileSync(join(workspace.dir, 'memory', 'memory.jsonl'), 'utf8')
+    expect(raw.endsWith('\n')).toBe(true)
+    const line = JSON.parse(raw.trim())
+    expect(line.scope).toEqual({ agent: 'support' })
+    expect(line.provenance).toEqual({ runId: result.runId, threadId: result.threadId, source: 'tool', toolName: 'memory_remember' })
+  })
+})
+
+// ---- "Options" ----
+
+describe('seed: Options', () => {
+  it('stores: named Memory Stores available to the Agent', async () => {
+    expect(await toolNames({ stores: { first: { adapter: inMemoryMemoryStore(), scope: { agent: 'a' } } } })).toEqual(['memory_read', 'memory_search'])
+  })
+
+  it('stores.*.adapter: a MemoryStoreAdapter or a MemoryStoreFactory', async () => {
+    const adapter = await adapterOf(inMemoryMemoryStore())
+    expect(await toolNames({ stores: { agent: { adapter, scope: { agent: 'a' } } } })).toEqual(['memory_read', 'memory_search'])
+    expect(await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'a' } } } })).toEqual(['memory_read', 'memory_search'])
+  })
+
+  it('stores.*.scope: fields agent, environment, project, session, tenant, thread, user, workspace are accepted, others are not', async () => {
+    const all = { agent: 'a', environment: 'e', project: 'p', session: 's', tenant: 't', thread: 'th', user: 'u', workspace: 'w' }
+    const workspace = fsWorkspace()
+    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'x' }]])
+    await finish(runAgent(agentWith({ stores: { agent: toolWrites({ scope: all }) } }, driver, workspace), { input: 'go' }))
+    expect(jsonlLines(workspace)[0]!.scope).toEqual(all)
+    expect(() => memory({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { org: 'x' } as never } } })).toThrow(/MEMORY_SCOPE_INVALID/)
+  })
+
+  it('stores.*.allowKinds: all kinds by default, for example episodic, procedural, profile, semantic', async () => {
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'a' }, write: { mode: 'tool' } } } }, driver, memoryWorkspace())
+    const outcomes = await callTools(agent, ['episodic', 'procedural', 'profile', 'semantic', 'custom-kind'].map((kind): ScriptedCall => ['memory_remember', { kind, content: kind }]))
+    expect(outcomes.map((o) => o.status)).toEqual(Array(5).fill('ok'))
+  })
+
+  it('stores.*.read.tools.search and read.tools.read default to true', async () => {
+    expect(await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'a' }, read: {} } } })).toEqual(['memory_read', 'memory_search'])
+    expect(await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'a' }, read: { tools: {} } } } })).toEqual(['memory_read', 'memory_search'])
+  })
+
+  it('stores.*.write.mode defaults to "off"', async () => {
+    expect(await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'a' }, write: {} } } })).toEqual(['memory_read', 'memory_search'])
+  })
+
+  it('stores.*.write.policy defaults to "allow"', async () => {
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'a' }, write: { mode: 'tool' } } } }, driver, memoryWorkspace())
+    expect((await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'x' }]]))[0]?.status).toBe('ok')
+  })
+
+  it('stores.*.retention is accepted as reserved and does not change behaviour (delete stays soft)', async () => {
+    const store = inMemoryMemoryStore()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: { adapter: store, scope: { agent: 'a' }, write: { mode: 'tool' }, retention: { export: false, hardDelete: true } } } }, driver, memoryWorkspace())
+    const [created] = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'kept' }]])
+    const [del, read] = await callTools(agent, [['memory_delete', { id: ok(created).record.id }], ['memory_read', { id: ok(created).record.id }]])
+    expect(ok(del).action).toBe('deleted')
+    expect(errorCode(read)).toBe('MEMORY_RECORD_NOT_FOUND')
+    const exported = await (await adapterOf(store)).export({ store: 'agent', scope: { agent: 'a' } })
+    expect(exported.map((r) => [r.content, r.status])).toEqual([['kept', 'deleted']])
+  })
+
+  it('workspaceJsonlMemoryStore path defaults to "memory/memory.jsonl" and can be set', async () => {
+    const workspace = fsWorkspace()
+    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'a' }], ['memory_remember', { store: 'notes', kind: 'semantic', content: 'b' }]])
+    await finish(runAgent(agentWith({ stores: {
+      agent: toolWrites(),
+      notes: toolWrites({ adapter: workspaceJsonlMemoryStore({ path: 'memory/notes.jsonl' }) }),
+    } }, driver, workspace), { input: 'go' }))
+    expect(jsonlLines(workspace).map((l) => l.content)).toEqual(['a'])
+    expect(jsonlLines(workspace, 'memory/notes.jsonl').map((l) => l.content)).toEqual(['b'])
+  })
+})
+
+// The JSON Schema the model sees is generated from the zod schema (one source of truth).
+describe('seed: tool input schemas are self-explanatory', () => {
+  it('every input field of every memory tool has a description', async () => {
+    const { driver, seen } = scriptedRun([])
+    await finish(runAgent(agentWith({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'a' }, write: { mode: 'tool' } } } }, driver, memoryWorkspace()), { input: 'hi' }))
+    for (const [name, tool] of Object.entries(seen.contexts[0]!.tools)) {
+      const properties = (tool.inputSchema as { properties: Record<string, { description?: string }> }).properties
+      for (const [field, schema] of Object.entries(properties)) expect(schema.description, `${name}.${field}`).toBeTruthy()
+    }
+  })
+})

@@ -1,0 +1,33 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createStorage } from 'unstorage'
+import fsDriver from 'unstorage/drivers/fs'
+import memoryDriver from 'unstorage/drivers/memory'
+import { afterAll } from 'vitest'
+import { inMemoryMemoryStore } from '../../../src/memory/stores/in-memory.ts'
+import { workspaceJsonlMemoryStore } from '../../../src/memory/stores/workspace-jsonl.ts'
+import type { MemoryStoreContext } from '../../../src/memory/types.ts'
+import { testMemoryStore } from '../../../src/testing/store-conformance.ts'
+import { createWorkspace } from '../../../src/workspace/workspace.ts'
+
+const context = (workspace?: MemoryStoreContext['workspace']): MemoryStoreContext => ({ store: 'agent', agent: 'support', writable: true, workspace })
+
+const folders: string[] = []
+afterAll(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true })
+})
+
+testMemoryStore('inMemoryMemoryStore', () => inMemoryMemoryStore().create(context()))
+
+testMemoryStore('workspaceJsonlMemoryStore on the unstorage memory driver', () => {
+  const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
+  return workspaceJsonlMemoryStore().create(context(workspace))
+})
+
+testMemoryStore('workspaceJsonlMemoryStore on the unstorage fs driver', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vam-store-'))
+  folders.push(dir)
+  const workspace = createWorkspace({ storage: createStorage({ driver: fsDriver({ base: dir }) }) })
+  return workspaceJsonlMemoryStore().create(context(workspace))
+})
