@@ -9,7 +9,7 @@ import { failed, isModelDriver, runCustom, settled } from './run.ts'
 import { approvalKey, approvalsPrefix, hostWorkspace, loadApproval, loadThread, saveApproval, saveThread, threadKey } from './store.ts'
 import { emitExecution, executeTool, toOutcome, type ToolExecution } from './tools.ts'
 import { approvalResponsesMessage, closingToolMessage } from './transcript.ts'
-import type { AgentDefinition, AgentRun, ApprovalRequest, CustomRunDriver, ResolveApprovalOptions, ToolCallOutcome } from './types.ts'
+import type { AgentDefinition, AgentRun, ApprovalRequest, CustomRunDriver, ListApprovalsOptions, ResolveApprovalOptions, ToolCallOutcome } from './types.ts'
 
 function notFound(approvalId: string): AgentErrorShape {
   return agentError('APPROVAL_NOT_FOUND', `there is no approval "${approvalId}" for this agent`, 'use an id from a pending `approval-request` event or from listApprovals()', { approvalId }).toJSON()
@@ -127,14 +127,6 @@ function closingOutput(approval: ApprovalRequest, execution: ToolExecution | und
 
 function toJsonValue(value: unknown): JSONValue {
   return value === undefined ? null : JSON.parse(JSON.stringify(value))
-}
-
-/** Options of {@link listApprovals}. */
-export interface ListApprovalsOptions {
-  /** Only approvals of this thread. */
-  threadId?: string
-  /** Only approvals with this status. */
-  status?: ApprovalRequest['status']
 }
 
 /**

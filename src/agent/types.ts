@@ -194,6 +194,14 @@ export interface ResolveApprovalOptions {
   signal?: AbortSignal
 }
 
+/** Options of {@link listApprovals}. */
+export interface ListApprovalsOptions {
+  /** Only approvals of this thread. */
+  threadId?: string
+  /** Only approvals with this status. */
+  status?: ApprovalRequest['status']
+}
+
 /** Events of an {@link AgentRun}, in order. */
 export type AgentRunEvent =
   | { type: 'start'; runId: string; threadId: string; agent: string }

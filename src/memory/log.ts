@@ -129,6 +129,8 @@ const handles = new WeakMap<Workspace, Map<string, LogHandle>>()
  * over the same storage replays the log from storage.
  */
 export function openMemoryLog(workspace: Workspace, key: string): MemoryLog {
+  // `memory/x.jsonl` and `memory:x.jsonl` name one value: share one state.
+  key = key.replace(/[/\\]/g, ':')
   let byKey = handles.get(workspace)
   if (!byKey) handles.set(workspace, byKey = new Map())
   let handle = byKey.get(key)

@@ -35,9 +35,9 @@ export function notesTools(policy: AgentTool['policy'] = 'require-approval') {
   const read: AgentTool = {
     description: 'Read a note by id',
     inputSchema: z.object({ id: z.string() }),
-    execute(input: { id: string }, context) {
+    execute(input: { id: string }) {
       executed.push({ tool: 'read_note', input })
-      return { id: input.id, text: notes.get(input.id) ?? null, ...(context.approval ? {} : {}) }
+      return { id: input.id, text: notes.get(input.id) ?? null }
     },
   }
   const write: AgentTool = {

@@ -120,7 +120,7 @@ describe('tool pipeline (model driver)', () => {
     expect(result.status).toBe('completed')
     const error = events.find((event) => event.type === 'tool-error')
     expect(error).toMatchObject({ toolCallId: 'bad', error: { code: 'TOOL_INPUT_INVALID' } })
-    const issues = (error as { error: { details: { issues: Array<{ path: string }> } } }).error.details.issues
+    const issues = (error as unknown as { error: { details: { issues: Array<{ path: string }> } } }).error.details.issues
     expect(issues.map((issue) => issue.path).sort()).toEqual(['text', 'times'])
     const seen = lastToolResult(model.prompts[1]!)
     expect(seen[0]).toMatchObject({ type: 'tool-result', toolCallId: 'bad', output: { type: 'error-text' } })
