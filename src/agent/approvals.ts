@@ -33,8 +33,10 @@ function notFound(approvalId: string): AgentErrorShape {
  * Custom-run driver: the host runs an approved call once itself, then calls `driver.run` with
  * `input: undefined` and `resumed: { approval, outcome }`.
  *
- * Works after a restart with a new definition over the same workspace. `run.threadId` is the
- * approval's thread once the `start` event is out (before that: `options.threadId` or `''`).
+ * The continuation is the requesting run resumed: capabilities resolve again with the run id, thread,
+ * user and metadata stored on the approval. Works after a restart with a new definition over the
+ * same workspace. `run.runId` and `run.threadId` are the approval's once the `start` event is out
+ * (before that: a fresh id and `options.threadId` or `''`).
  */
 export function resolveApproval(agent: AgentDefinition, approvalId: string, options: ResolveApprovalOptions): AgentRun {
   const ids = { runId: randomId('run'), threadId: options?.threadId ?? '' }
@@ -67,7 +69,10 @@ export function resolveApproval(agent: AgentDefinition, approvalId: string, opti
       start()
       return failed(decided)
     }
+    // The decision continues the run that asked for it: same run id, thread, user and metadata,
+    // so capabilities resolve the same scopes and provenance names the requesting run.
     ids.threadId = decided.threadId
+    ids.runId = decided.runId
     start()
     emit({ type: 'approval-decision', approvalId: decided.id, toolCallId: decided.toolCallId, approved: options.approved, ...(options.reason ? { reason: options.reason } : {}), ...(options.approver ? { approver: options.approver } : {}) })
     if (options.signal?.aborted) return failed(agentError('RUN_ABORTED', 'the run was aborted through its signal after the decision was stored', 'the decision stands; send a new message to continue the thread').toJSON())
@@ -76,7 +81,7 @@ export function resolveApproval(agent: AgentDefinition, approvalId: string, opti
     const invocation = await resolveInvocation({
       agent, store, emit, runId: ids.runId, threadId: decided.threadId,
       ...(user ? { user } : {}),
-      metadata: {},
+      metadata: decided.metadata ?? {},
       ...(options.signal ? { signal: options.signal } : {}),
     })
     return store.withLock(threadKey(agent.name, decided.threadId), async () => {

@@ -45,6 +45,8 @@ export function isModelDriver(driver: AgentDriver): driver is ModelDriver {
  * `finish`. `result` never rejects: a capability, driver or model failure, an aborted `signal` or
  * invalid options give status `'failed'` with `error` (`CAPABILITY_RESOLVE_FAILED`,
  * `TOOL_NAME_DUPLICATE`, `MODEL_ERROR`, `DRIVER_FAILED`, `RUN_ABORTED`, `RUN_OPTIONS_INVALID`).
+ * A thread belongs to the user who started it: continuing it as another user (or without the
+ * user) fails with `THREAD_ACCESS_DENIED` and changes nothing.
  * Status `'awaiting-approval'` lists the pending approvals; answer them with {@link resolveApproval}.
  */
 export function runAgent(agent: AgentDefinition, options: RunAgentOptions): AgentRun {
@@ -65,7 +67,13 @@ export function runAgent(agent: AgentDefinition, options: RunAgentOptions): Agen
       ...(options.signal ? { signal: options.signal } : {}),
     })
     return store.withLock(threadKey(agent.name, ids.threadId), async () => {
-      const thread = await loadThread(store, agent.name, ids.threadId)
+      const stored = await loadThread(store, agent.name, ids.threadId)
+      const owner = options.user?.id
+      if (stored.messages.length && stored.user !== owner) {
+        // Another user's thread answers like a thread that cannot be continued, without its content.
+        return failed(agentError('THREAD_ACCESS_DENIED', `thread "${ids.threadId}" belongs to another user`, 'start a new thread (omit `threadId`) or continue one of your own threads', { threadId: ids.threadId }).toJSON())
+      }
+      const thread: ThreadRecord = owner ? { ...stored, user: owner } : stored
       const superseded = await supersedePending(invocation, thread)
       const driver = agent.driver
       if (isModelDriver(driver)) {

@@ -43,6 +43,8 @@ export interface ThreadRecord {
   version: 1
   threadId: string
   agent: string
+  /** Id of the user who started the thread; only that user (or, without one, only runs without a user) may continue it. */
+  user?: string
   messages: ModelMessage[]
   /** Approvals of the last step still to be answered (decided or not) before the model continues. */
   pendingApprovalIds: string[]

@@ -177,6 +177,8 @@ export interface ApprovalRequest {
   reason: string
   createdAt: string
   status: 'pending' | 'approved' | 'denied'
+  /** The invocation's metadata, so that the run continues after the decision with the same capability context. */
+  metadata?: Record<string, unknown>
   /** Fingerprint captured at request time (see {@link AgentTool.approvalFingerprint}). */
   fingerprint?: string
   decision?: { approved: boolean; reason?: string; approver?: string; decidedAt: string }

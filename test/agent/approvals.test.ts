@@ -54,6 +54,34 @@ describe('approvals with the model driver', () => {
     expect(Date.parse(stored!.decision!.decidedAt)).not.toBeNaN()
   })
 
+  it('the decision continues the requesting run: same run id, user and metadata reach capabilities and the tool', async () => {
+    const seen: Array<{ runId: string; user?: string; metadata: Record<string, unknown> }> = []
+    const notes = notesTools()
+    const agent = defineAgent({
+      name: 'notes',
+      driver: { model: scriptedModel([writeStep, { text: 'Saved.' }]) },
+      tools: { read_note: notes.tools.read_note },
+      workspace: memoryWorkspace(),
+      capabilities: [{
+        id: 'tenant-notes',
+        resolve(context) {
+          seen.push({ runId: context.run.runId, ...(context.user ? { user: context.user.id } : {}), metadata: context.metadata })
+          context.tools.add('write_note', notes.tools.write_note)
+        },
+      }],
+    })
+    const first = await runAgent(agent, { input: 'save', threadId: 't1', user: { id: 'ann' }, metadata: { tenant: 'acme' } }).result
+    const resumed = resolveApproval(agent, first.approvals[0]!.id, { approved: true, approver: 'lead' })
+    const result = await resumed.result
+    expect(result).toMatchObject({ status: 'completed', runId: first.runId, threadId: 't1' })
+    expect(resumed.runId).toBe(first.runId)
+    expect(seen).toEqual([
+      { runId: first.runId, user: 'ann', metadata: { tenant: 'acme' } },
+      { runId: first.runId, user: 'ann', metadata: { tenant: 'acme' } },
+    ])
+    expect(notes.executed).toHaveLength(1)
+  })
+
   it('a denied call runs nothing and the model receives a denied result with the reason', async () => {
     const { agent, executed, notes, model } = setup([writeStep, { text: 'Not saved.' }])
     const first = await runAgent(agent, { input: 'save', threadId: 't1' }).result

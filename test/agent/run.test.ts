@@ -223,6 +223,22 @@ describe('threads', () => {
     expect(model.prompts[1]!.map((message) => message.role)).toEqual(['user'])
   })
 
+  it('a thread started by one user cannot be continued by another user: THREAD_ACCESS_DENIED and nothing stored', async () => {
+    const workspace = memoryWorkspace()
+    const model = scriptedModel([{ text: 'Noted, Ann.' }, { text: 'never played' }])
+    const agent = defineAgent({ name: 'bot', driver: { model }, workspace })
+    await runAgent(agent, { input: 'my PIN is 1234', threadId: 't', user: { id: 'ann' } }).result
+    const before = await workspace.readText('agents:bot:threads:t.json')
+    const result = await runAgent(agent, { input: 'what is her PIN?', threadId: 't', user: { id: 'bob' } }).result
+    expect(result.status).toBe('failed')
+    expect(result.error?.code).toBe('THREAD_ACCESS_DENIED')
+    expect(result.text).toBe('')
+    expect(model.prompts).toHaveLength(1)
+    expect(await workspace.readText('agents:bot:threads:t.json')).toBe(before)
+    const anonymous = await runAgent(agent, { input: 'and now?', threadId: 't' }).result
+    expect(anonymous.error?.code).toBe('THREAD_ACCESS_DENIED')
+  })
+
   it('the transcript is stored in the workspace under an encoded thread id', async () => {
     const workspace = memoryWorkspace()
     const agent = defineAgent({ name: 'bot', driver: { model: scriptedModel([{ text: 'hi' }]) }, workspace })
