@@ -89,8 +89,6 @@ export function isAgentDefinition(value: unknown): value is AgentDefinition {
 export interface LoadedAgent {
   agent: AgentDefinition
   location: AgentLocation
-  /** Every export of the module (the CLI reads `memoryOptions` from it, see memory-target.ts). */
-  exports: Record<string, unknown>
 }
 
 /**
@@ -119,5 +117,5 @@ export async function loadAgent(root: string, name: string): Promise<LoadedAgent
     )
   }
   const agent = candidate.name === 'agent' && location.name !== 'agent' ? { ...candidate, name: location.name } : candidate
-  return { agent, location, exports: loaded }
+  return { agent, location }
 }

@@ -81,7 +81,7 @@ const importCommand = defineCommand({
     store: storeArg,
   },
   run: ({ args }) => guarded(async () => {
-    const { agent, exports } = await loadAgent(resolveRoot(args.root), args.agent)
+    const { agent } = await loadAgent(resolveRoot(args.root), args.agent)
     let data: unknown
     try {
       data = JSON.parse(await readFile(args.locomo, 'utf8'))
@@ -92,7 +92,7 @@ const importCommand = defineCommand({
     let added = 0
     let skipped = 0
     for (const [speaker, group] of groupBySpeaker(observations)) {
-      const { adapter, target } = await resolveAgentMemoryStore(agent, exports, { user: { id: speaker }, store: args.store })
+      const { adapter, target } = await resolveAgentMemoryStore(agent, { user: { id: speaker }, store: args.store })
       const counts = await importRecords(adapter, target, group.map(observation => observation.record), { agent: agent.name, user: speaker, via: 'import' })
       print(`${speaker}: ${counts.added} added, ${counts.skipped} already present (store ${target.store}, scope ${JSON.stringify(target.scope)})`)
       added += counts.added
@@ -106,8 +106,8 @@ const list = defineCommand({
   meta: { name: 'list', description: 'List the records of a user\'s memory scope (all statuses, creation order)' },
   args: { ...agentArgs, user: userArg, store: storeArg },
   run: ({ args }) => guarded(async () => {
-    const { agent, exports } = await loadAgent(resolveRoot(args.root), args.agent)
-    const { adapter, target } = await resolveAgentMemoryStore(agent, exports, { user: { id: args.user }, store: args.store })
+    const { agent } = await loadAgent(resolveRoot(args.root), args.agent)
+    const { adapter, target } = await resolveAgentMemoryStore(agent, { user: { id: args.user }, store: args.store })
     const records = await adapter.export(target)
     for (const record of records) print(`${record.id}  ${record.status}  ${record.kind}  ${record.createdAt}  ${record.content}`)
     print(`${records.length} records in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
@@ -124,8 +124,8 @@ const search = defineCommand({
     limit: { type: 'string', description: 'Most results (default 10)' },
   },
   run: ({ args }) => guarded(async () => {
-    const { agent, exports } = await loadAgent(resolveRoot(args.root), args.agent)
-    const { adapter, target } = await resolveAgentMemoryStore(agent, exports, { user: { id: args.user }, store: args.store })
+    const { agent } = await loadAgent(resolveRoot(args.root), args.agent)
+    const { adapter, target } = await resolveAgentMemoryStore(agent, { user: { id: args.user }, store: args.store })
     const limit = args.limit === undefined ? undefined : Number(args.limit)
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw agentError('CLI_INVALID_LIMIT', `--limit ${args.limit} is not a positive integer`, 'pass --limit 1 or more')
     const hits = await adapter.search(target, { query: args.query, ...(limit === undefined ? {} : { limit }) })

@@ -3,8 +3,10 @@
  * Stores (source: the capability document, "Memory").
  */
 import { agentError, isAgentError } from '../errors.ts'
-import type { AgentCapability, CapabilityContext } from '../agent/types.ts'
-import { missingAdapterMethods, parseMemoryOptions, parseMemoryScope } from './schemas.ts'
+import type { AgentCapability, AgentUser, CapabilityContext } from '../agent/types.ts'
+import type { Workspace } from '../workspace/types.ts'
+import { missingAdapterMethods, parseMemoryOptions } from './schemas.ts'
+import { validateScope } from './scope.ts'
 import type { MemoryStoreConfig } from './schemas.ts'
 import { createMemoryTools, storeAllows } from './tools.ts'
 import type { ActiveMemoryStore } from './tools.ts'
@@ -13,20 +15,47 @@ import type { MemoryOptions, MemoryScope, MemoryStoreAdapter } from './types.ts'
 export { createMemoryTools, selectStore } from './tools.ts'
 export type { ActiveMemoryStore, MemoryOperation } from './tools.ts'
 
-async function resolveScope(config: MemoryStoreConfig, context: CapabilityContext): Promise<MemoryScope | undefined> {
-  if (typeof config.scope !== 'function') return config.scope
-  // The scope function sees the context without its mutators: it decides scope, nothing else.
-  const value = await config.scope({
-    agent: context.agent,
-    run: { ...context.run },
-    ...(context.user ? { user: context.user } : {}),
-    metadata: context.metadata,
-    store: config.name,
-  })
-  return value === undefined ? undefined : parseMemoryScope(value, config.name)
+/** What {@link resolveMemoryStore} needs: the capability context without its mutators. */
+export interface MemoryStoreResolution {
+  agent: string
+  run: { runId: string; threadId: string }
+  user?: AgentUser
+  metadata: Record<string, unknown>
+  workspace?: Workspace
+  /** Passed to a factory's `create`; default: the store's `write.mode` is `'tool'`. */
+  writable?: boolean
 }
 
-async function resolveAdapter(config: MemoryStoreConfig, context: CapabilityContext): Promise<MemoryStoreAdapter> {
+/**
+ * Resolves one configured store for one invocation: first the scope (the static scope, or the
+ * scope function called with `{ agent, run, user, metadata, store }` and checked with
+ * `validateScope`), then, unless the scope function returned `undefined` (store off: `undefined`
+ * is returned and the adapter is never created), the adapter (an instance as is; a factory's
+ * `create({ store, agent, workspace, user, writable })`). Used by `memory()` at each invocation
+ * and by the CLI, so both see exactly the same scope for a user.
+ *
+ * @throws `MEMORY_SCOPE_REQUIRED` / `MEMORY_SCOPE_INVALID` for a scope that would widen;
+ * `MEMORY_ADAPTER_FAILED` when a factory throws a plain error (its AgentError passes through);
+ * `MEMORY_ADAPTER_REQUIRED` when a factory returns no adapter.
+ */
+export async function resolveMemoryStore(config: MemoryStoreConfig, context: MemoryStoreResolution): Promise<{ scope: MemoryScope; adapter: MemoryStoreAdapter } | undefined> {
+  let scope = config.scope
+  if (typeof scope === 'function') {
+    // The scope function sees the context without its mutators: it decides scope, nothing else.
+    const value = await scope({
+      agent: context.agent,
+      run: { ...context.run },
+      ...(context.user ? { user: context.user } : {}),
+      metadata: context.metadata,
+      store: config.name,
+    })
+    if (value === undefined) return undefined
+    scope = validateScope(value, config.name)
+  }
+  return { scope, adapter: await resolveAdapter(config, context) }
+}
+
+async function resolveAdapter(config: MemoryStoreConfig, context: MemoryStoreResolution): Promise<MemoryStoreAdapter> {
   const adapter = config.adapter
   if (!('kind' in adapter && typeof adapter.create === 'function')) return adapter as MemoryStoreAdapter
   let created: unknown
@@ -36,7 +65,7 @@ async function resolveAdapter(config: MemoryStoreConfig, context: CapabilityCont
       agent: context.agent,
       ...(context.workspace ? { workspace: context.workspace } : {}),
       ...(context.user ? { user: context.user } : {}),
-      writable: config.writeMode === 'tool',
+      writable: context.writable ?? config.writeMode === 'tool',
     })
   } catch (error) {
     if (isAgentError(error)) throw error
@@ -117,9 +146,9 @@ export function memory(options: MemoryOptions): MemoryCapability {
     async resolve(context: CapabilityContext): Promise<void> {
       const active: ActiveMemoryStore[] = []
       for (const config of configs) {
-        const scope = await resolveScope(config, context)
-        if (scope === undefined) continue
-        const adapter = await resolveAdapter(config, context)
+        const resolved = await resolveMemoryStore(config, context)
+        if (resolved === undefined) continue
+        const { scope, adapter } = resolved
         active.push({
           name: config.name, adapter, scope, allowKinds: config.allowKinds,
           search: config.search, read: config.read, writeMode: config.writeMode, writePolicy: config.writePolicy,

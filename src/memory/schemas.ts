@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { agentError } from '../errors.ts'
 import type { AgentError } from '../errors.ts'
 import type { ToolPolicy, ToolPolicyDecision } from '../agent/types.ts'
+import { validateScope } from './scope.ts'
 import { MEMORY_SCOPE_FIELDS } from './types.ts'
 import type { MemoryScope, MemoryScopeField, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions } from './types.ts'
 
@@ -196,7 +197,7 @@ export function parseMemoryOptions(options: unknown): MemoryStoreConfig[] {
   return Object.entries(parsed.data.stores).map(([name, store]) => ({
     name,
     adapter: store.adapter,
-    scope: typeof store.scope === 'function' ? store.scope : parseMemoryScope(store.scope, name),
+    scope: typeof store.scope === 'function' ? store.scope : validateScope(store.scope, name),
     allowKinds: store.allowKinds,
     search: store.read?.tools?.search ?? true,
     read: store.read?.tools?.read ?? true,
@@ -204,43 +205,6 @@ export function parseMemoryOptions(options: unknown): MemoryStoreConfig[] {
     writePolicy: store.write?.policy ?? 'allow',
     retention: store.retention,
   }))
-}
-
-/**
- * Validates a scope (static or returned by a scope function) and returns a copy holding only its
- * fields, in the canonical field order.
- *
- * Rules (fault class "Scope dropped or defaulted": a scope is never widened silently):
- * - not an object, or a field outside `agent, environment, project, session, tenant, thread,
- *   user, workspace` -> `MEMORY_SCOPE_INVALID`
- * - no field with a non-empty string value -> `MEMORY_SCOPE_REQUIRED`
- * - a present field whose value is `undefined`, empty, blank or not a string, next to other
- *   fields -> `MEMORY_SCOPE_INVALID` naming the field: `{ agent, user: undefined }` must not
- *   quietly become the whole agent's scope.
- */
-export function parseMemoryScope(value: unknown, store: string): MemoryScope {
-  const fields = MEMORY_SCOPE_FIELDS.join(', ')
-  if (!isRecord(value)) {
-    throw agentError('MEMORY_SCOPE_INVALID', `the scope of memory store "${store}" is ${value === null ? 'null' : typeof value}, not an object`, `make stores.${store}.scope an object (or a function returning one) with at least one non-empty field among ${fields}`, { store })
-  }
-  const unknown = Object.keys(value).filter((key) => !(MEMORY_SCOPE_FIELDS as readonly string[]).includes(key))
-  if (unknown.length > 0) {
-    throw agentError('MEMORY_SCOPE_INVALID', `the scope of memory store "${store}" has unknown field ${unknown.map((k) => `"${k}"`).join(', ')}`, `use only the scope fields ${fields}`, { store, fields: unknown })
-  }
-  const isFilled = (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0
-  if (!Object.values(value).some(isFilled)) {
-    throw agentError('MEMORY_SCOPE_REQUIRED', `the scope of memory store "${store}" has no non-empty field`, `give stores.${store}.scope at least one non-empty field among ${fields} (a scope is never widened to global), or return undefined from the scope function to switch the store off for the run`, { store })
-  }
-  const empty = Object.keys(value).filter((key) => !isFilled(value[key]))
-  if (empty.length > 0) {
-    throw agentError('MEMORY_SCOPE_INVALID', `the scope of memory store "${store}" has field ${empty.map((k) => `"${k}"`).join(', ')} without a non-empty string value, which would widen the scope`, `give ${empty.join(', ')} a non-empty string value, leave the key out on purpose, or return undefined from the scope function to switch the store off for the run`, { store, fields: empty })
-  }
-  const scope: MemoryScope = {}
-  for (const field of MEMORY_SCOPE_FIELDS) {
-    const v = value[field as MemoryScopeField]
-    if (isFilled(v)) scope[field] = v
-  }
-  return scope
 }
 
 // ---------------------------------------------------------------------------------------------

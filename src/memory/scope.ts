@@ -12,39 +12,49 @@ import { MEMORY_SCOPE_FIELDS, type MemoryScope } from './types.ts'
 const FIELDS: ReadonlySet<string> = new Set(MEMORY_SCOPE_FIELDS)
 
 /**
- * Checks that `scope` is a valid resolved scope and returns it unchanged.
+ * Checks a resolved scope (static, or returned by a scope function) and returns a copy holding
+ * only its fields, in the order of `MEMORY_SCOPE_FIELDS`. The one scope check of the package:
+ * options, the capability, the stores and the CLI all use it.
  *
- * Rules, in order:
- * - not a plain object, a field outside `MEMORY_SCOPE_FIELDS`, or a value that is not a string
- *   (an explicit `undefined` included, so `user: undefined` never silently widens a scope):
- *   `MEMORY_SCOPE_INVALID`;
- * - no field with a non-empty value: `MEMORY_SCOPE_REQUIRED`;
- * - a field whose value is the empty string next to non-empty ones: `MEMORY_SCOPE_INVALID` (an
- *   empty id is almost always an unresolved one; omit the field instead).
+ * Rules (fault class "Scope dropped or defaulted": a scope is never widened silently):
+ * - not a plain object, or a field outside `MEMORY_SCOPE_FIELDS`: `MEMORY_SCOPE_INVALID`;
+ * - no field with a non-blank string value: `MEMORY_SCOPE_REQUIRED`;
+ * - a present field whose value is not a non-blank string (`undefined`, `null`, a number, `''`,
+ *   `'  '`) next to filled fields: `MEMORY_SCOPE_INVALID` naming the field, so that
+ *   `{ agent, user: undefined }` never quietly becomes the whole agent's scope.
  *
- * @throws AgentError `MEMORY_SCOPE_INVALID` or `MEMORY_SCOPE_REQUIRED` with `details.scope`.
+ * @param store Store name, named in messages and `details.store` when given.
+ * @throws AgentError `MEMORY_SCOPE_INVALID` (with `details.field`) or `MEMORY_SCOPE_REQUIRED`.
  */
-export function validateScope(scope: unknown): MemoryScope {
-  if (scope === null || typeof scope !== 'object' || Array.isArray(scope)) {
-    throw agentError('MEMORY_SCOPE_INVALID', `a memory scope must be an object of string fields, got ${describe(scope)}`, `give an object such as { agent: 'support' } with fields from: ${MEMORY_SCOPE_FIELDS.join(', ')}`)
+export function validateScope(value: unknown, store?: string): MemoryScope {
+  const subject = store === undefined ? 'the memory scope' : `the scope of memory store "${store}"`
+  const where = store === undefined ? {} : { store }
+  const fields = MEMORY_SCOPE_FIELDS.join(', ')
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw agentError('MEMORY_SCOPE_INVALID', `${subject} must be an object of string fields, got ${describe(value)}`, `give an object such as { agent: 'support' } with fields from: ${fields}`, where)
   }
-  const entries = Object.entries(scope)
-  for (const [field, value] of entries) {
-    if (!FIELDS.has(field)) {
-      throw agentError('MEMORY_SCOPE_INVALID', `the memory scope has an unknown field "${field}"`, `use only the fields ${MEMORY_SCOPE_FIELDS.join(', ')}`, { field })
-    }
-    if (typeof value !== 'string') {
-      throw agentError('MEMORY_SCOPE_INVALID', `the memory scope field "${field}" is ${describe(value)}, not a string`, `resolve "${field}" to a string id, or leave the field out (a scope function may return undefined to switch the store off)`, { field })
-    }
+  const entries = Object.entries(value)
+  const unknown = entries.find(([field]) => !FIELDS.has(field))
+  if (unknown) {
+    throw agentError('MEMORY_SCOPE_INVALID', `${subject} has an unknown field "${unknown[0]}"`, `use only the fields ${fields}`, { field: unknown[0], ...where })
   }
-  if (!entries.some(([, value]) => value !== '')) {
-    throw agentError('MEMORY_SCOPE_REQUIRED', 'the memory scope has no field with a non-empty value', `give at least one non-empty field, for example { agent: 'support' }`)
+  if (!entries.some(([, field]) => isFilled(field))) {
+    throw agentError('MEMORY_SCOPE_REQUIRED', `${subject} has no field with a non-empty value`, `give at least one non-empty field among ${fields}, for example { agent: 'support' } (a scope is never widened to global), or return undefined from a scope function to switch the store off for the run`, where)
   }
-  const empty = entries.find(([, value]) => value === '')
-  if (empty) {
-    throw agentError('MEMORY_SCOPE_INVALID', `the memory scope field "${empty[0]}" is an empty string`, `resolve "${empty[0]}" to a non-empty id, or leave the field out`, { field: empty[0] })
+  const unfilled = entries.find(([, field]) => !isFilled(field))
+  if (unfilled) {
+    throw agentError('MEMORY_SCOPE_INVALID', `${subject} field "${unfilled[0]}" is ${typeof unfilled[1] === 'string' ? 'empty' : describe(unfilled[1])}, which would widen the scope`, `resolve "${unfilled[0]}" to a non-empty string id, leave the field out on purpose, or return undefined from a scope function to switch the store off`, { field: unfilled[0], ...where })
   }
-  return scope as MemoryScope
+  const scope: MemoryScope = {}
+  for (const field of MEMORY_SCOPE_FIELDS) {
+    const fieldValue = (value as MemoryScope)[field]
+    if (fieldValue !== undefined) scope[field] = fieldValue
+  }
+  return scope
+}
+
+function isFilled(value: unknown): value is string {
+  return typeof value === 'string' && value.trim().length > 0
 }
 
 /**

@@ -24,6 +24,7 @@ describe('validateScope', () => {
     ['an undefined value (it must not widen the scope)', { agent: 'support', user: undefined }, 'user'],
     ['a null value', { agent: 'support', user: null }, 'user'],
     ['an empty value next to a non-empty one', { agent: 'support', user: '' }, 'user'],
+    ['a blank value next to a non-empty one', { agent: 'support', user: '   ' }, 'user'],
   ])('a scope with %s is MEMORY_SCOPE_INVALID', (_name, scope, field) => {
     expect(() => validateScope(scope)).toThrow(expect.objectContaining({ code: 'MEMORY_SCOPE_INVALID', details: { field } }))
   })
@@ -48,6 +49,7 @@ describe('sameScope', () => {
 
 describe('scopeKey', () => {
   const value = fc.string({ unit: fc.constantFrom('a', 'b', ':', ',', '"', '[', ']', '\\', '=', ' ', 'é', 'e\u0301', '🎉'), minLength: 1, maxLength: 4 })
+    .filter(text => text.trim().length > 0) // blank values are invalid scope values
   const scope: fc.Arbitrary<MemoryScope> = fc.record(
     { agent: value, user: value, tenant: value, thread: value },
     { requiredKeys: [] },

@@ -15,25 +15,9 @@ import type { LanguageModel } from 'ai'
 import { createWorkspace, defineAgent } from '../../../src/index.ts'
 import type { AgentDriver } from '../../../src/index.ts'
 import { memory, workspaceJsonlMemoryStore } from '../../../src/capabilities/index.ts'
-import type { MemoryOptions } from '../../../src/capabilities/index.ts'
 import { supportDriver } from '../lib/support-driver.ts'
 
 const workspaceDir = process.env.AGENT_WORKSPACE_DIR || fileURLToPath(new URL('../../.agent/workspace', import.meta.url))
-
-/**
- * The options given to `memory()`, exported so that `agent memory import|list|search` resolve the
- * same store and scope the agent's tools use.
- */
-export const memoryOptions = {
-  stores: {
-    agent: {
-      adapter: workspaceJsonlMemoryStore(),
-      // Per-user memory; without a user the store is off for the run rather than shared.
-      scope: ({ user }) => (user?.id ? { agent: 'support', user: user.id } : undefined),
-      write: { mode: 'tool', policy: 'require-approval' },
-    },
-  },
-} satisfies MemoryOptions
 
 /** Provider packages tried, in order, when their API key is set. They are not dependencies of this package. */
 const PROVIDERS = [
@@ -71,5 +55,16 @@ export default defineAgent({
   ].join(' '),
   driver,
   workspace: createWorkspace({ dir: workspaceDir }),
-  capabilities: [memory(memoryOptions)],
+  capabilities: [
+    memory({
+      stores: {
+        agent: {
+          adapter: workspaceJsonlMemoryStore(),
+          // Per-user memory; without a user the store is off for the run rather than shared.
+          scope: ({ user }) => (user?.id ? { agent: 'support', user: user.id } : undefined),
+          write: { mode: 'tool', policy: 'require-approval' },
+        },
+      },
+    }),
+  ],
 })
