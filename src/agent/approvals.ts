@@ -8,7 +8,7 @@ import { resolveInvocation } from './invocation.ts'
 import { failed, isModelDriver, runCustom, settled } from './run.ts'
 import { approvalKey, approvalsPrefix, hostWorkspace, loadApproval, loadThread, saveApproval, saveThread, threadKey } from './store.ts'
 import { emitExecution, executeTool, toOutcome, type ToolExecution } from './tools.ts'
-import { approvalResponsesMessage, closingToolMessage } from './transcript.ts'
+import { answeredToolCallIds, approvalResponsesMessage, closingToolMessage } from './transcript.ts'
 import type { AgentDefinition, AgentRun, ApprovalRequest, CustomRunDriver, ListApprovalsOptions, ResolveApprovalOptions, ToolCallOutcome } from './types.ts'
 
 function notFound(approvalId: string): AgentErrorShape {
@@ -30,6 +30,8 @@ function notFound(approvalId: string): AgentErrorShape {
  * (stored input, `context.approval` set, fingerprint compared: a change gives `APPROVAL_CONFLICT`
  * and nothing runs) or gives the model an `execution-denied` result. When other approvals of the
  * same step are still pending, the run ends `'awaiting-approval'` until the last one is answered.
+ * When a new user message already closed the call (model driver: its transcript holds a result for
+ * it), the resolution fails with `APPROVAL_SUPERSEDED` and nothing runs.
  * Custom-run driver: the host runs an approved call once itself, then calls `driver.run` with
  * `input: undefined` and `resumed: { approval, outcome }`.
  *
@@ -97,6 +99,11 @@ export function resolveApproval(agent: AgentDefinition, approvalId: string, opti
         return runCustom(invocation, driver as CustomRunDriver, thread, { input: undefined, resumed: { approval: decided, outcome }, remainingPending: pendingIds.filter((id) => id !== decided.id) })
       }
 
+      if (answeredToolCallIds(thread.messages).has(decided.toolCallId)) {
+        // A new user message closed the call (the model was told it was not run) between the
+        // decision and this continuation: running it now would contradict what the model was told.
+        return failed(agentError('APPROVAL_SUPERSEDED', `approval "${decided.id}" was closed by a new user message in its thread before the decision took effect; the call was not run`, 'ask the agent again if the action is still wanted', { approvalId: decided.id }).toJSON())
+      }
       const step = (await Promise.all(pendingIds.map((id) => loadApproval(store, agent.name, id)))).filter((approval): approval is ApprovalRequest => approval !== undefined)
       const waiting = step.filter((approval) => approval.status === 'pending')
       if (waiting.length) {

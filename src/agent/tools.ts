@@ -46,7 +46,16 @@ export function findTool(invocation: Invocation, toolName: string): AgentTool | 
 
 /** Validates `input` against the tool's zod schema; every issue is listed with its path. */
 export function validateToolInput(toolName: string, tool: AgentTool, input: unknown): { ok: true; input: unknown } | { ok: false; error: AgentError } {
-  const parsed = (tool.inputSchema as z.ZodType).safeParse(input)
+  let parsed: ReturnType<z.ZodType['safeParse']>
+  try {
+    parsed = (tool.inputSchema as z.ZodType).safeParse(input)
+  }
+  catch (error) {
+    // A schema can throw instead of reporting issues (a stack overflow on deeply nested input,
+    // a refinement that throws): still an input error the model can fix, never a failed run.
+    const message = error instanceof RangeError ? 'the input is nested too deeply to validate' : `validation failed: ${error instanceof Error ? error.message : String(error)}`
+    return { ok: false, error: agentError('TOOL_INPUT_INVALID', `the input of "${toolName}" could not be validated: ${message}`, `call "${toolName}" again with smaller, flatter input that matches its JSON Schema`, { tool: toolName, issues: [{ path: '(root)', message }] }) }
+  }
   if (parsed.success) return { ok: true, input: parsed.data }
   const issues = parsed.error.issues.map((issue) => ({
     path: issue.path.map(String).join('.') || '(root)',

@@ -1,7 +1,13 @@
-/** Official capabilities: `memory()` and its store adapters. */
+/** Official capabilities: `memory()`, its store adapters, and opening a store from code. */
 export { memory } from '../memory/capability.ts'
+export type { MemoryCapability } from '../memory/capability.ts'
+export { openMemoryStore } from '../memory/open-store.ts'
+export type { ResolvedMemoryStore } from '../memory/open-store.ts'
 export { workspaceJsonlMemoryStore } from '../memory/stores/workspace-jsonl.ts'
-export type { WorkspaceJsonlMemoryStoreOptions } from '../memory/stores/workspace-jsonl.ts'
+export type { WorkspaceJsonlMemoryStoreFactory, WorkspaceJsonlMemoryStoreOptions } from '../memory/stores/workspace-jsonl.ts'
 export { inMemoryMemoryStore } from '../memory/stores/in-memory.ts'
+export type { InMemoryMemoryStoreFactory } from '../memory/stores/in-memory.ts'
+export { MEMORY_LIMITS } from '../memory/schemas.ts'
+export type { MemoryDeleteInput, MemoryReadInput, MemoryRememberInput, MemorySearchInput } from '../memory/schemas.ts'
 export type * from '../memory/types.ts'
 export { MEMORY_SCOPE_FIELDS } from '../memory/types.ts'

@@ -25,7 +25,7 @@ export interface ChatOptions {
 }
 
 /** Chat commands typed at the prompt. */
-const HELP = 'commands: /approvals (your pending approvals), /exit (quit), /help'
+const HELP = 'commands: /approvals (your pending approvals), /approve <id> [reason], /deny <id> [reason], /exit (quit), /help'
 
 /** Pulls lines one at a time from a stream; `undefined` at end of input. */
 function lineReader(input: Readable): { next(): Promise<string | undefined>; close(): void } {
@@ -100,7 +100,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
       asked.add(approval.id)
       const answer = await ask(formatApprovalPrompt(approval, limit))
       if (answer === undefined) {
-        line(`approval ${approval.id} left pending (end of input); answer it later with /approvals in a new session`)
+        line(`approval ${approval.id} left pending (end of input); answer it later with /approve ${approval.id} or /deny ${approval.id}`)
         return false
       }
       const decision = parseApprovalAnswer(answer)
@@ -135,6 +135,14 @@ export async function runChat(options: ChatOptions): Promise<void> {
       if (command === '/exit' || command === '/quit') break
       if (command === '/approvals') {
         await showApprovals().catch((error: unknown) => line(`[error] ${formatError(toErrorShape(error))}`))
+        continue
+      }
+      const decision = /^\/(approve|deny)\s+(\S+)(?:\s+(.+))?$/.exec(command)
+      if (decision) {
+        // Answers an approval left pending earlier (in this session or another one) by this user.
+        const [, verb, approvalId, reason] = decision
+        const result = await follow(resolveApproval(agent, approvalId!, { approved: verb === 'approve', ...(reason ? { reason } : {}), approver, user }))
+        if (result.status === 'awaiting-approval' && !(await settleApprovals(result))) break
         continue
       }
       if (command === '/help' || command.startsWith('/')) {

@@ -48,9 +48,9 @@ export function formatEvent(event: AgentRunEvent, limit: number = DEFAULT_JSON_L
   }
 }
 
-/** The inline question asked for an approval request: `Approve memory_remember {...}? [y/N] reason: `. */
+/** The inline question asked for an approval request: `Approve memory_remember {...}? [y/N, then an optional reason] `. */
 export function formatApprovalPrompt(approval: ApprovalRequest, limit: number = DEFAULT_JSON_LIMIT): string {
-  return `Approve ${approval.toolName} ${formatJson(approval.input, limit)}? [y/N] reason: `
+  return `Approve ${approval.toolName} ${formatJson(approval.input, limit)}? [y/N, then an optional reason] `
 }
 
 /**

@@ -4,6 +4,7 @@
  * See docs/cli.md. In this repository run it with `npx tsx src/cli/main.ts <command>`.
  */
 import { readFile } from 'node:fs/promises'
+import { resolve as resolvePath } from 'node:path'
 import { defineCommand, runMain } from 'citty'
 import { consola } from 'consola'
 import { agentError, toErrorShape } from '../errors.ts'
@@ -12,7 +13,7 @@ import { runChat } from './chat.ts'
 import { describeAgent, describeDriver } from './info.ts'
 import { groupBySpeaker, importRecords, parseLocomoConversation } from './import-locomo.ts'
 import { loadAgent, resolveRoot } from './load-agent.ts'
-import { resolveAgentMemoryStore } from './memory-target.ts'
+import { openMemoryStore } from '../memory/open-store.ts'
 
 /** Default user id of CLI invocations (`--user`). */
 export const DEFAULT_CLI_USER = 'demo'
@@ -35,6 +36,21 @@ async function guarded(task: () => Promise<void>): Promise<void> {
   }
 }
 
+/**
+ * Resolves the project root, makes it the working directory (so relative paths in agent modules,
+ * such as the default `createWorkspace()` folder, resolve against the project root as they do
+ * under Vite), rejects flags the command does not define, and loads the agent.
+ */
+async function loadProjectAgent(args: { root?: string; agent: string; _?: string[] } & Record<string, unknown>, known: Record<string, unknown>) {
+  const unknown = Object.keys(args).filter(key => key !== '_' && !(key in known) && !Object.values(known).some(spec => (spec as { alias?: string | string[] }).alias?.includes(key)))
+  if (unknown.length) {
+    throw agentError('CLI_UNKNOWN_OPTION', `unknown option ${unknown.map(key => `--${key}`).join(', ')}`, `use only ${Object.keys(known).map(key => `--${key}`).join(', ')} (see --help)`, { options: unknown })
+  }
+  const root = resolveRoot(args.root)
+  process.chdir(root)
+  return loadAgent(root, args.agent)
+}
+
 function print(text: string): void {
   process.stdout.write(`${text}\n`)
 }
@@ -47,8 +63,8 @@ const dev = defineCommand({
     thread: { type: 'string', description: 'Thread id to continue (default: a new thread)' },
     verbose: { type: 'boolean', description: 'Print tool inputs and results in full', default: false },
   },
-  run: ({ args }) => guarded(async () => {
-    const { agent } = await loadAgent(resolveRoot(args.root), args.agent)
+  run: ({ args, cmd }) => guarded(async () => {
+    const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
     const interactive = process.stdin.isTTY === true
     consola.info(`Chatting with ${agent.name} (${describeDriver(agent.driver)}) as ${args.user}. Type /exit to quit, /approvals to list pending approvals.`)
     await runChat({
@@ -67,8 +83,8 @@ const dev = defineCommand({
 const info = defineCommand({
   meta: { name: 'info', description: 'Print an agent\'s driver, capabilities and static tools' },
   args: agentArgs,
-  run: ({ args }) => guarded(async () => {
-    const { agent, location } = await loadAgent(resolveRoot(args.root), args.agent)
+  run: ({ args, cmd }) => guarded(async () => {
+    const { agent, location } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
     for (const text of describeAgent(agent, location.file)) print(text)
   }),
 })
@@ -80,11 +96,13 @@ const importCommand = defineCommand({
     locomo: { type: 'string', description: 'Path of a LoCoMo conversation JSON file', required: true },
     store: storeArg,
   },
-  run: ({ args }) => guarded(async () => {
-    const { agent } = await loadAgent(resolveRoot(args.root), args.agent)
+  run: ({ args, cmd }) => guarded(async () => {
+    // Resolved before the working directory moves to the project root.
+    const file = resolvePath(args.locomo)
+    const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
     let data: unknown
     try {
-      data = JSON.parse(await readFile(args.locomo, 'utf8'))
+      data = JSON.parse(await readFile(file, 'utf8'))
     } catch (error) {
       throw agentError('LOCOMO_UNREADABLE', `cannot read ${args.locomo} as JSON: ${error instanceof Error ? error.message : String(error)}`, 'pass the path of a LoCoMo conversation file such as ../shared/data/locomo/conv-26.json', { file: args.locomo }, error)
     }
@@ -92,7 +110,7 @@ const importCommand = defineCommand({
     let added = 0
     let skipped = 0
     for (const [speaker, group] of groupBySpeaker(observations)) {
-      const { adapter, target } = await resolveAgentMemoryStore(agent, { user: { id: speaker }, store: args.store })
+      const { adapter, target } = await openMemoryStore(agent, { user: { id: speaker }, store: args.store })
       const counts = await importRecords(adapter, target, group.map(observation => observation.record), { agent: agent.name, user: speaker, via: 'import' })
       print(`${speaker}: ${counts.added} added, ${counts.skipped} already present (store ${target.store}, scope ${JSON.stringify(target.scope)})`)
       added += counts.added
@@ -105,12 +123,12 @@ const importCommand = defineCommand({
 const list = defineCommand({
   meta: { name: 'list', description: 'List the records of a user\'s memory scope (all statuses, creation order)' },
   args: { ...agentArgs, user: userArg, store: storeArg },
-  run: ({ args }) => guarded(async () => {
-    const { agent } = await loadAgent(resolveRoot(args.root), args.agent)
-    const { adapter, target } = await resolveAgentMemoryStore(agent, { user: { id: args.user }, store: args.store })
+  run: ({ args, cmd }) => guarded(async () => {
+    const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
+    const { adapter, target } = await openMemoryStore(agent, { user: { id: args.user }, store: args.store })
     const records = await adapter.export(target)
     for (const record of records) print(`${record.id}  ${record.status}  ${record.kind}  ${record.createdAt}  ${record.content}`)
-    print(`${records.length} records in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
+    print(`${records.length} ${records.length === 1 ? 'record' : 'records'} in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
   }),
 })
 
@@ -123,14 +141,14 @@ const search = defineCommand({
     query: { type: 'positional', description: 'Search text', required: true },
     limit: { type: 'string', description: 'Most results (default 10)' },
   },
-  run: ({ args }) => guarded(async () => {
-    const { agent } = await loadAgent(resolveRoot(args.root), args.agent)
-    const { adapter, target } = await resolveAgentMemoryStore(agent, { user: { id: args.user }, store: args.store })
+  run: ({ args, cmd }) => guarded(async () => {
+    const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
+    const { adapter, target } = await openMemoryStore(agent, { user: { id: args.user }, store: args.store })
     const limit = args.limit === undefined ? undefined : Number(args.limit)
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw agentError('CLI_INVALID_LIMIT', `--limit ${args.limit} is not a positive integer`, 'pass --limit 1 or more')
     const hits = await adapter.search(target, { query: args.query, ...(limit === undefined ? {} : { limit }) })
     for (const hit of hits) print(`${hit.record.id}  score ${hit.score}  ${hit.record.content}`)
-    print(`${hits.length} results in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
+    print(`${hits.length} ${hits.length === 1 ? 'result' : 'results'} in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
   }),
 })
 
@@ -143,6 +161,12 @@ const memoryCommand = defineCommand({
 const main = defineCommand({
   meta: { name: 'agent', version: '0.1.0', description: 'Run and inspect vite-agent-memory agents' },
   subCommands: { dev, info, memory: memoryCommand },
+})
+
+// Output piped into `head` and the like: stop quietly when the reader goes away.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0)
+  throw error
 })
 
 await runMain(main)

@@ -17,7 +17,7 @@
  * | `recordId` | string | `mem_` + 32 hex characters |
  * | `version` | integer | the record's version after the event: 1 for `remember`, +1 per event |
  * | `at` | ISO 8601 | when the event was written |
- * | `audit` | object | who caused it (`via`, `agent`, `runId`, `threadId`, `user`, `approver`); host-written |
+ * | `audit` | object | who caused it (`via`, `agent`, `runId`, `threadId`, `user`, `approver`, `approvalReason`); host-written |
  * | `prev` | hex \| `null` | `digest` of the previous line; `null` on the first line |
  * | `digest` | hex | SHA-256 of the canonical JSON of this line without `digest` |
  * | `more` | `true` | only on lines of a multi-line write except its last (see below) |

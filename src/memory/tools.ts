@@ -154,6 +154,7 @@ function targetOf(store: ActiveMemoryStore): MemoryTarget {
 function auditOf(context: ToolExecutionContext): MemoryAudit {
   return withOptional<MemoryAudit>({ via: 'tool' }, {
     agent: context.agent, runId: context.runId, threadId: context.threadId, user: context.user?.id, approver: context.approval?.approver,
+    approvalReason: context.approval?.reason,
   })
 }
 
@@ -180,6 +181,10 @@ function writePolicy(stores: readonly ActiveMemoryStore[]): ToolPolicy {
     } catch {
       return 'allow' // execute raises the selection error as a tool error
     }
+    // A kind the store does not accept can never be written: execute raises MEMORY_KIND_NOT_ALLOWED
+    // at once instead of asking the user to approve a write that would fail anyway.
+    const kind = call.tool === 'memory_remember' ? (call.input as { kind?: unknown } | undefined)?.kind : undefined
+    if (store.allowKinds !== undefined && typeof kind === 'string' && !store.allowKinds.includes(kind)) return 'allow'
     return typeof store.writePolicy === 'function' ? store.writePolicy(call) : store.writePolicy
   }
 }

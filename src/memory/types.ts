@@ -34,6 +34,8 @@ export interface MemoryAudit {
   threadId?: string
   user?: string
   approver?: string
+  /** Reason the approver gave when approving the write (tool writes after an approval). */
+  approvalReason?: string
   /** `tool`, `api`, `cli` or `import`. */
   via: string
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -53,6 +53,24 @@ describe('agent info', () => {
     expect(stdout).not.toMatch(/^\s*memory_(search|read|remember|delete)/m)
   })
 
+  it('a misspelled option exits 1 with CLI_UNKNOWN_OPTION naming it instead of being ignored', () => {
+    const { stderr, status } = agentCli(['dev', '--agent', 'support', '--usr', 'alice'], { workspace: freshWorkspace(), input: 'hello\n' })
+    expect(status).toBe(1)
+    expect(stderr).toContain('CLI_UNKNOWN_OPTION: unknown option --usr')
+  })
+
+  it('relative paths in an agent module resolve against --root, not the shell\'s folder', () => {
+    const root = mkdtempSync(join(tmpdir(), 'vam-cli-root-'))
+    mkdirSync(join(root, 'server', 'agents'), { recursive: true })
+    writeFileSync(join(root, 'server', 'agents', 'probe.ts'), [
+      `import { createWorkspace, defineAgent } from ${JSON.stringify(join(REPO_ROOT, 'src/index.ts'))}`,
+      `export default defineAgent({ name: 'probe', driver: { run() {} }, workspace: createWorkspace() })`,
+    ].join('\n'))
+    const { stdout, status } = agentCli(['info', '--agent', 'probe', '--root', root], { workspace: freshWorkspace() })
+    expect(status).toBe(0)
+    expect(stdout).toContain(`workspace: ${join(realpathSync(root), '.agent', 'workspace')}`)
+  })
+
   it('an unknown agent exits 1 with AGENT_NOT_FOUND listing the agents that exist', () => {
     const { stderr, status } = agentCli(['info', '--agent', 'nobody'], { workspace: freshWorkspace() })
     expect(status).toBe(1)
@@ -75,7 +93,7 @@ describe('agent dev', () => {
     const { stdout, status } = agentCli(['dev', '--agent', 'support', '--user', 'demo'], { workspace, input: 'remember I prefer green tea\ny fine by me\n' })
     expect(status).toBe(0)
     expect(stdout).toContain('[tool] memory_remember {"content":"I prefer green tea","kind":"semantic"}')
-    expect(stdout).toContain('Approve memory_remember {"content":"I prefer green tea","kind":"semantic"}? [y/N] reason: y fine by me')
+    expect(stdout).toContain('Approve memory_remember {"content":"I prefer green tea","kind":"semantic"}? [y/N, then an optional reason] y fine by me')
     const saved = /Saved (\S+)\./.exec(stdout)
     expect(saved).not.toBeNull()
     const lines = logLines(workspace)
@@ -105,13 +123,35 @@ describe('agent dev', () => {
     expect(bo.stdout).not.toContain('Ann prefers green tea')
   })
 
+  it('an approval left pending at the end of input is answered with /approve in a later session, once', () => {
+    const workspace = freshWorkspace()
+    const first = agentCli(['dev', '--agent', 'support', '--user', 'ann'], { workspace, input: 'remember Ann collects stamps\n' })
+    const id = /approval (apr_\S+) left pending \(end of input\); answer it later with \/approve (apr_\S+)/.exec(first.stdout)
+    expect(id?.[1]).toBe(id?.[2])
+    expect(logLines(workspace).filter(entry => JSON.stringify(entry).includes('stamps'))).toEqual([])
+    const later = agentCli(['dev', '--agent', 'support', '--user', 'ann'], { workspace, input: `/approve ${id![1]} checked\n/approve ${id![1]}\n` })
+    expect(later.stdout).toContain('[approval] approved by ann: checked')
+    expect(later.stdout).toMatch(/Saved mem_/)
+    expect(later.stdout).toContain('APPROVAL_ALREADY_RESOLVED')
+    expect(logLines(workspace).filter(entry => JSON.stringify(entry).includes('stamps'))).toHaveLength(1)
+  })
+
+  it('/deny of another user\'s pending approval answers like an unknown id and writes nothing', () => {
+    const workspace = freshWorkspace()
+    const first = agentCli(['dev', '--agent', 'support', '--user', 'ann'], { workspace, input: 'remember Ann collects stamps\n' })
+    const id = /approval (apr_\S+) left pending/.exec(first.stdout)![1]!
+    const other = agentCli(['dev', '--agent', 'support', '--user', 'bo'], { workspace, input: `/approve ${id}\n` })
+    expect(other.stdout).toContain('APPROVAL_NOT_FOUND')
+    expect(logLines(workspace).filter(entry => JSON.stringify(entry).includes('stamps'))).toEqual([])
+  })
+
   it('forget <id> deletes the record after approval and search no longer finds it', () => {
     const workspace = freshWorkspace()
     const saved = agentCli(['dev', '--agent', 'support'], { workspace, input: 'remember I like oolong\ny\n' })
     const id = /Saved (\S+)\./.exec(saved.stdout)![1]!
     const { stdout } = agentCli(['dev', '--agent', 'support'], { workspace, input: `forget ${id}\ny\noolong\n` })
     expect(stdout).toContain(`[tool] memory_delete {"id":"${id}"}`)
-    expect(stdout).toContain(`Approve memory_delete {"id":"${id}"}? [y/N] reason: y`)
+    expect(stdout).toContain(`Approve memory_delete {"id":"${id}"}? [y/N, then an optional reason] y`)
     expect(stdout).toContain(`Deleted ${id}.`)
     expect(stdout).toContain('I found nothing in my memory for that')
     // Soft delete: the original line stays and a tombstone follows it.

@@ -35,7 +35,7 @@ describe('cli output format', () => {
   })
 
   it('the approval prompt shows the tool, its exact input and asks y/N with a reason', () => {
-    expect(formatApprovalPrompt(approval)).toBe('Approve memory_remember {"content":"likes tea","kind":"semantic"}? [y/N] reason: ')
+    expect(formatApprovalPrompt(approval)).toBe('Approve memory_remember {"content":"likes tea","kind":"semantic"}? [y/N, then an optional reason] ')
   })
 
   it('long JSON is cut at the limit with a count of the characters left out', () => {

@@ -40,7 +40,12 @@ export async function runModelTurn(invocation: Invocation, driver: ModelDriver, 
     return plan
   }
 
-  const tools: ToolSet = {}
+  // Running executions, so that the run's outcome waits for them (see the end of this function).
+  const running = new Set<Promise<unknown>>()
+  const toolNames = new Map<string, string>()
+  // No prototype: a model calling "constructor" or "toString" must get "no such tool", not an
+  // Object.prototype member the SDK would take for a tool without `execute`.
+  const tools: ToolSet = Object.create(null) as ToolSet
   for (const [name, hostTool] of Object.entries(invocation.tools)) {
     tools[name] = tool<unknown, unknown>({
       description: hostTool.description,
@@ -52,15 +57,21 @@ export async function runModelTurn(invocation: Invocation, driver: ModelDriver, 
       },
       execute: async (input, { toolCallId }) => {
         const approval = approved.get(toolCallId)
-        let execution: ToolExecution
-        if (approval) {
-          execution = await executeTool(invocation, name, approval.input, toolCallId, approval)
-        }
-        else {
+        const run = (async (): Promise<ToolExecution> => {
+          if (approval) return executeTool(invocation, name, approval.input, toolCallId, approval)
           const plan = await planFor(name, input, toolCallId)
-          execution = plan.kind === 'allow'
-            ? await executeTool(invocation, name, plan.input, toolCallId)
+          return plan.kind === 'allow'
+            ? executeTool(invocation, name, plan.input, toolCallId)
             : { ok: false, durationMs: 0, error: plan.kind === 'error' ? plan.error.toJSON() : agentError('APPROVAL_REQUIRED', `"${name}" requires approval and none was given`, 'wait for the user to approve the call').toJSON() }
+        })()
+        toolNames.set(toolCallId, name)
+        running.add(run)
+        let execution: ToolExecution
+        try {
+          execution = await run
+        }
+        finally {
+          running.delete(run)
         }
         executions.set(toolCallId, execution)
         if (!execution.ok) throw agentError(execution.error.code, execution.error.why, execution.error.fix, execution.error.details)
@@ -84,7 +95,11 @@ export async function runModelTurn(invocation: Invocation, driver: ModelDriver, 
   const approvalIds = new Map<string, string>()
   const approvals: ApprovalRequest[] = []
   let error: AgentErrorShape | undefined
-  const { emit } = invocation
+  const reported = new Set<string>()
+  const emit: Invocation['emit'] = (event) => {
+    if (event.type === 'tool-result' || event.type === 'tool-error') reported.add(event.toolCallId)
+    invocation.emit(event)
+  }
   for await (const part of result.fullStream) {
     switch (part.type) {
       case 'text-delta':
@@ -120,6 +135,17 @@ export async function runModelTurn(invocation: Invocation, driver: ModelDriver, 
         error ??= isAgentError(part.error) ? part.error.toJSON() : agentError('MODEL_ERROR', `the model call failed: ${part.error instanceof Error ? part.error.message : String(part.error)}`, 'check the model provider, its credentials and the request; then retry', undefined, part.error).toJSON()
         break
     }
+  }
+  // An abort (or a model error) ends the stream while tools may still be running, and the SDK
+  // drops their results. Wait for them and report each one, so that a write that happened is
+  // never hidden from the caller and nothing runs after the run reported its outcome.
+  while (running.size > 0) await Promise.allSettled([...running])
+  for (const [toolCallId, execution] of executions) {
+    if (reported.has(toolCallId)) continue
+    const toolName = toolNames.get(toolCallId) ?? ''
+    emit(execution.ok
+      ? { type: 'tool-result', toolCallId, toolName, output: execution.output, durationMs: execution.durationMs }
+      : { type: 'tool-error', toolCallId, toolName, error: execution.error, durationMs: execution.durationMs })
   }
   if (error) return { responseMessages: [], approvals, executions, error }
   if (invocation.signal?.aborted) return { responseMessages: [], approvals, executions, error: abortedError() }

@@ -1,9 +1,9 @@
 import { agentError } from '../errors.ts'
-import { resolveMemoryStore, type MemoryCapability } from '../memory/capability.ts'
-import { parseMemoryOptions } from '../memory/schemas.ts'
-import type { MemoryStoreConfig } from '../memory/schemas.ts'
+import { resolveMemoryStore, type MemoryCapability } from './capability.ts'
+import { parseMemoryOptions } from './schemas.ts'
+import type { MemoryStoreConfig } from './schemas.ts'
 import type { AgentCapability, AgentDefinition, AgentUser } from '../agent/types.ts'
-import type { MemoryStoreAdapter, MemoryTarget } from '../memory/types.ts'
+import type { MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
 /** One memory store of an agent, resolved for one user the way an invocation would resolve it. */
 export interface ResolvedMemoryStore {
@@ -18,32 +18,35 @@ function isMemoryCapability(capability: AgentCapability): capability is MemoryCa
   return capability.id === 'memory' && !!(capability as Partial<MemoryCapability>).options
 }
 
-/** Picks the store the CLI acts on: `--store`, else the only store, else the store named `agent` (the tool rule). */
+/** Picks the store: `store` when given, else the only store, else the store named `agent` (the tool rule). */
 function pickStore(configs: readonly MemoryStoreConfig[], requested: string | undefined): MemoryStoreConfig {
   const names = configs.map(config => config.name)
   if (requested !== undefined) {
     const match = configs.find(config => config.name === requested)
     if (match) return match
-    throw agentError('MEMORY_STORE_UNKNOWN', `the agent has no memory store named "${requested}" (stores: ${names.join(', ')})`, `pass --store ${names.join(' | ')}`, { store: requested, available: names })
+    throw agentError('MEMORY_STORE_UNKNOWN', `the agent has no memory store named "${requested}" (stores: ${names.join(', ')})`, `pass store: ${names.map(name => JSON.stringify(name)).join(' | ')} (CLI: --store)`, { store: requested, available: names })
   }
   if (configs.length === 1) return configs[0]!
   const agentStore = configs.find(config => config.name === 'agent')
   if (agentStore) return agentStore
-  throw agentError('MEMORY_STORE_REQUIRED', `the agent has several memory stores (${names.join(', ')}) and none is named "agent"`, `pass --store ${names.join(' | ')}`, { available: names })
+  throw agentError('MEMORY_STORE_REQUIRED', `the agent has several memory stores (${names.join(', ')}) and none is named "agent"`, `pass store: ${names.map(name => JSON.stringify(name)).join(' | ')} (CLI: --store)`, { available: names })
 }
 
 /**
- * Resolves an agent's memory store for `user` exactly as an invocation does (`resolveMemoryStore`
+ * Opens an agent's memory store for `user` from code: for seeding a store, importing, listing,
+ * or a store the model may only read (`write.mode: 'off'`) that your code fills. Resolves it
+ * exactly as an invocation does (`resolveMemoryStore`
  * of the capability): the scope (a scope function gets the user and a CLI run id) and the adapter
  * (a factory is created with the agent's workspace and `writable: true`). The model is not
- * involved, so imports and listings see exactly the scope the agent's tools see for that user.
+ * involved, so code sees exactly the scope the agent's tools see for that user. Write with
+ * `adapter.append(target, input, { audit: { via: 'api' } })`.
  *
  * @throws `MEMORY_NOT_CONFIGURED` when the agent has no `memory()` capability;
  * `MEMORY_STORE_UNKNOWN` / `MEMORY_STORE_REQUIRED` for a missing or ambiguous `--store`;
  * `MEMORY_SCOPE_OFF` when the scope function returns `undefined` for this user;
  * `MEMORY_SCOPE_REQUIRED` / `MEMORY_SCOPE_INVALID` for a scope that would widen (never stored as global).
  */
-export async function resolveAgentMemoryStore(
+export async function openMemoryStore(
   agent: AgentDefinition,
   options: { user: AgentUser; store?: string; runId?: string },
 ): Promise<ResolvedMemoryStore> {
@@ -59,7 +62,7 @@ export async function resolveAgentMemoryStore(
     writable: true,
   })
   if (!resolved) {
-    throw agentError('MEMORY_SCOPE_OFF', `the scope function of store "${config.name}" switched the store off for user "${options.user.id}"`, 'pass a --user the scope function accepts', { store: config.name, user: options.user.id })
+    throw agentError('MEMORY_SCOPE_OFF', `the scope function of store "${config.name}" switched the store off for user "${options.user.id}"`, 'pass a user the scope function accepts (CLI: --user)', { store: config.name, user: options.user.id })
   }
   return { store: config.name, adapter: resolved.adapter, target: { store: config.name, scope: resolved.scope } }
 }
