@@ -172,6 +172,25 @@ async function recordsFingerprint(store: ActiveMemoryStore, ids: readonly string
   return `${store.name}/${parts.join(',')}`
 }
 
+/** Whether a validated write input is bound to fail in `execute` (checked before asking for approval). */
+async function writeCannotSucceed(store: ActiveMemoryStore, tool: string, input: unknown): Promise<boolean> {
+  if (tool === 'memory_remember') {
+    const { kind, supersedes } = input as Partial<MemoryRememberInput>
+    if (store.allowKinds !== undefined && typeof kind === 'string' && !store.allowKinds.includes(kind)) return true
+    return !(await allActive(store, supersedes ?? []))
+  }
+  if (tool === 'memory_delete') {
+    const { id } = input as Partial<MemoryDeleteInput>
+    return typeof id === 'string' && !(await allActive(store, [id]))
+  }
+  return false
+}
+
+async function allActive(store: ActiveMemoryStore, ids: readonly string[]): Promise<boolean> {
+  const records = await Promise.all(ids.map((id) => store.adapter.read(targetOf(store), id)))
+  return records.every((record) => record?.status === 'active')
+}
+
 /** A policy function returning the selected store's write policy; selection errors are left to `execute`. */
 function writePolicy(stores: readonly ActiveMemoryStore[]): ToolPolicy {
   return async (call): Promise<ToolPolicyDecision> => {
@@ -181,11 +200,12 @@ function writePolicy(stores: readonly ActiveMemoryStore[]): ToolPolicy {
     } catch {
       return 'allow' // execute raises the selection error as a tool error
     }
-    // A kind the store does not accept can never be written: execute raises MEMORY_KIND_NOT_ALLOWED
-    // at once instead of asking the user to approve a write that would fail anyway.
-    const kind = call.tool === 'memory_remember' ? (call.input as { kind?: unknown } | undefined)?.kind : undefined
-    if (store.allowKinds !== undefined && typeof kind === 'string' && !store.allowKinds.includes(kind)) return 'allow'
-    return typeof store.writePolicy === 'function' ? store.writePolicy(call) : store.writePolicy
+    // A write that can never succeed (a kind the store does not accept, a delete or supersede of a
+    // record that is not active in the scope) is not put to the user: execute raises its error at
+    // once instead of asking to approve a write that would fail anyway.
+    const decision = typeof store.writePolicy === 'function' ? await store.writePolicy(call) : store.writePolicy
+    if (decision === 'require-approval' && (await writeCannotSucceed(store, call.tool, call.input))) return 'allow'
+    return decision
   }
 }
 

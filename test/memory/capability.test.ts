@@ -366,7 +366,9 @@ describe('write policies', () => {
   it('a write.policy function receives the call and decides', async () => {
     const resolved = await resolveMemory({ stores: { agent: writableStore({ write: { mode: 'tool', policy: ({ tool }) => (tool === 'memory_delete' ? 'require-approval' : 'allow') } }) } })
     expect(await resolved.policy('memory_remember', { kind: 'semantic', content: 'x' })).toBe('allow')
-    expect(await resolved.policy('memory_delete', { id: 'x' })).toBe('require-approval')
+    const saved = await resolved.call('memory_remember', { kind: 'semantic', content: 'x' })
+    const id = (saved as { output: { record: { id: string } } }).output.record.id
+    expect(await resolved.policy('memory_delete', { id })).toBe('require-approval')
   })
 
   it('read tools never require approval, whatever the write policy', async () => {
