@@ -1,15 +1,26 @@
 import type { JSONValue } from '@ai-sdk/provider'
 import type { ModelMessage, ToolResultPart } from 'ai'
+import { z } from 'zod'
 import { agentError, type AgentErrorShape } from '../errors.ts'
+import { formatIssues } from './define.ts'
 import { runModelTurn } from './drivers/model.ts'
 import { startRun, type RunOutcome } from './events.ts'
 import { randomId } from './ids.ts'
 import { resolveInvocation } from './invocation.ts'
-import { failed, isModelDriver, runCustom, settled } from './run.ts'
+import { failed, isModelDriver, runCustom, settled, userSchema } from './run.ts'
 import { approvalKey, approvalsPrefix, hostWorkspace, loadApproval, loadThread, saveApproval, saveThread, threadKey } from './store.ts'
 import { emitExecution, executeTool, toOutcome, type ToolExecution } from './tools.ts'
 import { answeredToolCallIds, approvalResponsesMessage, closingToolMessage } from './transcript.ts'
 import type { AgentDefinition, AgentRun, ApprovalRequest, CustomRunDriver, ListApprovalsOptions, ResolveApprovalOptions, ToolCallOutcome } from './types.ts'
+
+const resolveOptionsSchema = z.strictObject({
+  approved: z.boolean(),
+  reason: z.string().max(2000).optional(),
+  approver: z.string().min(1).max(256).optional(),
+  threadId: z.string().min(1).max(256).optional(),
+  user: userSchema.optional(),
+  signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'must be an AbortSignal').optional(),
+})
 
 function notFound(approvalId: string): AgentErrorShape {
   return agentError('APPROVAL_NOT_FOUND', `there is no approval "${approvalId}" for this agent`, 'use an id from a pending `approval-request` event or from listApprovals()', { approvalId }).toJSON()
@@ -45,9 +56,11 @@ export function resolveApproval(agent: AgentDefinition, approvalId: string, opti
   return startRun(ids, async (emit): Promise<RunOutcome> => {
     const store = hostWorkspace(agent)
     const start = () => emit({ type: 'start', runId: ids.runId, threadId: ids.threadId, agent: agent.name })
-    if (typeof approvalId !== 'string' || !approvalId || typeof options?.approved !== 'boolean') {
+    const parsed = resolveOptionsSchema.safeParse(options)
+    if (typeof approvalId !== 'string' || !approvalId || !parsed.success) {
       start()
-      return failed(agentError('APPROVAL_OPTIONS_INVALID', 'resolveApproval needs an approval id and `approved: true | false`', 'pass the id of the approval request and `{ approved, reason?, approver? }`').toJSON())
+      const problems = parsed.success ? ['the approval id must be a non-empty string'] : formatIssues(parsed.error.issues)
+      return failed(agentError('APPROVAL_OPTIONS_INVALID', `resolveApproval was called with invalid options: ${problems.join('; ')}`, 'pass the id of the approval request and `{ approved, reason?, approver?, threadId?, user?, signal? }`', { issues: problems }).toJSON())
     }
     const decided = await store.withLock(approvalKey(agent.name, approvalId), async (): Promise<ApprovalRequest | AgentErrorShape> => {
       const approval = await loadApproval(store, agent.name, approvalId)

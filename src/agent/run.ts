@@ -11,7 +11,8 @@ import { approvalKey, hostWorkspace, loadApproval, loadThread, saveApproval, sav
 import { answeredToolCallIds, closingToolMessage, SUPERSEDED_REASON } from './transcript.ts'
 import type { AgentDefinition, AgentDriver, AgentRun, ApprovalRequest, CustomRunDriver, ModelDriver, RunAgentOptions } from './types.ts'
 
-const userSchema = z.looseObject({ id: z.string().min(1), tenant: z.string().optional(), name: z.string().optional() })
+/** An invocation's user: an `id` and free-form claims. */
+export const userSchema = z.looseObject({ id: z.string().min(1), tenant: z.string().optional(), name: z.string().optional() })
 const runOptionsSchema = z.strictObject({
   input: z.string(),
   threadId: z.string().min(1).max(256).optional(),

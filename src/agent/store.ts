@@ -5,16 +5,17 @@ import type { Workspace } from '../workspace/types.ts'
 import { encodeKeySegment } from './ids.ts'
 import type { AgentDefinition, ApprovalRequest } from './types.ts'
 
-// Without an agent workspace, approvals and transcripts live in one in-memory workspace per
+// Without a writable agent workspace, approvals and transcripts live in one in-memory workspace per
 // definition: they work within the process but do not survive a restart.
 const fallbackWorkspaces = new WeakMap<AgentDefinition, Workspace>()
 
 /**
- * The workspace the host persists approvals and thread transcripts into: the agent's own, or an
- * in-memory one created once per definition (documented as not surviving a restart).
+ * The workspace the host persists approvals and thread transcripts into: the agent's own when it
+ * is writable, else an in-memory one created once per definition (documented as not surviving a
+ * restart), so that an agent whose workspace is read-only (memory it may only read) still runs.
  */
 export function hostWorkspace(agent: AgentDefinition): Workspace {
-  if (agent.workspace) return agent.workspace
+  if (agent.workspace?.writable) return agent.workspace
   let workspace = fallbackWorkspaces.get(agent)
   if (!workspace) {
     workspace = createWorkspace({ storage: createStorage() })

@@ -98,10 +98,12 @@ export async function planToolCall(invocation: Invocation, toolName: string, raw
     const reason = isAgentError(error) ? error : agentError('TOOL_POLICY_FAILED', `the policy of "${toolName}" failed: ${error instanceof Error ? error.message : String(error)}`, 'fix the policy function; the call was not run', { tool: toolName }, error)
     return { kind: 'error', error: reason }
   }
-  if (decision === 'deny') {
-    return { kind: 'error', error: agentError('TOOL_DENIED_BY_POLICY', `the policy of this agent does not allow "${toolName}" for this call`, 'do not retry this call; tell the user it is not allowed, or try a different approach', { tool: toolName }) }
-  }
+  if (decision === 'deny') return { kind: 'error', error: deniedByPolicy(toolName) }
   return { kind: decision, input: validated.input }
+}
+
+function deniedByPolicy(toolName: string) {
+  return agentError('TOOL_DENIED_BY_POLICY', `the policy of this agent does not allow "${toolName}" for this call`, 'do not retry this call; tell the user it is not allowed, or try a different approach', { tool: toolName })
 }
 
 /**
@@ -137,8 +139,9 @@ export async function requestApproval(invocation: Invocation, toolName: string, 
 
 /**
  * Runs the tool's `execute`. After an approval (`approval` given) it runs with the stored input
- * and first compares the tool's fingerprint with the one captured at request time: a difference
- * fails with `APPROVAL_CONFLICT` and nothing runs. Never throws.
+ * after checking it again: input that no longer validates fails with `TOOL_INPUT_INVALID`, a policy
+ * that now says `'deny'` with `TOOL_DENIED_BY_POLICY`, and a fingerprint other than the one
+ * captured at request time with `APPROVAL_CONFLICT`; in each case nothing runs. Never throws.
  */
 export async function executeTool(invocation: Invocation, toolName: string, input: unknown, toolCallId: string, approval?: ApprovalRequest): Promise<ToolExecution> {
   const started = performance.now()
@@ -148,6 +151,11 @@ export async function executeTool(invocation: Invocation, toolName: string, inpu
   const context = toolContext(invocation, toolName, toolCallId, approval)
   try {
     if (approval) {
+      // The definition may have changed since the request (new code after a restart): an approval
+      // never overrides a policy that now denies, nor an input the tool no longer accepts.
+      const validated = validateToolInput(toolName, tool, input)
+      if (!validated.ok) return { ok: false, error: validated.error.toJSON(), durationMs: elapsed() }
+      if ((await decidePolicy(tool, toolName, validated.input, context)) === 'deny') return { ok: false, error: deniedByPolicy(toolName).toJSON(), durationMs: elapsed() }
       const current = await tool.approvalFingerprint?.(input, context)
       if (current !== approval.fingerprint) {
         return {

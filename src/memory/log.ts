@@ -358,6 +358,8 @@ async function checkLine(text: string, line: number, prev: string | null): Promi
   catch {
     throw new CorruptLine(line, 'the line is not valid JSON')
   }
+  // Lines are written in canonical form: any other spelling (spaces, key order) was edited by hand.
+  if (canonicalJson(value) !== text) throw new CorruptLine(line, 'the line is not in canonical JSON form (it was reformatted after it was written)')
   const event = parseEvent(value)
   if (typeof event === 'string') throw new CorruptLine(line, event)
   if (event.seq !== line) throw new CorruptLine(line, `seq is ${event.seq}, expected ${line}`)

@@ -82,6 +82,30 @@ describe('approvals with the model driver', () => {
     expect(notes.executed).toHaveLength(1)
   })
 
+  it('an approval does not override a policy that denies by the time it is given (new definition after a restart)', async () => {
+    const workspace = memoryWorkspace()
+    const before = setup([writeStep], { workspace })
+    const first = await runAgent(before.agent, { input: 'save', threadId: 't1' }).result
+    const denying = notesTools('deny')
+    const after = defineAgent({ name: 'notes', driver: { model: scriptedModel([{ text: 'Not allowed.' }]) }, tools: denying.tools, workspace })
+    const { events, result } = await collect(resolveApproval(after, first.approvals[0]!.id, { approved: true, approver: 'lead' }))
+    expect(result.status).toBe('completed')
+    expect(events.find((event) => event.type === 'tool-error')).toMatchObject({ toolName: 'write_note', error: { code: 'TOOL_DENIED_BY_POLICY' } })
+    expect(denying.executed).toEqual([])
+    expect(denying.notes.get('n1')).toBe('first note')
+  })
+
+  it('resolveApproval with a misspelled option fails with APPROVAL_OPTIONS_INVALID and decides nothing', async () => {
+    const { agent, executed } = setup([writeStep, { text: 'never' }])
+    const first = await runAgent(agent, { input: 'save', threadId: 't1' }).result
+    const result = await resolveApproval(agent, first.approvals[0]!.id, { approved: true, aprover: 'lead' } as never).result
+    expect(result.status).toBe('failed')
+    expect(result.error?.code).toBe('APPROVAL_OPTIONS_INVALID')
+    expect(result.error?.message).toContain('aprover')
+    expect(executed).toEqual([])
+    expect((await listApprovals(agent))[0]?.status).toBe('pending')
+  })
+
   it('a denied call runs nothing and the model receives a denied result with the reason', async () => {
     const { agent, executed, notes, model } = setup([writeStep, { text: 'Not saved.' }])
     const first = await runAgent(agent, { input: 'save', threadId: 't1' }).result

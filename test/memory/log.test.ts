@@ -22,6 +22,8 @@ afterAll(() => {
 })
 
 const memoryWorkspace = () => createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
+/** A second workspace object over the same storage: a fresh log state that replays from storage. */
+const memoryWorkspaceOver = (workspace: Workspace) => createWorkspace({ storage: workspace.storage })
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'vam-log-'))
   folders.push(dir)
@@ -152,6 +154,18 @@ describe('memory log engine', () => {
     await workspace.append(KEY, damaged)
     expect(await verifyLog(workspace, KEY)).toEqual({ ok: false, lines: 3, firstBad: { line: 2, reason: expect.stringContaining('digest') } })
     expect(await workspace.readText(KEY)).toBe(damaged)
+  })
+
+  it('a line reformatted without changing its data (spaces, key order) fails verification as not canonical', async () => {
+    const workspace = memoryWorkspace()
+    const log = openMemoryLog(workspace, KEY)
+    for (const id of ['mem_a', 'mem_b']) await log.write(() => [rememberDraft(id)])
+    const [first, second] = (await workspace.readText(KEY))!.trimEnd().split('\n')
+    const reordered = JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(second!)).reverse()))
+    await workspace.truncate(KEY, 0)
+    await workspace.append(KEY, `${first}\n${reordered}\n`)
+    expect(await verifyLog(workspace, KEY)).toEqual({ ok: false, lines: 2, firstBad: { line: 2, reason: expect.stringContaining('canonical') } })
+    await expect(openMemoryLog(memoryWorkspaceOver(workspace), KEY).view(state => state)).rejects.toMatchObject({ code: 'MEMORY_LOG_CORRUPT' })
   })
 
   it('a rewritten memory-driver log with a different length is replayed and checked again', async () => {

@@ -446,17 +446,13 @@ describe('seed: Requirements', () => {
     const writable = fsWorkspace()
     await callTools((driver) => agentWith({ stores: { agent: toolWrites() } }, driver, writable), [['memory_remember', { kind: 'semantic', content: 'saved before' }]])
     const readOnly = fsWorkspace({ dir: writable.dir, writable: false })
-    // The host itself writes transcripts, so the capability is resolved directly with the read-only workspace.
-    const resolveWith = async (options: MemoryOptions) => {
-      const tools: Record<string, AgentTool> = {}
-      await memory(options).resolve({ agent: 'support', run: { runId: 'r', threadId: 't' }, metadata: {}, workspace: readOnly, tools: { add: (name, tool) => { tools[name] = tool } }, instructions: { add: () => {} } })
-      return tools
-    }
-    await expect(resolveWith({ stores: { agent: toolWrites() } })).rejects.toThrow(/MEMORY_WORKSPACE_READ_ONLY/)
-    const tools = await resolveWith({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: { agent: 'support' } } } })
-    const context = { agent: 'support', runId: 'r', threadId: 't', toolName: 'memory_search', toolCallId: 'c', metadata: {} }
-    const found = await tools.memory_search!.execute(tools.memory_search!.inputSchema.parse({ query: 'saved' }), context) as { results: Array<{ content: string }> }
-    expect(found.results.map((r) => r.content)).toEqual(['saved before'])
+    const { driver, seen } = scriptedRun([])
+    const failed = await finish(runAgent(agentWith({ stores: { agent: toolWrites() } }, driver, readOnly), { input: 'go' }))
+    expect(failed.result.error?.code).toBe('MEMORY_WORKSPACE_READ_ONLY')
+    expect(seen.contexts).toHaveLength(0)
+    // A store the model only reads runs on the read-only workspace (the host keeps its transcript in memory).
+    const outcomes = await callTools((run) => agentWith({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: { agent: 'support' } } } }, run, readOnly), [['memory_search', { query: 'saved' }]])
+    expect(ok(outcomes[0]).results.map((r: { content: string }) => r.content)).toEqual(['saved before'])
   })
 
   it('a custom adapter implements search, read, append, delete and export, and memory() uses it', async () => {

@@ -161,7 +161,7 @@ export async function runModelTurn(invocation: Invocation, driver: ModelDriver, 
 
 /** The run was cancelled through its `signal`. */
 export function abortedError(): AgentErrorShape {
-  return agentError('RUN_ABORTED', 'the run was aborted through its signal before it finished', 'start a new run when you want to continue; nothing of the aborted turn was stored').toJSON()
+  return agentError('RUN_ABORTED', 'the run was aborted through its signal before it finished', 'start a new run when you want to continue; tool calls that completed before the abort are reported in the run and kept').toJSON()
 }
 
 // The SDK rejects calls to unknown tools and input that is not JSON before our pipeline sees
