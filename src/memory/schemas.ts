@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { agentError } from '../errors.ts'
 import type { AgentError } from '../errors.ts'
 import type { ToolPolicy, ToolPolicyDecision } from '../agent/types.ts'
+import { isInstant, parseInstant } from './records.ts'
 import { validateScope } from './scope.ts'
 import { MEMORY_SCOPE_FIELDS } from './types.ts'
 import type { MemoryScope, MemoryScopeField, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions } from './types.ts'
@@ -226,7 +227,7 @@ const tagsField = z.array(
   z.string().trim().min(1, 'a tag must not be empty').max(MEMORY_LIMITS.tagChars, `a tag is at most ${MEMORY_LIMITS.tagChars} characters`),
 ).max(MEMORY_LIMITS.tags, `at most ${MEMORY_LIMITS.tags} tags`)
 
-const instantField = z.iso.datetime({ offset: true, error: 'expected an ISO 8601 instant with a time zone, for example 2025-01-31T09:00:00Z or 2025-01-31T10:00:00+01:00' })
+const instantField = z.string().refine(isInstant, 'expected an ISO 8601 instant with a time zone, for example 2025-01-31T09:00:00Z or 2025-01-31T10:00:00+01:00, or a date such as 2025-01-31 (midnight UTC)')
 
 /** Input of `memory_search` (source: the tool contract table). */
 export const memorySearchInputSchema = z.strictObject({
@@ -236,11 +237,11 @@ export const memorySearchInputSchema = z.strictObject({
   kinds: z.array(kindField).max(MEMORY_LIMITS.kinds, `at most ${MEMORY_LIMITS.kinds} kinds`).optional()
     .describe('Only records of these kinds, for example ["semantic", "profile"]'),
   tags: tagsField.optional().describe('Only records carrying these tags'),
-  after: instantField.optional().describe('Only records created at or after this ISO 8601 instant (with Z or an offset)'),
-  before: instantField.optional().describe('Only records created before this ISO 8601 instant (with Z or an offset)'),
+  after: instantField.optional().describe('Only records created at or after this ISO 8601 instant (with Z or an offset; a bare date means midnight UTC)'),
+  before: instantField.optional().describe('Only records created before this ISO 8601 instant (with Z or an offset; a bare date means midnight UTC)'),
   limit: z.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(MEMORY_LIMITS.searchLimit, `limit is at most ${MEMORY_LIMITS.searchLimit}`)
     .default(MEMORY_LIMITS.defaultSearchLimit).describe(`Most results to return, 1 to ${MEMORY_LIMITS.searchLimit}; default ${MEMORY_LIMITS.defaultSearchLimit}`),
-}).refine((input) => input.after === undefined || input.before === undefined || Date.parse(input.after) < Date.parse(input.before), {
+}).refine((input) => input.after === undefined || input.before === undefined || parseInstant(input.after)! < parseInstant(input.before)!, {
   message: '`after` must be earlier than `before`',
   path: ['after'],
 })

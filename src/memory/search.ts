@@ -6,7 +6,7 @@
  * index (a later issue) can replace it behind the same signature.
  */
 import { agentError } from '../errors.ts'
-import { isInstant } from './records.ts'
+import { isInstant, parseInstant } from './records.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery } from './types.ts'
 
 /** Results returned when a query gives no `limit` (source: capability document). */
@@ -35,7 +35,7 @@ export function searchRecords(records: readonly MemoryRecord[], query: MemorySea
   records.forEach((record, position) => {
     if (record.status !== 'active') return
     if (kinds && !kinds.has(record.kind)) return
-    const created = Date.parse(record.createdAt)
+    const created = parseInstant(record.createdAt) ?? Number.NaN
     if (after !== undefined && !(created >= after)) return
     if (before !== undefined && !(created < before)) return
     if (tags.length > 0) {
@@ -66,7 +66,7 @@ function checkQuery(query: MemorySearchQuery) {
   for (const field of ['after', 'before'] as const) {
     const value = query[field]
     if (value !== undefined && !isInstant(value)) {
-      throw agentError('MEMORY_QUERY_INVALID', `\`${field}\` is not a date: ${JSON.stringify(value)}`, `pass an ISO 8601 instant such as "2024-05-01T00:00:00Z", or leave \`${field}\` out`, { field })
+      throw agentError('MEMORY_QUERY_INVALID', `\`${field}\` is not a date: ${JSON.stringify(value)}`, `pass an ISO 8601 instant with a zone such as "2024-05-01T09:00:00Z" or a date such as "2024-05-01", or leave \`${field}\` out`, { field })
     }
   }
   const limit = query.limit ?? DEFAULT_SEARCH_LIMIT
@@ -77,8 +77,8 @@ function checkQuery(query: MemorySearchQuery) {
     needle: query.query.toLowerCase(),
     kinds: query.kinds ? new Set<string>(query.kinds) : undefined,
     tags: (query.tags ?? []).map(tag => tag.toLowerCase()),
-    after: query.after === undefined ? undefined : Date.parse(query.after),
-    before: query.before === undefined ? undefined : Date.parse(query.before),
+    after: parseInstant(query.after),
+    before: parseInstant(query.before),
     limit,
   }
 }

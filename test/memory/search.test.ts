@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { countOccurrences, DEFAULT_SEARCH_LIMIT, searchRecords } from '../../src/memory/search.ts'
+import { parseInstant } from '../../src/memory/records.ts'
 import type { MemoryRecord } from '../../src/memory/types.ts'
 
 let next = 0
@@ -98,5 +99,29 @@ describe('searchRecords', () => {
       const returned = new Set(hits.map(hit => hit.record))
       for (const candidate of eligible) if (!returned.has(candidate)) expect(score(candidate)).toBeLessThanOrEqual(lowest)
     }))
+  })
+})
+
+describe('instants (parseInstant, the one rule of filters, imports and log lines)', () => {
+  it('accepts ISO 8601 instants with Z or an offset, honouring the offset', () => {
+    expect(parseInstant('2024-05-01T09:30:00Z')).toBe(Date.UTC(2024, 4, 1, 9, 30))
+    expect(parseInstant('2024-05-01T10:30:00+01:00')).toBe(Date.UTC(2024, 4, 1, 9, 30))
+    expect(parseInstant('2024-05-01T09:30:00.250Z')).toBe(Date.UTC(2024, 4, 1, 9, 30, 0, 250))
+    expect(parseInstant('2024-05-01T09:30Z')).toBe(Date.UTC(2024, 4, 1, 9, 30))
+  })
+
+  it('reads a bare date as midnight UTC', () => {
+    expect(parseInstant('2024-05-01')).toBe(Date.UTC(2024, 4, 1))
+  })
+
+  it.each(['2024-05-01T09:30:00', '2024-02-30', '2024-13-01', '2024-05-01T24:00:00Z', 'May 1, 2024', '1714556000000', '', 'yesterday'])('rejects %j', (text) => {
+    expect(parseInstant(text)).toBeUndefined()
+  })
+
+  it('a search with after and before compares instants across offsets', () => {
+    const early = record({ id: 'early', content: 'tea', createdAt: '2024-05-01T08:00:00Z' })
+    const late = record({ id: 'late', content: 'tea', createdAt: '2024-05-01T10:00:00Z' })
+    const hits = searchRecords([early, late], { query: 'tea', after: '2024-05-01T10:30:00+01:00' })
+    expect(hits.map(hit => hit.record.id)).toEqual(['late'])
   })
 })
