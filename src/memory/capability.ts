@@ -34,7 +34,8 @@ export interface MemoryStoreResolution {
  * `create({ store, agent, workspace, user, writable })`). Used by `memory()` at each invocation
  * and by the CLI, so both see exactly the same scope for a user.
  *
- * @throws `MEMORY_SCOPE_REQUIRED` / `MEMORY_SCOPE_INVALID` for a scope that would widen;
+ * @throws `MEMORY_SCOPE_FUNCTION_FAILED` when the scope function throws (the run fails before the
+ * model is called); `MEMORY_SCOPE_REQUIRED` / `MEMORY_SCOPE_INVALID` for a scope that would widen;
  * `MEMORY_ADAPTER_FAILED` when a factory throws a plain error (its AgentError passes through);
  * `MEMORY_ADAPTER_REQUIRED` when a factory returns no adapter.
  */
@@ -42,13 +43,19 @@ export async function resolveMemoryStore(config: MemoryStoreConfig, context: Mem
   let scope = config.scope
   if (typeof scope === 'function') {
     // The scope function sees the context without its mutators: it decides scope, nothing else.
-    const value = await scope({
-      agent: context.agent,
-      run: { ...context.run },
-      ...(context.user ? { user: context.user } : {}),
-      metadata: context.metadata,
-      store: config.name,
-    })
+    let value: unknown
+    try {
+      value = await scope({
+        agent: context.agent,
+        run: { ...context.run },
+        ...(context.user ? { user: context.user } : {}),
+        metadata: context.metadata,
+        store: config.name,
+      })
+    } catch (error) {
+      const hint = context.user ? '' : ' (this invocation has no `user`: pass `user` to runAgent, or return undefined to switch the store off without one)'
+      throw agentError('MEMORY_SCOPE_FUNCTION_FAILED', `the scope function of memory store "${config.name}" threw: ${error instanceof Error ? error.message : String(error)}`, `make stores.${config.name}.scope return a scope or undefined for every invocation${hint}`, { store: config.name }, error)
+    }
     if (value === undefined) return undefined
     scope = validateScope(value, config.name)
   }

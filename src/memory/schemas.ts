@@ -232,7 +232,7 @@ const instantField = z.string().refine(isInstant, 'expected an ISO 8601 instant 
 /** Input of `memory_search` (source: the tool contract table). */
 export const memorySearchInputSchema = z.strictObject({
   query: z.string().trim().min(1, 'query must contain words to search for').max(MEMORY_LIMITS.queryChars, `query is at most ${MEMORY_LIMITS.queryChars} characters`)
-    .describe('Words to search for in the title, content and tags of records (case-insensitive)'),
+    .describe('A short phrase to find in the title, content and tags of records (case-insensitive, matched as one phrase)'),
   store: storeField.optional(),
   kinds: z.array(kindField).max(MEMORY_LIMITS.kinds, `at most ${MEMORY_LIMITS.kinds} kinds`).optional()
     .describe('Only records of these kinds, for example ["semantic", "profile"]'),

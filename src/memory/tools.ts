@@ -217,7 +217,7 @@ function describeStores(stores: readonly ActiveMemoryStore[], operation: MemoryO
 
 function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memorySearchInputSchema> {
   return {
-    description: `Search durable memory records by words in their title, content and tags. ${describeStores(stores, 'search')}`,
+    description: `Search durable memory records: finds records whose title, content or tags contain \`query\` as one phrase (case-insensitive), most occurrences first. Pass a short phrase such as "green tea", not a whole question; search again with another phrase when nothing comes back. ${describeStores(stores, 'search')}`,
     inputSchema: memorySearchInputSchema,
     policy: 'allow',
     async execute(input: MemorySearchInput) {

@@ -38,7 +38,7 @@ const WORD_SEARCH_LIMIT = 50
 /** Words that carry no meaning on their own in a question (English). */
 const STOP_WORDS = new Set([
   'about', 'after', 'all', 'also', 'and', 'any', 'anything', 'are', 'been', 'before', 'but', 'can', 'could', 'did', 'does', 'doing',
-  'done', 'for', 'from', 'get', 'got', 'had', 'has', 'have', 'her', 'hers', 'him', 'his', 'how', 'into', 'its', 'know', 'like',
+  'done', 'for', 'from', 'get', 'got', 'had', 'has', 'have', 'her', 'hers', 'him', 'his', 'how', 'into', 'its', 'know',
   'many', 'more', 'much', 'not', 'now', 'our', 'out', 'she', 'should', 'some', 'tell', 'than', 'that', 'the', 'their', 'them',
   'then', 'there', 'these', 'they', 'this', 'those', 'was', 'were', 'what', 'when', 'where', 'which', 'who', 'whom', 'whose',
   'why', 'will', 'with', 'would', 'you', 'your', 'remember', 'recall', 'memory', 'please', 'thing', 'things', 'kind', 'kinds',
