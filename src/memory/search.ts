@@ -82,3 +82,29 @@ function checkQuery(query: MemorySearchQuery) {
     limit,
   }
 }
+
+/**
+ * A search index over the records of one store and scope (one partition), kept current by the
+ * log's materialized state: `update` is called with the record after every event on it, in log
+ * order (a superseded or deleted record must disappear from results). The ranked-search issue
+ * replaces the implementation behind this interface; the state only calls `update` and `search`.
+ */
+export interface MemorySearchIndex {
+  /** Takes in the latest state of a record (any status). */
+  update(record: MemoryRecord): void
+  /** Active records matching `query`, best first, filters before the limit (see {@link searchRecords}). */
+  search(query: MemorySearchQuery): MemorySearchHit[]
+}
+
+/** Creates an empty {@link MemorySearchIndex} (today: the documented rule over the partition's records). */
+export function createSearchIndex(): MemorySearchIndex {
+  const records = new Map<string, MemoryRecord>()
+  return {
+    update(record) {
+      records.set(record.id, record)
+    },
+    search(query) {
+      return searchRecords([...records.values()], query)
+    },
+  }
+}
