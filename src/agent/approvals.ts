@@ -7,7 +7,7 @@ import { runModelTurn } from './drivers/model.ts'
 import { startRun, type RunOutcome } from './events.ts'
 import { randomId } from './ids.ts'
 import { resolveInvocation } from './invocation.ts'
-import { failed, isModelDriver, runCustom, settled, userSchema } from './run.ts'
+import { failed, finished, isModelDriver, runCustom, settled, userSchema } from './run.ts'
 import { approvalKey, approvalsPrefix, hostWorkspace, loadApproval, loadThread, saveApproval, saveThread, threadKey } from './store.ts'
 import { emitExecution, executeTool, toOutcome, type ToolExecution } from './tools.ts'
 import { answeredToolCallIds, approvalResponsesMessage, closingToolMessage } from './transcript.ts'
@@ -133,8 +133,9 @@ export function resolveApproval(agent: AgentDefinition, approvalId: string, opti
         await saveThread(store, { ...thread, messages: [...thread.messages, closingToolMessage(closing)], pendingApprovalIds: [] })
         return failed(turn.error)
       }
-      await saveThread(store, { ...thread, messages: [...messages, ...turn.responseMessages], pendingApprovalIds: turn.approvals.map((approval) => approval.id) })
-      return settled(turn.approvals)
+      const transcript = [...messages, ...turn.responseMessages]
+      await saveThread(store, { ...thread, messages: transcript, pendingApprovalIds: turn.approvals.map((approval) => approval.id) })
+      return finished(invocation, settled(turn.approvals), transcript.slice(thread.messages.length), transcript)
     })
   })
 }

@@ -2,7 +2,8 @@ import { agentError, isAgentError } from '../errors.ts'
 import type { Workspace } from '../workspace/types.ts'
 import { checkTool } from './define.ts'
 import type { Emit } from './events.ts'
-import type { AgentDefinition, AgentTool, AgentUser, CapabilityContext } from './types.ts'
+import type { ModelMessage } from 'ai'
+import type { AgentDefinition, AgentTool, AgentUser, CapabilityContext, MessageTransform, ModelCallContext, PromptProvider, RunFinish } from './types.ts'
 
 /** Everything one invocation (runAgent or resolveApproval) runs with, after capabilities resolved. */
 export interface Invocation {
@@ -18,6 +19,10 @@ export interface Invocation {
   tools: Record<string, AgentTool>
   /** The agent's instructions followed by those capabilities added, blank-line separated. */
   instructions: string
+  /** The invocation's new user input; `undefined` when it continues after an approval. */
+  input?: string
+  /** Capability hooks run before each model call and after the invocation (see {@link CapabilityContext}). */
+  hooks: { prompt: PromptProvider[]; messages: MessageTransform[]; finish: Array<(finish: RunFinish) => void | Promise<void>> }
   emit: Emit
 }
 
@@ -28,10 +33,11 @@ export interface Invocation {
  * @throws `TOOL_NAME_DUPLICATE`, `TOOL_NAME_INVALID`, `TOOL_OPTIONS_INVALID`, the capability's own
  * AgentError, or `CAPABILITY_RESOLVE_FAILED` wrapping anything else it threw.
  */
-export async function resolveInvocation(base: Omit<Invocation, 'tools' | 'instructions'>): Promise<Invocation> {
+export async function resolveInvocation(base: Omit<Invocation, 'tools' | 'instructions' | 'hooks'>): Promise<Invocation> {
   const { agent } = base
   const tools: Record<string, AgentTool> = { ...agent.tools }
   const instructions = agent.instructions ? [agent.instructions] : []
+  const hooks: Invocation['hooks'] = { prompt: [], messages: [], finish: [] }
   for (const capability of agent.capabilities) {
     let open = true
     const context: CapabilityContext = {
@@ -56,6 +62,22 @@ export async function resolveInvocation(base: Omit<Invocation, 'tools' | 'instru
           if (text.trim()) instructions.push(text)
         },
       },
+      prompt: {
+        add(provider) {
+          if (!open) throw agentError('CAPABILITY_LATE_ADD', `capability "${capability.id}" added a prompt provider after its resolve() finished`, 'add prompt providers inside resolve()')
+          hooks.prompt.push(provider)
+        },
+      },
+      messages: {
+        transform(transform) {
+          if (!open) throw agentError('CAPABILITY_LATE_ADD', `capability "${capability.id}" added a message transform after its resolve() finished`, 'add message transforms inside resolve()')
+          hooks.messages.push(transform)
+        },
+      },
+      onFinish(hook) {
+        if (!open) throw agentError('CAPABILITY_LATE_ADD', `capability "${capability.id}" added a finish hook after its resolve() finished`, 'add finish hooks inside resolve()')
+        hooks.finish.push(hook)
+      },
       ...(base.signal ? { signal: base.signal } : {}),
     }
     try {
@@ -70,5 +92,44 @@ export async function resolveInvocation(base: Omit<Invocation, 'tools' | 'instru
       open = false
     }
   }
-  return { ...base, tools, instructions: instructions.join('\n\n') }
+  return { ...base, tools, instructions: instructions.join('\n\n'), hooks }
+}
+
+/**
+ * The system prompt and messages of one model call: the invocation's instructions followed by
+ * what each prompt provider returns for this call (in capability order, blank-line separated),
+ * and the messages after every transform. Neither is saved in the transcript.
+ *
+ * @throws `CAPABILITY_PROMPT_FAILED` when a provider or transform throws (the run fails).
+ */
+export async function prepareModelCall(invocation: Invocation, step: number, messages: ModelMessage[]): Promise<{ system: string; messages: ModelMessage[] }> {
+  const call: ModelCallContext = { step, messages, input: invocation.input, ...(invocation.signal ? { signal: invocation.signal } : {}) }
+  const system = [invocation.instructions]
+  let prepared = messages
+  try {
+    for (const provider of invocation.hooks.prompt) system.push((await provider(call)) ?? '')
+    for (const transform of invocation.hooks.messages) prepared = await transform(prepared, { ...call, messages: prepared })
+  }
+  catch (error) {
+    if (isAgentError(error)) throw error
+    throw agentError('CAPABILITY_PROMPT_FAILED', `a capability failed to prepare model call ${step}: ${error instanceof Error ? error.message : String(error)}`, 'fix the prompt provider or message transform that threw', { step }, error)
+  }
+  return { system: system.filter((text) => text.trim() !== '').join('\n\n'), messages: prepared }
+}
+
+/**
+ * Runs the finish hooks of the invocation after its transcript was stored.
+ *
+ * @throws `CAPABILITY_FINISH_FAILED` when a hook throws (the run then fails; what was stored stays).
+ */
+export async function finishInvocation(invocation: Invocation, finish: RunFinish): Promise<void> {
+  for (const hook of invocation.hooks.finish) {
+    try {
+      await hook(finish)
+    }
+    catch (error) {
+      if (isAgentError(error)) throw error
+      throw agentError('CAPABILITY_FINISH_FAILED', `a finish hook failed after the run: ${error instanceof Error ? error.message : String(error)}`, 'fix the capability whose onFinish hook threw; the transcript of the run was stored', undefined, error)
+    }
+  }
 }

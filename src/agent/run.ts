@@ -1,12 +1,12 @@
 import type { ModelMessage, ToolResultPart } from 'ai'
 import { z } from 'zod'
-import { agentError } from '../errors.ts'
+import { agentError, toErrorShape } from '../errors.ts'
 import { formatIssues } from './define.ts'
 import { runCustomTurn } from './drivers/custom-run.ts'
 import { abortedError, runModelTurn } from './drivers/model.ts'
 import { startRun, type RunOutcome } from './events.ts'
 import { randomId } from './ids.ts'
-import { resolveInvocation, type Invocation } from './invocation.ts'
+import { finishInvocation, resolveInvocation, type Invocation } from './invocation.ts'
 import { approvalKey, hostWorkspace, loadApproval, loadThread, saveApproval, saveThread, threadKey, type ThreadRecord } from './store.ts'
 import { answeredToolCallIds, closingToolMessage, SUPERSEDED_REASON } from './transcript.ts'
 import type { AgentDefinition, AgentDriver, AgentRun, ApprovalRequest, CustomRunDriver, ModelDriver, RunAgentOptions } from './types.ts'
@@ -65,6 +65,7 @@ export function runAgent(agent: AgentDefinition, options: RunAgentOptions): Agen
       agent, store, emit, runId: ids.runId, threadId: ids.threadId,
       ...(options.user ? { user: options.user } : {}),
       metadata: options.metadata ?? {},
+      input: options.input,
       ...(options.signal ? { signal: options.signal } : {}),
     })
     return store.withLock(threadKey(agent.name, ids.threadId), async () => {
@@ -87,8 +88,9 @@ export function runAgent(agent: AgentDefinition, options: RunAgentOptions): Agen
           if (superseded.length) await saveThread(store, { ...thread, messages: before, pendingApprovalIds: [] })
           return failed(turn.error)
         }
-        await saveThread(store, { ...thread, messages: [...messages, ...turn.responseMessages], pendingApprovalIds: turn.approvals.map((approval) => approval.id) })
-        return settled(turn.approvals)
+        const transcript = [...messages, ...turn.responseMessages]
+        await saveThread(store, { ...thread, messages: transcript, pendingApprovalIds: turn.approvals.map((approval) => approval.id) })
+        return finished(invocation, settled(turn.approvals), transcript.slice(before.length), transcript)
       }
       return runCustom(invocation, driver as CustomRunDriver, thread, { input: options.input })
     })
@@ -116,9 +118,24 @@ export async function runCustom(invocation: Invocation, driver: CustomRunDriver,
   if (result.text) added.push({ role: 'assistant', content: result.text })
   const pending = [...(turn.remainingPending ?? []), ...result.approvals.map((approval) => approval.id)]
   // Approvals persist even when the driver later failed: they were announced and can be answered.
-  await saveThread(invocation.store, { ...thread, messages: [...thread.messages, ...added], pendingApprovalIds: pending })
+  const transcript = [...thread.messages, ...added]
+  await saveThread(invocation.store, { ...thread, messages: transcript, pendingApprovalIds: pending })
   if (result.error) return { status: 'failed', approvals: result.approvals, error: result.error }
-  return settled(result.approvals)
+  return finished(invocation, settled(result.approvals), added, transcript)
+}
+
+/**
+ * Runs the capabilities' finish hooks for a run that did not fail, after its transcript was
+ * stored; a hook that throws turns the outcome into a failure (`CAPABILITY_FINISH_FAILED`).
+ */
+export async function finished(invocation: Invocation, outcome: RunOutcome, messages: ModelMessage[], transcript: ModelMessage[]): Promise<RunOutcome> {
+  try {
+    await finishInvocation(invocation, { status: outcome.status, messages, transcript })
+    return outcome
+  }
+  catch (error) {
+    return { status: 'failed', approvals: outcome.approvals, error: toErrorShape(error) }
+  }
 }
 
 function supersededOutput(approval: ApprovalRequest): ToolResultPart['output'] {

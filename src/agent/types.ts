@@ -56,6 +56,36 @@ export interface AgentTool<Schema extends z.ZodType = z.ZodType, Output = unknow
 /** A map of tool name to tool. Tool names match `^[a-zA-Z0-9_-]{1,64}$`. */
 export type AgentToolSet = Record<string, AgentTool>
 
+/** What a model-call hook is told before each model call of an invocation. */
+export interface ModelCallContext {
+  /** 0 for the invocation's first model call, then 1, 2, ... (custom-run drivers: only 0). */
+  step: number
+  /** The messages about to be sent: the thread's transcript plus this invocation's messages so far. */
+  messages: ModelMessage[]
+  /** The invocation's new user input; `undefined` when it continues after an approval. */
+  input: string | undefined
+  signal?: AbortSignal
+}
+
+/**
+ * Adds text to the system prompt of one model call, or nothing (`undefined` or `''`). The text is
+ * sent to the model only: it is not saved in the thread transcript (source: slots document, "The
+ * block stays for the rest of the run and is not saved in the session transcript").
+ */
+export type PromptProvider = (call: ModelCallContext) => string | undefined | Promise<string | undefined>
+
+/** Rewrites the messages sent to the model for one call (not the stored transcript). */
+export type MessageTransform = (messages: ModelMessage[], call: ModelCallContext) => ModelMessage[] | Promise<ModelMessage[]>
+
+/** What a finish hook receives after an invocation settled and its transcript was stored. */
+export interface RunFinish {
+  status: AgentRunStatus
+  /** The messages this invocation added to the thread transcript (user input, assistant, tool). */
+  messages: ModelMessage[]
+  /** The whole thread transcript after the invocation. */
+  transcript: ModelMessage[]
+}
+
 /** What a capability's `resolve` receives at each invocation. */
 export interface CapabilityContext {
   /** The agent's name. */
@@ -66,6 +96,15 @@ export interface CapabilityContext {
   workspace?: Workspace
   tools: { add(name: string, tool: AgentTool): void }
   instructions: { add(text: string): void }
+  /** Adds a provider of system text evaluated before each model call (recall, preflight search). */
+  prompt: { add(provider: PromptProvider): void }
+  /** Adds a rewrite of the messages sent before each model call (history windows, summaries). */
+  messages: { transform(transform: MessageTransform): void }
+  /**
+   * Runs `hook` after the invocation settled and its transcript was stored (storing history,
+   * for example). A hook that throws fails the run with `CAPABILITY_FINISH_FAILED`.
+   */
+  onFinish(hook: (finish: RunFinish) => void | Promise<void>): void
   signal?: AbortSignal
 }
 

@@ -37,6 +37,9 @@ async function resolveMemory(options: MemoryOptions, init: { user?: AgentUser; m
     metadata: init.metadata ?? {},
     tools: { add(name, tool) { tools[name] = tool } },
     instructions: { add(text) { instructions.push(text) } },
+    prompt: { add() {} },
+    messages: { transform() {} },
+    onFinish() {},
   }
   await memory(options).resolve(context)
   const policy = async (name: string, input: unknown): Promise<ToolPolicyDecision> => {

@@ -1,7 +1,7 @@
 import type { ModelMessage } from 'ai'
 import { z } from 'zod'
 import { agentError, isAgentError, type AgentErrorShape } from '../../errors.ts'
-import type { Invocation } from '../invocation.ts'
+import { prepareModelCall, type Invocation } from '../invocation.ts'
 import { callTool } from '../tools.ts'
 import type { ApprovalRequest, CustomRunContext, CustomRunDriver, RunnableTool, ToolCallOutcome } from '../types.ts'
 import { abortedError } from './model.ts'
@@ -47,6 +47,8 @@ export async function runCustomTurn(invocation: Invocation, driver: CustomRunDri
       },
     }
   }
+  // Custom-run drivers make no model calls of their own: hooks run once, for "step 0".
+  const prepared = await prepareModelCall(invocation, 0, turn.input === undefined ? turn.messages : [...turn.messages, { role: 'user', content: turn.input }])
   const context: CustomRunContext = {
     agent: invocation.agent.name,
     runId: invocation.runId,
@@ -54,8 +56,8 @@ export async function runCustomTurn(invocation: Invocation, driver: CustomRunDri
     ...(invocation.user ? { user: invocation.user } : {}),
     metadata: invocation.metadata,
     input: turn.input,
-    messages: turn.messages,
-    instructions: invocation.instructions,
+    messages: turn.input === undefined ? prepared.messages : prepared.messages.slice(0, -1),
+    instructions: prepared.system,
     tools,
     write(chunk) {
       if (!chunk) return

@@ -1,6 +1,6 @@
 import { jsonSchema, stepCountIs, streamText, tool, zodSchema, type ModelMessage, type ToolSet } from 'ai'
 import { agentError, isAgentError, toErrorShape, type AgentErrorShape } from '../../errors.ts'
-import type { Invocation } from '../invocation.ts'
+import { prepareModelCall, type Invocation } from '../invocation.ts'
 import { executeTool, findTool, planToolCall, requestApproval, type ToolCallPlan, type ToolExecution } from '../tools.ts'
 import type { ApprovalRequest, ModelDriver } from '../types.ts'
 
@@ -85,6 +85,10 @@ export async function runModelTurn(invocation: Invocation, driver: ModelDriver, 
     ...(invocation.instructions ? { system: invocation.instructions } : {}),
     messages,
     tools,
+    // Capability hooks (recall, history windows) shape each model call; the transcript keeps the original messages.
+    ...(invocation.hooks.prompt.length || invocation.hooks.messages.length
+      ? { prepareStep: async ({ stepNumber, messages: stepMessages }: { stepNumber: number; messages: ModelMessage[] }) => prepareModelCall(invocation, stepNumber, stepMessages) }
+      : {}),
     stopWhen: stepCountIs(driver.maxSteps ?? 8),
     ...(driver.temperature !== undefined ? { temperature: driver.temperature } : {}),
     ...(invocation.signal ? { abortSignal: invocation.signal } : {}),
