@@ -7,6 +7,7 @@ import { runModelTurn } from './drivers/model.ts'
 import { startRun, type RunOutcome } from './events.ts'
 import { randomId } from './ids.ts'
 import { resolveInvocation } from './invocation.ts'
+import { handOverDecision } from '../mcp/approvals.ts'
 import { failed, finished, isModelDriver, runCustom, settled, userSchema } from './run.ts'
 import { approvalKey, approvalsPrefix, hostWorkspace, loadApproval, loadThread, saveApproval, saveThread, threadKey } from './store.ts'
 import { emitExecution, executeTool, toOutcome, type ToolExecution } from './tools.ts'
@@ -45,6 +46,8 @@ function notFound(approvalId: string): AgentErrorShape {
  * it), the resolution fails with `APPROVAL_SUPERSEDED` and nothing runs.
  * Custom-run driver: the host runs an approved call once itself, then calls `driver.run` with
  * `input: undefined` and `resumed: { approval, outcome }`.
+ * MCP bridge (`approval.via === 'mcp'`, any driver): the decision is handed to the MCP call waiting
+ * for it, which runs an approved call once (in its own run); this run ends `'completed'` at once.
  *
  * The continuation is the requesting run resumed: capabilities resolve again with the run id, thread,
  * user and metadata stored on the approval. Works after a restart with a new definition over the
@@ -90,6 +93,11 @@ export function resolveApproval(agent: AgentDefinition, approvalId: string, opti
     ids.runId = decided.runId
     start()
     emit({ type: 'approval-decision', approvalId: decided.id, toolCallId: decided.toolCallId, approved: options.approved, ...(options.reason ? { reason: options.reason } : {}), ...(options.approver ? { approver: options.approver } : {}) })
+    if (decided.via === 'mcp') {
+      // The MCP call that asked is still open and runs (or refuses) the call itself (issue 6).
+      handOverDecision(decided)
+      return settled([])
+    }
     if (options.signal?.aborted) return failed(agentError('RUN_ABORTED', 'the run was aborted through its signal after the decision was stored', 'the decision stands; send a new message to continue the thread').toJSON())
 
     const user = options.user ?? decided.user

@@ -33,6 +33,11 @@ const modelDriverSchema = z.strictObject({
   temperature: z.number().optional(),
 })
 const customRunDriverSchema = z.strictObject({ run: fn })
+// Provider-backed (issue 6): the provider object may carry its own fields; the driver may not.
+const providerDriverSchema = z.strictObject({
+  provider: z.looseObject({ run: fn, name: z.string().min(1).optional() }),
+  approvalTimeoutMs: z.number().int().positive().optional(),
+})
 
 const agentSchema = z.strictObject({
   name: nameSchema.optional(),
@@ -57,6 +62,11 @@ function invalid(code: string, subject: string, problems: string[], fix: string)
 }
 
 function checkDriver(driver: object): AgentDefinition['driver'] {
+  if ('provider' in driver) {
+    const parsed = providerDriverSchema.safeParse(driver)
+    if (!parsed.success) invalid('AGENT_OPTIONS_INVALID', 'agent options', formatIssues(parsed.error.issues, 'driver'), 'pass `driver: { provider: { run(context) }, approvalTimeoutMs? }` (see docs/mcp.md)')
+    return driver as AgentDefinition['driver']
+  }
   if ('run' in driver) {
     const parsed = customRunDriverSchema.safeParse(driver)
     if (!parsed.success) invalid('AGENT_OPTIONS_INVALID', 'agent options', formatIssues(parsed.error.issues, 'driver'), 'pass `driver: { run(context) { ... } }` with no other keys')
@@ -67,7 +77,7 @@ function checkDriver(driver: object): AgentDefinition['driver'] {
     if (!parsed.success) invalid('AGENT_OPTIONS_INVALID', 'agent options', formatIssues(parsed.error.issues, 'driver'), 'pass `driver: { model, maxSteps?, temperature? }` with an AI SDK LanguageModel')
     return driver as AgentDefinition['driver']
   }
-  invalid('AGENT_OPTIONS_INVALID', 'agent options', ['driver: must have `model` (model-backed) or `run` (custom-run-backed)'], 'pass `driver: { model }` with an AI SDK LanguageModel, or `driver: { run(context) }`')
+  invalid('AGENT_OPTIONS_INVALID', 'agent options', ['driver: must have `model` (model-backed) or `run` (custom-run-backed), or `provider` (provider-backed)'], 'pass `driver: { model }` with an AI SDK LanguageModel, `driver: { run(context) }`, or `driver: { provider: { run(context) } }`')
 }
 
 /** Validates one tool of a tool set; `where` names it in errors (`tools.save_note`). */
@@ -82,7 +92,7 @@ export function checkTool(name: string, tool: unknown, where: string): AgentTool
  * Validates an agent and returns it as a frozen plain {@link AgentDefinition}; nothing runs here.
  *
  * - `name` defaults to `'agent'` and must match `^[a-zA-Z0-9_-]{1,64}$` (it is used in workspace keys).
- * - `driver` is `{ model, maxSteps?, temperature? }` or `{ run(context) }`.
+ * - `driver` is `{ model, maxSteps?, temperature? }`, `{ run(context) }` or `{ provider: { run(context) }, approvalTimeoutMs? }`.
  * - `capabilities` resolve at each invocation (see {@link runAgent}); `tools` are static tools.
  *
  * Unknown keys anywhere (for example `capabilites`) are errors, never ignored.

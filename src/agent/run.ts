@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { agentError, toErrorShape } from '../errors.ts'
 import { formatIssues } from './define.ts'
 import { runCustomTurn } from './drivers/custom-run.ts'
+import { isProviderDriver, runProvider } from './drivers/provider.ts'
 import { abortedError, runModelTurn } from './drivers/model.ts'
 import { startRun, type RunOutcome } from './events.ts'
 import { randomId } from './ids.ts'
@@ -92,6 +93,7 @@ export function runAgent(agent: AgentDefinition, options: RunAgentOptions): Agen
         await saveThread(store, { ...thread, messages: transcript, pendingApprovalIds: turn.approvals.map((approval) => approval.id) })
         return finished(invocation, settled(turn.approvals), transcript.slice(before.length), transcript)
       }
+      if (isProviderDriver(driver)) return runProvider(invocation, driver, thread, options.input)
       return runCustom(invocation, driver as CustomRunDriver, thread, { input: options.input })
     })
   })

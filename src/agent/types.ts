@@ -94,6 +94,8 @@ export interface CapabilityContext {
   user?: AgentUser
   metadata: Record<string, unknown>
   workspace?: Workspace
+  /** The agent's model when its driver is model-backed (`{ model }`), else `undefined` (history() summaries, issue 5). */
+  model?: LanguageModel
   tools: { add(name: string, tool: AgentTool): void }
   instructions: { add(text: string): void }
   /** Adds a provider of system text evaluated before each model call (recall, preflight search). */
@@ -167,8 +169,77 @@ export interface CustomRunDriver {
   run(context: CustomRunContext): Promise<void> | void
 }
 
-/** Driver of an agent. Provider-backed (MCP bridge) drivers are added later on the same union. */
-export type AgentDriver = ModelDriver | CustomRunDriver
+/**
+ * Where the MCP bridge of one provider-backed invocation listens: Streamable HTTP on loopback
+ * (`http://127.0.0.1:<random port>/mcp`), refusing every request without
+ * `Authorization: Bearer <token>` (401). The token is 32 random bytes (64 hex), new for each invocation;
+ * the server stops when the invocation ends. Source: issue 6, "Streamable HTTP on loopback with a
+ * random bearer token per invocation".
+ */
+export interface McpEndpoint {
+  /** Streamable HTTP URL of the bridge, on 127.0.0.1. */
+  url: string
+  /** Bearer token of this invocation (64 hex characters). */
+  token: string
+  /** The headers to send with every request: `{ Authorization: 'Bearer <token>' }`. */
+  headers: Record<string, string>
+}
+
+/**
+ * The MCP `Client` of `@modelcontextprotocol/sdk` (1.32), already connected to the bridge. Typed
+ * structurally so the host's public types do not depend on the SDK's; cast to the SDK's `Client`
+ * for its full API.
+ */
+export interface McpBridgeClient {
+  listTools(): Promise<{ tools: Array<{ name: string; description?: string; inputSchema: Record<string, unknown> }> }>
+  callTool(params: { name: string; arguments?: Record<string, unknown> }, resultSchema?: undefined, options?: { timeout?: number; resetTimeoutOnProgress?: boolean; onprogress?: (progress: { progress: number; message?: string }) => void; signal?: AbortSignal }): Promise<Record<string, unknown>>
+  close(): Promise<void>
+}
+
+/** What `provider.run(ctx)` of a provider-backed driver receives. */
+export interface ProviderRunContext {
+  agent: string
+  runId: string
+  threadId: string
+  user?: AgentUser
+  metadata: Record<string, unknown>
+  /** The new user input. */
+  input: string
+  /** The thread's transcript before this invocation (AI SDK messages; text turns only). */
+  messages: ModelMessage[]
+  /** System instructions: the agent's plus those added by capabilities (also sent as the MCP server's `instructions`). */
+  instructions: string
+  /** The invocation's MCP bridge: hand `url` and `headers` to a provider that speaks MCP itself. */
+  mcp: McpEndpoint
+  /** Opens an SDK MCP client connected to {@link ProviderRunContext.mcp}; the host closes it when the run ends. */
+  connect(): Promise<McpBridgeClient>
+  /** Streams text to the run (emits `text-delta`); the text is stored as the assistant's turn. */
+  write(text: string): void
+  signal?: AbortSignal
+}
+
+/** A provider: an agent runtime of its own (a coding agent, a hosted assistant) that uses the tools over MCP. */
+export interface AgentProvider {
+  /** Shown by `agent info`. Default `'provider'`. */
+  name?: string
+  run(context: ProviderRunContext): Promise<void> | void
+}
+
+/**
+ * Provider-backed driver (source: capability document, "Driver support": "receives the configured
+ * memory tools through the provider MCP bridge"). At each invocation the host serves exactly the
+ * invocation's resolved tools over MCP (same JSON Schemas, scope fixed by the host, same policies)
+ * and calls `provider.run(ctx)`. A `require-approval` call blocks until `resolveApproval` decides it
+ * or `approvalTimeoutMs` passes (then `APPROVAL_TIMEOUT`, nothing runs). See docs/mcp.md.
+ */
+export interface ProviderDriver {
+  provider: AgentProvider
+  /** How long a `require-approval` call waits for a decision, in milliseconds. Default 300000 (5 minutes). */
+  approvalTimeoutMs?: number
+}
+
+/** Driver of an agent: model-backed, custom-run-backed or provider-backed (MCP bridge). */
+export type AgentDriver = ModelDriver | CustomRunDriver | ProviderDriver
 
 /** Input of {@link defineAgent}. */
 export interface AgentDefinitionInput {
@@ -221,6 +292,11 @@ export interface ApprovalRequest {
   /** Fingerprint captured at request time (see {@link AgentTool.approvalFingerprint}). */
   fingerprint?: string
   decision?: { approved: boolean; reason?: string; approver?: string; decidedAt: string }
+  /**
+   * `'mcp'` when the call came through the MCP bridge (issue 6): the bridge call that waits for the
+   * decision runs it, so {@link resolveApproval} only stores and hands over the decision.
+   */
+  via?: 'mcp'
 }
 
 /** Options of {@link resolveApproval}. */

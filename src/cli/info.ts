@@ -9,6 +9,7 @@ function isModelDriver(driver: AgentDriver): driver is ModelDriver {
  * gateway model id string is shown as is), `custom-run` for a custom-run-backed driver.
  */
 export function describeDriver(driver: AgentDriver): string {
+  if ('provider' in driver) return `provider-backed${driver.provider.name ? ` ${driver.provider.name}` : ''} (MCP bridge)`
   if (!isModelDriver(driver)) return 'custom-run'
   const model = driver.model
   if (typeof model === 'string') return `model ${model}`

@@ -14,6 +14,9 @@ import { describeAgent, describeDriver } from './info.ts'
 import { groupBySpeaker, importRecords, parseLocomoConversation } from './import-locomo.ts'
 import { loadAgent, resolveRoot } from './load-agent.ts'
 import { openMemoryStore } from '../memory/open-store.ts'
+import { compactCommand, verifyCommand } from './commands/log.ts'
+import { mcpCommand } from './commands/mcp.ts'
+import { rejectUnknownOptions, routesBase, runRemoteChat } from './commands/dev-url.ts'
 
 /** Default user id of CLI invocations (`--user`). */
 export const DEFAULT_CLI_USER = 'demo'
@@ -62,8 +65,16 @@ const dev = defineCommand({
     user: userArg,
     thread: { type: 'string', description: 'Thread id to continue (default: a new thread)' },
     verbose: { type: 'boolean', description: 'Print tool inputs and results in full', default: false },
+    url: { type: 'string', description: 'Drive a running dev server (for example http://localhost:5173) instead of loading the agent in-process' },
+    token: { type: 'string', description: 'With --url: bearer token for a production handler' },
   },
   run: ({ args, cmd }) => guarded(async () => {
+    if (args.url) {
+      rejectUnknownOptions(args, cmd.args as Record<string, unknown>)
+      consola.info(`Chatting with ${args.agent} at ${routesBase(args.url)} as ${args.user}. Type /exit to quit.`)
+      await runRemoteChat({ url: args.url, agent: args.agent, user: args.user, ...(args.token ? { token: args.token } : {}), ...(args.thread ? { threadId: args.thread } : {}), input: process.stdin, output: process.stdout, interactive: process.stdin.isTTY === true, ...(args.verbose ? { jsonLimit: 0 } : {}) })
+      return
+    }
     const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
     const interactive = process.stdin.isTTY === true
     consola.info(`Chatting with ${agent.name} (${describeDriver(agent.driver)}) as ${args.user}. Type /exit to quit, /approvals to list pending approvals.`)
@@ -154,13 +165,13 @@ const search = defineCommand({
 
 const memoryCommand = defineCommand({
   meta: { name: 'memory', description: 'Work with an agent\'s memory stores: import, list, search' },
-  subCommands: { import: importCommand, list, search },
+  subCommands: { import: importCommand, list, search, verify: verifyCommand, compact: compactCommand },
 })
 
 /** The `agent` command tree. */
 const main = defineCommand({
   meta: { name: 'agent', version: '0.1.0', description: 'Run and inspect vite-agent-memory agents' },
-  subCommands: { dev, info, memory: memoryCommand },
+  subCommands: { dev, info, memory: memoryCommand, mcp: mcpCommand },
 })
 
 // Output piped into `head` and the like: stop quietly when the reader goes away.

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { formatApprovalPrompt, formatError, formatEvent, formatJson, parseApprovalAnswer } from '../../src/cli/format.ts'
 import type { ApprovalRequest } from '../../src/agent/types.ts'
+import { describeDriver } from '../../src/cli/info.ts'
+import { scriptedModel } from '../../src/testing/index.ts'
 
 const approval: ApprovalRequest = {
   id: 'apr_1', agent: 'support', runId: 'run_1', threadId: 'thr_1', toolName: 'memory_remember', toolCallId: 'call_1',
@@ -55,5 +57,13 @@ describe('approval answers', () => {
     expect(parseApprovalAnswer('n not true')).toEqual({ approved: false, reason: 'not true' })
     expect(parseApprovalAnswer('')).toEqual({ approved: false, reason: undefined })
     expect(parseApprovalAnswer('maybe later')).toEqual({ approved: false, reason: 'maybe later' })
+  })
+})
+
+describe('describeDriver', () => {
+  it('names each driver kind: model with provider and id, custom-run, provider-backed over the MCP bridge', () => {
+    expect(describeDriver({ run() {} })).toBe('custom-run')
+    expect(describeDriver({ provider: { name: 'coder', run() {} } })).toBe('provider-backed coder (MCP bridge)')
+    expect(describeDriver({ model: scriptedModel([]) })).toBe('model scripted/scripted-model')
   })
 })

@@ -16,6 +16,7 @@ import type { AgentDefinition, AgentRun, AgentTool, AgentRunEvent, AgentRunResul
 import { inMemoryMemoryStore, memory, workspaceJsonlMemoryStore } from '../../src/capabilities/index.ts'
 import type { MemoryOptions, MemoryRecord, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions, MemoryScopeContext } from '../../src/capabilities/index.ts'
 import { scriptedModel } from '../../src/testing/index.ts'
+import type { ProviderRunContext } from '../../src/index.ts'
 import { verifyLog } from '../../src/memory/log.ts'
 import { formatEvent } from '../../src/cli/format.ts'
 import { describeAgent } from '../../src/cli/info.ts'
@@ -587,7 +588,22 @@ describe('seed: Driver support', () => {
     expect((firstCall.tools ?? []).map((t) => t.name).sort()).toEqual(['memory_read', 'memory_search'])
   })
 
-  it.todo('a provider-backed driver receives the configured memory tools through the provider MCP bridge (later issue: MCP bridge)')
+  it('a provider-backed driver receives the configured memory tools through the provider MCP bridge', async () => {
+    const workspace = fsWorkspace()
+    const seen: { tools: string[]; result?: unknown } = { tools: [] }
+    const provider = {
+      async run(ctx: ProviderRunContext) {
+        const client = await ctx.connect() // a real @modelcontextprotocol/sdk Client over Streamable HTTP
+        seen.tools = (await client.listTools()).tools.map((t) => t.name).sort()
+        seen.result = await client.callTool({ name: 'memory_remember', arguments: { kind: 'semantic', content: 'provider run' } })
+      },
+    }
+    const { result } = await finish(runAgent(agentWith({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: { agent: 'support' }, write: { mode: 'tool' } } } }, { provider }, workspace), { input: 'go' }))
+    expect(result.status).toBe('completed')
+    expect(seen.tools).toEqual(['memory_delete', 'memory_read', 'memory_remember', 'memory_search'])
+    expect(seen.result).toMatchObject({ structuredContent: { action: 'created', store: 'agent' } })
+    expect(jsonlLines(workspace)).toMatchObject([{ content: 'provider run', scope: { agent: 'support' }, audit: { runId: result.runId } }])
+  })
 
   it('a custom-run-backed driver receives the configured memory tools in driver.run({ tools })', async () => {
     const { driver, seen } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'custom run' }], ['memory_search', { query: 'custom' }]])
