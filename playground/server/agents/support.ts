@@ -11,60 +11,8 @@
  * - Workspace: `AGENT_WORKSPACE_DIR`, else `playground/.agent/workspace`.
  */
 import { fileURLToPath } from 'node:url'
-import type { LanguageModel } from 'ai'
-import { createWorkspace, defineAgent } from '../../../src/index.ts'
-import type { AgentDriver } from '../../../src/index.ts'
-import { memory, workspaceJsonlMemoryStore } from '../../../src/capabilities/index.ts'
-import { supportDriver } from '../lib/support-driver.ts'
+import { createSupportAgent } from '../lib/support-agent.ts'
 
 const workspaceDir = process.env.AGENT_WORKSPACE_DIR || fileURLToPath(new URL('../../.agent/workspace', import.meta.url))
 
-/** Provider packages tried, in order, when their API key is set. They are not dependencies of this package. */
-const PROVIDERS = [
-  { key: 'OPENAI_API_KEY', module: '@ai-sdk/openai', factory: 'openai', modelEnv: 'OPENAI_MODEL', model: 'gpt-4o-mini' },
-  { key: 'ANTHROPIC_API_KEY', module: '@ai-sdk/anthropic', factory: 'anthropic', modelEnv: 'ANTHROPIC_MODEL', model: 'claude-3-5-haiku-latest' },
-] as const
-
-/** The model of the first provider whose key is set and whose package is installed, else `undefined`. */
-async function providerModel(): Promise<LanguageModel | undefined> {
-  if (process.env.SUPPORT_AGENT_DRIVER === 'scripted') return undefined
-  for (const provider of PROVIDERS) {
-    if (!process.env[provider.key]) continue
-    try {
-      const specifier: string = provider.module
-      const loaded = (await import(specifier)) as Record<string, unknown>
-      const create = loaded[provider.factory]
-      if (typeof create === 'function') return (create as (modelId: string) => LanguageModel)(process.env[provider.modelEnv] || provider.model)
-    } catch {
-      // Package not installed: fall through to the next provider, then to the scripted driver.
-    }
-  }
-  return undefined
-}
-
-const model = await providerModel()
-const driver: AgentDriver = model ? { model, maxSteps: 6 } : supportDriver()
-
-export default defineAgent({
-  name: 'support',
-  instructions: [
-    'You are a support agent with durable memory.',
-    'Before answering a question about the user or earlier conversations, call memory_search with a few key words.',
-    'When the user asks you to remember something, call memory_remember with kind "semantic"; it waits for the user\'s approval.',
-    'When the user asks you to forget a record, call memory_delete with its id.',
-  ].join(' '),
-  driver,
-  workspace: createWorkspace({ dir: workspaceDir }),
-  capabilities: [
-    memory({
-      stores: {
-        agent: {
-          adapter: workspaceJsonlMemoryStore(),
-          // Per-user memory; without a user the store is off for the run rather than shared.
-          scope: ({ user }) => (user?.id ? { agent: 'support', user: user.id } : undefined),
-          write: { mode: 'tool', policy: 'require-approval' },
-        },
-      },
-    }),
-  ],
-})
+export default await createSupportAgent({ workspaceDir })

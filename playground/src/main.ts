@@ -1,0 +1,4 @@
+import './style.css'
+import { mountPlayground } from './app.ts'
+
+void mountPlayground(document.querySelector<HTMLElement>('#app')!)

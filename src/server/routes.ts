@@ -1,0 +1,253 @@
+/**
+ * The agent routes (h3 v2), shared by the Vite dev plugin and the production handler.
+ *
+ * Every route first asks `identify(event)` for the verified identity and refuses the request
+ * (401) without one; scope values come only from that identity and the agent's configuration,
+ * never from the request (source: issue 4, Security). Request bodies and queries are validated
+ * with zod; every error is JSON `{ error: { code, message, why, fix, details? } }`.
+ */
+import { H3, getQuery, getRouterParam, readBody, type H3Event } from 'h3'
+import { z } from 'zod'
+import { agentError, isAgentError, toErrorShape, type AgentError } from '../errors.ts'
+import { listApprovals, resolveApproval } from '../agent/approvals.ts'
+import { runAgent } from '../agent/run.ts'
+import type { AgentDefinition, ApprovalRequest } from '../agent/types.ts'
+import { exportScope, listStores, openStore, pageRecords, recordDetail, requireScopeLogLines, searchRecords, verifyStoreLog } from './inspector.ts'
+import { runResponse } from './stream.ts'
+import type { AgentIdentity, AgentRoutesOptions } from './types.ts'
+
+/** Default prefix of the routes. */
+export const DEFAULT_AGENTS_PREFIX = '/__agents'
+
+/** Longest user message a run accepts (characters). */
+export const MAX_RUN_INPUT = 20_000
+
+const runBodySchema = z.strictObject({
+  input: z.string().min(1).max(MAX_RUN_INPUT),
+  threadId: z.string().min(1).max(256).optional(),
+})
+
+const decisionBodySchema = z.strictObject({
+  approved: z.boolean(),
+  reason: z.string().max(2000).optional(),
+})
+
+const approvalsQuerySchema = z.strictObject({
+  status: z.enum(['pending', 'approved', 'denied', 'all']).default('pending'),
+  threadId: z.string().min(1).max(256).optional(),
+})
+
+const pageQuerySchema = z.strictObject({
+  status: z.enum(['active', 'all', 'superseded', 'deleted']).default('active'),
+  offset: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+})
+
+const searchQuerySchema = z.strictObject({
+  q: z.string().trim().min(1).max(1000),
+  limit: z.coerce.number().int().min(1).max(100).default(10),
+})
+
+const identitySchema = z.looseObject({ id: z.string().min(1).max(256), tenant: z.string().min(1).max(256).optional() })
+
+/** HTTP status of an error code. */
+export function statusOf(code: string): number {
+  if (code === 'UNAUTHENTICATED' || code.startsWith('AUTH_') || code === 'DEV_USER_UNKNOWN') return 401
+  if (code.endsWith('_NOT_FOUND') || code === 'MEMORY_STORE_UNKNOWN' || code === 'MEMORY_NOT_CONFIGURED') return 404
+  if (code === 'MEMORY_EXPORT_DISABLED') return 403
+  if (code === 'APPROVAL_ALREADY_RESOLVED' || code === 'MEMORY_LOG_UNAVAILABLE' || code === 'MEMORY_SCOPE_OFF') return 409
+  if (code === 'INTERNAL_ERROR') return 500
+  return 400
+}
+
+/** The JSON error answer for anything thrown by a route. */
+export function errorResponse(error: unknown): Response {
+  const shape = toErrorShape(error)
+  return Response.json({ error: shape }, { status: isAgentError(error) ? statusOf(shape.code) : 500 })
+}
+
+function invalid(where: string, error: z.ZodError): AgentError {
+  const issues = error.issues.map(issue => `${issue.path.length ? issue.path.join('.') : where}: ${issue.message}`)
+  return agentError('REQUEST_INVALID', `the request ${where} is invalid: ${issues.join('; ')}`, 'send the fields documented in docs/playground-and-server.md', { issues })
+}
+
+async function body<T>(event: H3Event, schema: z.ZodType<T>): Promise<T> {
+  let value: unknown
+  try {
+    value = await readBody(event)
+  } catch {
+    throw agentError('REQUEST_INVALID', 'the request body is not valid JSON', 'send a JSON object with content-type application/json')
+  }
+  const parsed = schema.safeParse(value ?? {})
+  if (!parsed.success) throw invalid('body', parsed.error)
+  return parsed.data
+}
+
+function query<T>(event: H3Event, schema: z.ZodType<T>): T {
+  const parsed = schema.safeParse(getQuery(event))
+  if (!parsed.success) throw invalid('query', parsed.error)
+  return parsed.data
+}
+
+function param(event: H3Event, name: string): string {
+  return decodeURIComponent(getRouterParam(event, name) ?? '')
+}
+
+function sameIdentity(approval: ApprovalRequest, identity: AgentIdentity): boolean {
+  return approval.user?.id === identity.id && (approval.user?.tenant ?? undefined) === (identity.tenant ?? undefined)
+}
+
+/**
+ * Builds the h3 app of the agent routes under `prefix` (default `/__agents`):
+ *
+ * | Method | Path | Answer |
+ * | --- | --- | --- |
+ * | GET | `/me` | `{ identity }` |
+ * | GET | `/users` | dev only: `{ users }` for the playground's user picker |
+ * | GET | `/agents` | `{ agents: [{ name, driver, capabilities }] }` |
+ * | POST | `/agents/:agent/runs` | body `{ input, threadId? }`: the run's events as NDJSON (or SSE with `accept: text/event-stream`) |
+ * | GET | `/agents/:agent/approvals` | `?status=pending\|approved\|denied\|all&threadId=`: `{ approvals }` of this identity |
+ * | POST | `/agents/:agent/approvals/:id` | body `{ approved, reason? }`: the continued run's events |
+ * | GET | `/agents/:agent/stores` | `{ stores: [{ name, kind, scope, writeMode, hasLog }] }` |
+ * | GET | `/agents/:agent/stores/:store/records` | `?status=active\|all\|superseded\|deleted&offset&limit`: a page, newest first |
+ * | GET | `/agents/:agent/stores/:store/records/:id` | `{ record, events, supersedes, supersededBy? }` |
+ * | GET | `/agents/:agent/stores/:store/search` | `?q=&limit=`: `{ hits: [{ record, score }] }` |
+ * | GET | `/agents/:agent/stores/:store/log` | `{ lines }`: this scope's raw JSONL lines with digests |
+ * | POST | `/agents/:agent/stores/:store/verify` | `verifyLog` of the store's whole log |
+ * | GET | `/agents/:agent/stores/:store/export` | the scope as JSON (attachment) |
+ *
+ * Errors: 401 `UNAUTHENTICATED` (no identity) or the hook's own `AUTH_*` code; 404
+ * `AGENT_NOT_FOUND`, `APPROVAL_NOT_FOUND`, `MEMORY_RECORD_NOT_FOUND`, `MEMORY_STORE_UNKNOWN`,
+ * `ROUTE_NOT_FOUND`; 400 `REQUEST_INVALID`; 409 `APPROVAL_ALREADY_RESOLVED`, `MEMORY_SCOPE_OFF`,
+ * `MEMORY_LOG_UNAVAILABLE`. Another user's approval or record answers exactly as a missing one.
+ */
+export function createAgentRoutes(options: AgentRoutesOptions): H3 {
+  if (typeof options?.identify !== 'function') {
+    throw agentError('SERVER_IDENTIFY_REQUIRED', 'the agent routes were created without an identify(event) hook', 'pass identify, for example jwtIdentity({ secret }) from vite-agent-memory/server')
+  }
+  const prefix = (options.prefix ?? DEFAULT_AGENTS_PREFIX).replace(/\/+$/, '')
+  const app = new H3()
+
+  const identify = async (event: H3Event): Promise<AgentIdentity> => {
+    const identity = await options.identify(event)
+    if (identity === undefined || identity === null) {
+      throw agentError('UNAUTHENTICATED', 'the request carries no verified identity', 'sign in, or send the credentials the server expects (for example `authorization: Bearer <jwt>`)')
+    }
+    const parsed = identitySchema.safeParse(identity)
+    if (!parsed.success) throw agentError('UNAUTHENTICATED', 'the identify hook returned an identity without a valid `id`', 'return { id, tenant?, ... } from identify(event), or undefined when the request is not signed in')
+    return identity
+  }
+
+  const agentOf = async (event: H3Event): Promise<AgentDefinition> => {
+    const name = param(event, 'agent')
+    const agent = await options.agents.load(name)
+    if (!agent) throw agentError('AGENT_NOT_FOUND', `there is no agent named "${name}"`, 'use a name from GET /agents', { agent: name })
+    return agent
+  }
+
+  type Handler = (event: H3Event, identity: AgentIdentity) => unknown
+  const route = (handler: Handler) => async (event: H3Event) => {
+    try {
+      const identity = await identify(event)
+      return await handler(event, identity)
+    } catch (error) {
+      return errorResponse(error)
+    }
+  }
+
+  app.get(`${prefix}/me`, route((_event, identity) => ({ identity })))
+  if (options.mode === 'dev') app.get(`${prefix}/users`, route(() => ({ users: options.devUsers ?? [] })))
+
+  app.get(`${prefix}/agents`, route(async () => {
+    const agents = []
+    for (const name of await options.agents.list()) {
+      const agent = await options.agents.load(name)
+      if (agent) agents.push({ name, driver: 'model' in agent.driver ? 'model' : 'custom-run', capabilities: agent.capabilities.map(capability => capability.id) })
+    }
+    return { agents }
+  }))
+
+  app.post(`${prefix}/agents/:agent/runs`, route(async (event, identity) => {
+    const agent = await agentOf(event)
+    const input = await body(event, runBodySchema)
+    const run = runAgent(agent, { input: input.input, ...(input.threadId ? { threadId: input.threadId } : {}), user: identity })
+    return runResponse(run, event.req.headers.get('accept'))
+  }))
+
+  app.get(`${prefix}/agents/:agent/approvals`, route(async (event, identity) => {
+    const agent = await agentOf(event)
+    const filter = query(event, approvalsQuerySchema)
+    const approvals = await listApprovals(agent, { ...(filter.status === 'all' ? {} : { status: filter.status }), ...(filter.threadId ? { threadId: filter.threadId } : {}) })
+    return { approvals: approvals.filter(approval => sameIdentity(approval, identity)) }
+  }))
+
+  app.post(`${prefix}/agents/:agent/approvals/:id`, route(async (event, identity) => {
+    const agent = await agentOf(event)
+    const id = param(event, 'id')
+    const decision = await body(event, decisionBodySchema)
+    // Bound to the identity (and so to the run and thread) that created it: another user's
+    // approval answers exactly as an unknown id.
+    const approval = (await listApprovals(agent)).find(candidate => candidate.id === id)
+    if (!approval || !sameIdentity(approval, identity)) {
+      throw agentError('APPROVAL_NOT_FOUND', `there is no approval "${id}" for this agent`, 'use an id from GET /agents/:agent/approvals', { approvalId: id })
+    }
+    if (approval.status !== 'pending') {
+      throw agentError('APPROVAL_ALREADY_RESOLVED', `approval "${id}" was already ${approval.status}; nothing was changed or run`, 'each approval applies once; ask the agent again for a new request', { approvalId: id, status: approval.status })
+    }
+    const run = resolveApproval(agent, id, {
+      approved: decision.approved,
+      ...(decision.reason ? { reason: decision.reason } : {}),
+      approver: identity.id,
+      threadId: approval.threadId,
+      user: identity,
+    })
+    return runResponse(run, event.req.headers.get('accept'))
+  }))
+
+  app.get(`${prefix}/agents/:agent/stores`, route(async (event, identity) => ({ stores: await listStores(await agentOf(event), identity) })))
+
+  const opened = async (event: H3Event, identity: AgentIdentity) => {
+    const agent = await agentOf(event)
+    return { agent, store: await openStore(agent, identity, param(event, 'store')) }
+  }
+
+  app.get(`${prefix}/agents/:agent/stores/:store/records`, route(async (event, identity) => {
+    const { store } = await opened(event, identity)
+    return pageRecords(store, query(event, pageQuerySchema))
+  }))
+
+  app.get(`${prefix}/agents/:agent/stores/:store/records/:id`, route(async (event, identity) => {
+    const { agent, store } = await opened(event, identity)
+    return recordDetail(agent, store, param(event, 'id'))
+  }))
+
+  app.get(`${prefix}/agents/:agent/stores/:store/search`, route(async (event, identity) => {
+    const { store } = await opened(event, identity)
+    const search = query(event, searchQuerySchema)
+    return { query: search.q, hits: await searchRecords(store, search.q, search.limit) }
+  }))
+
+  app.get(`${prefix}/agents/:agent/stores/:store/log`, route(async (event, identity) => {
+    const { agent, store } = await opened(event, identity)
+    return { store: store.store, scope: store.target.scope, lines: await requireScopeLogLines(agent, store) }
+  }))
+
+  app.post(`${prefix}/agents/:agent/stores/:store/verify`, route(async (event, identity) => {
+    const { agent, store } = await opened(event, identity)
+    return verifyStoreLog(agent, store)
+  }))
+
+  app.get(`${prefix}/agents/:agent/stores/:store/export`, route(async (event, identity) => {
+    const { agent, store } = await opened(event, identity)
+    const exported = await exportScope(agent, store)
+    return new Response(JSON.stringify(exported, null, 2), {
+      headers: { 'content-type': 'application/json; charset=utf-8', 'content-disposition': `attachment; filename="${agent.name}-${store.store}-export.json"` },
+    })
+  }))
+
+  // Unknown paths under the prefix still ask for an identity first, so nothing is learned without one.
+  app.all(`${prefix}/**`, route(event => {
+    throw agentError('ROUTE_NOT_FOUND', `no route ${event.req.method} ${new URL(event.req.url).pathname}`, 'see the route table in docs/playground-and-server.md')
+  }))
+  return app
+}

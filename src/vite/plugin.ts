@@ -1,0 +1,116 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { resolve } from 'node:path'
+import type { Plugin, ViteDevServer } from 'vite'
+import { toNodeHandler } from 'h3/node'
+import { agentError } from '../errors.ts'
+import { isAgentDefinition, listAgents } from '../cli/load-agent.ts'
+import type { AgentDefinition } from '../agent/types.ts'
+import { createAgentRoutes, DEFAULT_AGENTS_PREFIX } from '../server/routes.ts'
+import type { AgentIdentity, AgentSource, IdentifyHook } from '../server/types.ts'
+
+/** Users the dev user picker offers by default. */
+export const DEFAULT_DEV_USERS: readonly string[] = ['demo', 'ann', 'ben']
+
+/** Options of {@link agentMemory}. */
+export interface AgentMemoryPluginOptions {
+  /** Folder holding `server/agents`, resolved against Vite's `root`. Default: Vite's `root`. */
+  root?: string
+  /** Prefix of the dev routes. Default `'/__agents'`. */
+  prefix?: string
+  /** User ids the playground may pick from (dev only). Default `['demo', 'ann', 'ben']`. */
+  users?: readonly string[]
+  /** Identity of a dev request. Default: {@link devIdentity} over `users`. */
+  identify?: IdentifyHook
+}
+
+/**
+ * The dev identity hook: the user named by the `x-agent-user` header (or the `user` query
+ * parameter, for download links), which must be one of `users`; the first user when none is
+ * named. Dev only: it trusts the browser, so never use it in production.
+ *
+ * @throws `DEV_USER_UNKNOWN` (401) for a user outside the list.
+ */
+export function devIdentity(users: readonly string[] = DEFAULT_DEV_USERS): IdentifyHook {
+  return (event): AgentIdentity | undefined => {
+    const named = event.req.headers.get('x-agent-user') || new URL(event.req.url).searchParams.get('user') || users[0]
+    if (named === undefined) return undefined
+    if (!users.includes(named)) throw agentError('DEV_USER_UNKNOWN', `the dev user "${named}" is not in the plugin's user list`, `pick one of ${users.join(', ')}, or add it to agentMemory({ users })`, { user: named, users })
+    return { id: named }
+  }
+}
+
+/**
+ * Agents under `<root>/server/agents` (`<name>.ts` and `<name>/agent.ts`), loaded through the dev
+ * server's module graph (`ssrLoadModule`), so an edit to an agent or anything it imports is
+ * picked up by the next request without a restart.
+ */
+export function viteAgentSource(server: ViteDevServer, root: string): AgentSource {
+  return {
+    list: async () => listAgents(root).map(agent => agent.name),
+    async load(name) {
+      const location = listAgents(root).find(agent => agent.name === name)
+      if (!location) return undefined
+      let loaded: Record<string, unknown>
+      try {
+        loaded = await server.ssrLoadModule(location.file)
+      } catch (error) {
+        throw agentError('AGENT_LOAD_FAILED', `loading ${location.file} failed: ${error instanceof Error ? error.message : String(error)}`, 'fix the error in the agent module; the dev server picks up the fix on the next request', { file: location.file }, error)
+      }
+      const candidate = loaded.default
+      if (!isAgentDefinition(candidate)) {
+        throw agentError('AGENT_INVALID_MODULE', `${location.file} does not default-export an agent definition`, 'end the module with `export default defineAgent({ driver, capabilities })`', { file: location.file })
+      }
+      // An agent left with the default name takes its file name, as in the CLI.
+      return candidate.name === 'agent' && location.name !== 'agent' ? ({ ...candidate, name: location.name } as AgentDefinition) : candidate
+    },
+  }
+}
+
+/** A connect middleware for Vite's dev server. */
+export type DevMiddleware = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void
+
+/**
+ * The middleware the plugin mounts: requests under `prefix` go to the agent routes, everything
+ * else to the next middleware. Exposed for setups that mount it themselves (a test config that
+ * loads the plugin lazily, a custom dev server).
+ */
+export function createDevMiddleware(server: ViteDevServer, options: AgentMemoryPluginOptions = {}): DevMiddleware {
+  const prefix = (options.prefix ?? DEFAULT_AGENTS_PREFIX).replace(/\/+$/, '')
+  const users = options.users ?? DEFAULT_DEV_USERS
+  const root = resolve(server.config.root, options.root ?? '.')
+  const app = createAgentRoutes({ agents: viteAgentSource(server, root), identify: options.identify ?? devIdentity(users), prefix, mode: 'dev', devUsers: users })
+  const handle = toNodeHandler(app)
+  return (req, res, next) => {
+    const path = req.url?.split('?')[0] ?? ''
+    if (path !== prefix && !path.startsWith(`${prefix}/`)) return next()
+    Promise.resolve(handle(req, res)).catch(next)
+  }
+}
+
+/**
+ * The Vite plugin (`vite-agent-memory/vite`; source: issue 4). In `vite dev` only (`apply:
+ * 'serve'`, `configureServer`; nothing is added to a build or to `vite preview`), it serves the
+ * agent routes of `createAgentRoutes` under `prefix`: list agents, run one and stream its events
+ * as NDJSON or SSE, list/approve/deny approvals, and the memory inspector (stores, records,
+ * search, record history, raw JSONL lines, verify, export). The identity comes from
+ * `identify` (default {@link devIdentity}).
+ */
+export function agentMemory(options: AgentMemoryPluginOptions = {}): Plugin {
+  const known = ['root', 'prefix', 'users', 'identify']
+  const unknown = Object.keys(options).filter(key => !known.includes(key))
+  if (unknown.length) throw agentError('PLUGIN_OPTIONS_INVALID', `agentMemory() got unknown option ${unknown.map(key => `"${key}"`).join(', ')}`, `use only ${known.join(', ')}`, { options: unknown })
+  const prefix = (options.prefix ?? DEFAULT_AGENTS_PREFIX).replace(/\/+$/, '')
+  const users = options.users ?? DEFAULT_DEV_USERS
+  return {
+    name: 'vite-agent-memory',
+    apply: 'serve',
+    configureServer(server) {
+      const root = resolve(server.config.root, options.root ?? '.')
+      server.middlewares.use(createDevMiddleware(server, { ...options, prefix, users }))
+      server.httpServer?.once('listening', () => {
+        const names = listAgents(root).map(agent => agent.name)
+        server.config.logger.info(`  ➜  Agents:  ${prefix}/agents (${names.length ? names.join(', ') : `none in ${root}/server/agents`})`)
+      })
+    },
+  }
+}
