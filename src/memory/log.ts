@@ -46,9 +46,12 @@
  * other drivers: the text's length) and parse only lines added since. A read error is thrown,
  * never taken for an empty log.
  *
- * Limits (next issue): the lock is per process, so two processes appending to one log can break
- * the chain; change detection is by size, so a same-size rewrite by another writer is noticed
- * only by {@link verifyLog}.
+ * Since issue 3 the engine tails by byte offset (fs: size and offset; Redis: `STRLEN` and
+ * `GETRANGE`; memory: the cached string), writes format version 2 lines (digest over the header
+ * and a `payloadDigest`, so an erased record's payload can be removed while the chain verifies),
+ * and appends with `workspace.append(key, text, { ifSize })`: a conditional append that is
+ * atomic across processes (fs lock lease) and Redis clients (Lua), retried after re-reading the
+ * tail when another writer got there first. See docs/log-format.md.
  */
 import { agentError } from '../errors.ts'
 import type { Workspace } from '../workspace/types.ts'
@@ -58,13 +61,41 @@ import {
   emptyRecordState,
   eventConflict,
   foldEvent,
+  HEADER_FIELDS,
+  markErased,
   parseEvent,
+  payloadFields,
+  PAYLOAD_FIELDS,
+  setDefaultIndexFactory,
   type MemoryEvent,
   type MemoryEventDraft,
   type MemoryRecordLookup,
   type MemoryRecordState,
 } from './records.ts'
+import { createSearchIndex } from './search.ts'
 import type { MemoryRecord } from './types.ts'
+
+/** Options of {@link openMemoryLog}. */
+export interface MemoryLogOptions {
+  /** `fsync` every write (fs driver): durable against power loss, slower (see `npm run bench`). Default `false`. */
+  fsync?: boolean
+  /**
+   * `true`: reads skip a corrupt complete line (reported once through `onWarning`) instead of
+   * throwing `MEMORY_LOG_CORRUPT`; writes to such a log still throw. Default `false`.
+   */
+  readPastCorruption?: boolean
+  /** Receives warnings (a torn tail moved aside, a corrupt line skipped). Default: `console.warn`. */
+  onWarning?: (warning: MemoryLogWarning) => void
+}
+
+/** A warning of the log engine. */
+export interface MemoryLogWarning {
+  code: 'MEMORY_LOG_TORN_TAIL' | 'MEMORY_LOG_LINE_SKIPPED'
+  key: string
+  message: string
+  /** `MEMORY_LOG_TORN_TAIL`: the quarantine key; `MEMORY_LOG_LINE_SKIPPED`: the line number and reason. */
+  details: Record<string, unknown>
+}
 
 /** An open log: the folded records of one workspace key, kept current. */
 export interface MemoryLog {
@@ -80,14 +111,17 @@ export interface MemoryLog {
   view<T>(read: (state: MemoryRecordState) => T): Promise<T>
   /**
    * Appends the events `build` returns as one all-or-nothing write. `build` runs under the log's
-   * lock with the current state; it may throw to write nothing. Returns each event's record
-   * after the event.
+   * lock with the current state; it may throw to write nothing, and it runs again when another
+   * process or client appended first. Returns each event's record after the event.
    *
    * @throws AgentError `MEMORY_WORKSPACE_READ_ONLY` when the workspace is read-only;
    * `MEMORY_LOG_CORRUPT`; `MEMORY_EVENT_CONFLICT` when an event cannot apply (nothing written);
-   * whatever `build` throws; write errors of the workspace.
+   * `MEMORY_LOG_BUSY` when other writers kept winning for 1,000 attempts; whatever `build`
+   * throws; write errors of the workspace.
    */
   write(build: (state: MemoryRecordState) => MemoryEventDraft[] | Promise<MemoryEventDraft[]>): Promise<MemoryRecord[]>
+  /** Rewrites the log atomically (see {@link compactLog}). */
+  compact(): Promise<MemoryLogCompaction>
 }
 
 /** Result of {@link verifyLog}. */
@@ -102,83 +136,129 @@ export interface MemoryLogVerification {
   torn?: { line: number; bytes: number }
 }
 
+/** Result of {@link compactLog}. */
+export interface MemoryLogCompaction {
+  /** Lines in the log after compaction (every event is kept). */
+  lines: number
+  /** Size in UTF-8 bytes before and after. */
+  bytesBefore: number
+  bytesAfter: number
+  /** Lines whose payload was removed because their record was erased. */
+  erasedLines: number
+  /** True when version 1 lines were rewritten as version 2 (new digests from line 1 on). */
+  rechained: boolean
+}
+
 interface LogHandle {
   workspace: Workspace
   key: string
   lockKey: string
+  options: MemoryLogOptions
   state: MemoryRecordState
   /** Committed lines folded into `state`. */
   lines: number
   lastDigest: string | null
-  /** Length of the committed text, in UTF-16 code units and in UTF-8 bytes. */
-  chars: number
-  bytes: number
-  /** Uncommitted text after `chars` when last read. */
-  tail: string
-  /** Size of the whole value when last seen, as measured by the probe; `undefined` forces a read. */
-  stamp: Stamp | undefined
+  /** Byte length of the committed text. */
+  offset: number
+  /** Size and identity of the value when last read; `undefined` forces a read. */
+  seen: { size: number; id: string | undefined } | undefined
+  /** Uncommitted bytes after `offset` when last read. */
+  tail: Uint8Array
+  /** The log holds version 1 lines (compaction must re-chain to erase from them). */
+  hasV1: boolean
+  /** Corrupt lines skipped (only with `readPastCorruption`). */
+  skipped: number
 }
 
-type Stamp = { unit: 'bytes' | 'chars'; size: number }
+setDefaultIndexFactory(createSearchIndex)
 
 const handles = new WeakMap<Workspace, Map<string, LogHandle>>()
+const EMPTY = new Uint8Array(0)
+const decoder = new TextDecoder('utf-8')
+const MAX_WRITE_ATTEMPTS = 1000
 
 /**
  * Opens (or returns the already open) log at `key` of `workspace`. Cheap: nothing is read until
  * the first operation. One state is kept per workspace object and key, so a new workspace object
- * over the same storage replays the log from storage.
+ * over the same storage replays the log from storage. Options apply when the log is first opened.
  */
-export function openMemoryLog(workspace: Workspace, key: string): MemoryLog {
+export function openMemoryLog(workspace: Workspace, key: string, options: MemoryLogOptions = {}): MemoryLog {
+  const log = openHandle(workspace, key, options)
+  return {
+    workspace,
+    key: log.key,
+    view: read => view(log, read),
+    write: build => write(log, build),
+    compact: () => compact(log),
+  }
+}
+
+function openHandle(workspace: Workspace, key: string, options: MemoryLogOptions): LogHandle {
   // `memory/x.jsonl` and `memory:x.jsonl` name one value: share one state.
   key = key.replace(/[/\\]/g, ':')
   let byKey = handles.get(workspace)
   if (!byKey) handles.set(workspace, byKey = new Map())
   let handle = byKey.get(key)
   if (!handle) {
-    handle = { ...emptyHandle(), workspace, key, lockKey: `${key}.lock` }
+    handle = { ...emptyHandle(), workspace, key, lockKey: `${key}.lock`, options }
     byKey.set(key, handle)
   }
-  const log = handle
-  return {
-    workspace,
-    key,
-    view: read => view(log, read),
-    write: build => write(log, build),
-  }
+  return handle
 }
 
 /**
- * Reads the whole log at `key` and checks every line (JSON, shape, `seq`, `prev`, `digest`, and
- * each event's effect on the records) without touching the in-memory state or the value.
+ * Reads the whole log at `key` and checks every line (JSON, shape, `seq`, `prev`, `digest`,
+ * `payloadDigest`, and each event's effect on the records) without touching the in-memory state
+ * or the value. Verifies format version 1 and 2 lines alike.
  *
  * @throws only read errors of the workspace (a missing value is an empty, valid log).
  */
 export async function verifyLog(workspace: Workspace, key: string): Promise<MemoryLogVerification> {
-  const text = (await workspace.readText(key)) ?? ''
-  const scratch = { ...emptyHandle(), workspace, key, lockKey: '' }
+  const bytes = (await workspace.readBytes(key, 0)) ?? EMPTY
+  const scratch: LogHandle = { ...emptyHandle(), workspace, key, lockKey: '', options: {} }
+  const lines = countNewlines(bytes)
   try {
-    const scan = await scanLines(scratch, text)
-    const lines = countNewlines(text)
-    return {
-      ok: true,
-      lines,
-      ...(scan.tail ? { torn: { line: scan.lines + 1, bytes: utf8Length(scan.tail) } } : {}),
-    }
+    await scanBytes(scratch, bytes)
+    return { ok: true, lines, ...(scratch.tail.length > 0 ? { torn: { line: scratch.lines + 1, bytes: scratch.tail.length } } : {}) }
   }
   catch (error) {
-    if (error instanceof CorruptLine) return { ok: false, lines: countNewlines(text), firstBad: { line: error.line, reason: error.reason } }
+    if (error instanceof CorruptLine) return { ok: false, lines, firstBad: { line: error.line, reason: error.reason } }
     throw error
   }
 }
 
+/**
+ * Rewrites the log at `key` atomically (a new value swapped in with `workspace.replace`, guarded
+ * by the size it was read at): every event is kept, the payload fields of lines of erased records
+ * are removed (each line keeps its header and `payloadDigest`, so the chain verifies), a torn
+ * tail is dropped (moved to a quarantine key first), and version 1 lines are rewritten as
+ * version 2 when any record was erased (a version 1 digest covers the content, so its chain is
+ * recomputed from line 1). Source: issue 3, "Compaction and erasure".
+ *
+ * @throws AgentError `MEMORY_LOG_CORRUPT` when the log does not verify (nothing is rewritten);
+ * `MEMORY_WORKSPACE_READ_ONLY`; write errors of the workspace.
+ */
+export async function compactLog(workspace: Workspace, key: string): Promise<MemoryLogCompaction> {
+  return compact(openHandle(workspace, key, {}))
+}
+
 function emptyHandle() {
-  return { state: emptyRecordState(), lines: 0, lastDigest: null, chars: 0, bytes: 0, tail: '', stamp: undefined }
+  return { state: emptyRecordState(createSearchIndex), lines: 0, lastDigest: null, offset: 0, seen: undefined, tail: EMPTY, hasV1: false, skipped: 0 }
+}
+
+function requireWritable(handle: LogHandle) {
+  if (!handle.workspace.writable) {
+    throw agentError('MEMORY_WORKSPACE_READ_ONLY', `the workspace is read-only, so the memory log "${handle.key}" cannot be written`, 'give the agent a writable workspace, or set the store\'s `write.mode` to "off"', { key: handle.key })
+  }
 }
 
 async function view<T>(handle: LogHandle, read: (state: MemoryRecordState) => T): Promise<T> {
   // Fast path: nothing changed since we last looked, so the state is current. `read` runs in
   // the same synchronous turn, so no in-process write can interleave.
-  if (await isUnchanged(handle)) return read(handle.state)
+  if (handle.seen) {
+    const stat = await handle.workspace.stat(handle.key)
+    if ((stat?.size ?? 0) === handle.seen.size && stat?.id === handle.seen.id) return read(handle.state)
+  }
   return handle.workspace.withLock(handle.lockKey, async () => {
     await sync(handle)
     return read(handle.state)
@@ -186,46 +266,65 @@ async function view<T>(handle: LogHandle, read: (state: MemoryRecordState) => T)
 }
 
 async function write(handle: LogHandle, build: (state: MemoryRecordState) => MemoryEventDraft[] | Promise<MemoryEventDraft[]>): Promise<MemoryRecord[]> {
+  requireWritable(handle)
   const { workspace, key } = handle
-  if (!workspace.writable) {
-    throw agentError('MEMORY_WORKSPACE_READ_ONLY', `the workspace is read-only, so the memory log "${key}" cannot be written`, 'give the agent a writable workspace, or set the store\'s `write.mode` to "off"', { key })
-  }
   return workspace.withLock(handle.lockKey, async () => {
-    await sync(handle)
-    if (handle.tail) await quarantineTail(handle)
-    const drafts = await build(handle.state)
-    if (drafts.length === 0) return []
-    checkDrafts(handle, drafts)
-    let prev = handle.lastDigest
-    let text = ''
-    for (const [index, draft] of drafts.entries()) {
-      const line = { ...draft, v: 1 as const, seq: handle.lines + 1 + index, prev, ...(index < drafts.length - 1 ? { more: true as const } : {}) }
-      const digest = await sha256Hex(canonicalJson(line))
-      text += `${canonicalJson({ ...line, digest })}\n`
-      prev = digest
+    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+      await sync(handle, true)
+      if (handle.skipped > 0) {
+        throw agentError('MEMORY_LOG_CORRUPT', `the memory log "${key}" has corrupt lines that reads skipped, so it cannot be written`, 'run `agent memory verify`, restore the log from a backup or move the bad lines aside; then retry', { key })
+      }
+      if (handle.tail.length > 0) {
+        await quarantineTail(handle)
+        continue
+      }
+      const drafts = await build(handle.state)
+      if (drafts.length === 0) return []
+      checkDrafts(handle, drafts)
+      let prev = handle.lastDigest
+      const lines: string[] = []
+      const events: MemoryEvent[] = []
+      for (const [index, draft] of drafts.entries()) {
+        const { line, event } = await serializeEvent(draft, handle.lines + 1 + index, prev, index < drafts.length - 1)
+        lines.push(line)
+        events.push(event)
+        prev = event.digest
+      }
+      const text = `${lines.join('\n')}\n`
+      let written: boolean
+      try {
+        written = await workspace.append(key, text, { ifSize: handle.offset, ...(handle.options.fsync ? { fsync: true } : {}) })
+      }
+      catch (error) {
+        // The append may have written part of the text: re-read everything next time.
+        reset(handle)
+        throw error
+      }
+      // Another process or client appended first: read its lines and build again.
+      if (!written) continue
+      const records = events.map(event => applyEvent(handle.state, event))
+      const bytes = utf8Length(text)
+      handle.lines += events.length
+      handle.lastDigest = prev
+      handle.offset += bytes
+      // The write created the value: learn its identity (fs inode) so the next look is a fast stat.
+      const id = handle.offset === bytes ? (await workspace.stat(key))?.id : handle.seen?.id
+      handle.seen = { size: handle.offset, id }
+      return records
     }
-    try {
-      await workspace.append(key, text)
-    }
-    catch (error) {
-      // The append may have written part of the text: re-read everything next time.
-      reset(handle)
-      throw error
-    }
-    // Fold what was written, parsed back from the text, so that live state equals a replay.
-    const records = text.slice(0, -1).split('\n').map(line => applyEvent(handle.state, JSON.parse(line) as MemoryEvent))
-    handle.lines += drafts.length
-    handle.lastDigest = prev
-    handle.chars += text.length
-    const bytes = utf8Length(text)
-    handle.bytes += bytes
-    // Re-stamp so the next operation can skip reading: by size where the driver reports one (a
-    // value that grew beyond our write means another writer: leave the stamp unset to re-read).
-    const size = await metaSize(handle)
-    if (size !== undefined) handle.stamp = size === handle.bytes ? { unit: 'bytes', size } : undefined
-    else handle.stamp = handle.stamp?.unit === 'chars' ? { unit: 'chars', size: handle.stamp.size + text.length } : undefined
-    return records
+    throw agentError('MEMORY_LOG_BUSY', `other writers kept appending to the memory log "${key}" while this write was retried ${MAX_WRITE_ATTEMPTS} times`, 'retry the write later', { key })
   })
+}
+
+/** A draft as a version 2 line: header + `payloadDigest` under `digest`, payload fields beside it. */
+async function serializeEvent(draft: MemoryEventDraft, seq: number, prev: string | null, more: boolean): Promise<{ line: string; event: MemoryEvent }> {
+  const payload = payloadFields(draft as MemoryEventDraft & Record<string, unknown>)
+  const payloadDigest = await sha256Hex(canonicalJson(payload))
+  const header = { v: 2 as const, seq, prev, ...(more ? { more: true as const } : {}), type: draft.type, store: draft.store, scope: draft.scope, recordId: draft.recordId, version: draft.version, at: draft.at, audit: draft.audit, payloadDigest }
+  const digest = await sha256Hex(canonicalJson(header))
+  const line = canonicalJson({ ...header, ...payload, digest })
+  // Fold what is written, parsed back, so that live state equals a replay.
+  return { line, event: JSON.parse(line) as MemoryEvent }
 }
 
 /** Checks that the drafts apply one after the other, against an overlay of the state. */
@@ -233,7 +332,7 @@ function checkDrafts(handle: LogHandle, drafts: MemoryEventDraft[]): void {
   const overlay = new Map<string, MemoryRecord>()
   const lookup: MemoryRecordLookup = id => overlay.get(id) ?? handle.state.records.get(id)
   for (const draft of drafts) {
-    const conflict = eventConflict(lookup, draft)
+    const conflict = eventConflict(lookup, draft, handle.state.erased)
     if (conflict) {
       throw agentError('MEMORY_EVENT_CONFLICT', `the write to the memory log "${handle.key}" was refused: ${conflict}`, 'read the record again and retry with its current state', { key: handle.key, recordId: draft.recordId })
     }
@@ -241,62 +340,43 @@ function checkDrafts(handle: LogHandle, drafts: MemoryEventDraft[]): void {
   }
 }
 
-/** Size of the value without reading it where the driver can tell (fs `stat`), else its text length. */
-async function probe(handle: LogHandle): Promise<{ stamp: Stamp; text?: string }> {
-  const size = await metaSize(handle)
-  if (size !== undefined) return { stamp: { unit: 'bytes', size } }
-  // No size from the driver (or the value is missing): read it. readText throws on read errors.
-  const text = (await handle.workspace.readText(handle.key)) ?? ''
-  return { stamp: { unit: 'chars', size: text.length }, text }
-}
-
-async function metaSize(handle: LogHandle): Promise<number | undefined> {
-  const meta = await handle.workspace.storage.getMeta(handle.key, { nativeOnly: true })
-  return typeof meta.size === 'number' ? meta.size : undefined
-}
-
-async function isUnchanged(handle: LogHandle): Promise<boolean> {
-  if (!handle.stamp) return false
-  const { stamp } = await probe(handle)
-  return stamp.unit === handle.stamp.unit && stamp.size === handle.stamp.size
-}
-
-/** Brings `handle` up to date with the value. Call under the log's lock. */
-async function sync(handle: LogHandle): Promise<void> {
-  const probed = await probe(handle)
-  if (handle.stamp && probed.stamp.unit === handle.stamp.unit && probed.stamp.size === handle.stamp.size) return
-  const text = probed.text ?? (await handle.workspace.readText(handle.key)) ?? ''
+/**
+ * Brings `handle` up to date: reads only the bytes after the committed offset (a full replay
+ * when the value shrank, was replaced, or the new bytes do not continue the chain). Call under
+ * the log's lock. `forWrite`: the caller holds the write path (a torn tail is kept for it).
+ */
+async function sync(handle: LogHandle, forWrite = false): Promise<void> {
+  const { workspace, key } = handle
+  const stat = await workspace.stat(key)
+  const size = stat?.size ?? 0
+  if (handle.seen && handle.seen.size === size && handle.seen.id === stat?.id) return
+  const first = handle.seen === undefined && handle.lines === 0
+  if (size < handle.offset || (handle.seen && handle.seen.id !== stat?.id)) reset(handle)
+  const start = handle.offset
   try {
-    // Lines were only added after our committed text: parse just those. Anything else (shorter
-    // value, a rewrite, a chain that does not continue) replays from the start.
-    const appended = handle.chars > 0 && text.length >= handle.chars && text.charCodeAt(handle.chars - 1) === 10
-    if (appended) {
-      try {
-        await scanLines(handle, text)
-      }
-      catch (error) {
-        if (!(error instanceof CorruptLine)) throw error
-        reset(handle)
-        await scanLines(handle, text)
-      }
+    const bytes = (await workspace.readBytes(key, start)) ?? EMPTY
+    try {
+      await scanBytes(handle, bytes)
+      handle.seen = { size: start + bytes.length, id: stat?.id }
     }
-    else {
+    catch (error) {
+      if (!(error instanceof CorruptLine) || start === 0) throw error
+      // New bytes that do not continue our chain: the value was rewritten; replay it whole.
       reset(handle)
-      await scanLines(handle, text)
+      const whole = (await workspace.readBytes(key, 0)) ?? EMPTY
+      await scanBytes(handle, whole)
+      handle.seen = { size: whole.length, id: stat?.id }
     }
   }
   catch (error) {
     reset(handle)
     if (error instanceof CorruptLine) {
-      throw agentError('MEMORY_LOG_CORRUPT', `line ${error.line} of the memory log "${handle.key}" fails verification: ${error.reason}`, 'restore the log from a backup, or move the lines from the bad one on aside by hand; the log is never repaired silently (verifyLog() reports the first bad line)', { key: handle.key, line: error.line, reason: error.reason })
+      throw agentError('MEMORY_LOG_CORRUPT', `line ${error.line} of the memory log "${key}" fails verification: ${error.reason}`, 'run `agent memory verify` to see the first bad line, then restore the log from a backup or move the lines from the bad one on aside by hand; the log is never repaired silently (reads can opt into continuing past it with `readPastCorruption`)', { key, line: error.line, reason: error.reason })
     }
     throw error
   }
-  handle.stamp = probed.text !== undefined ? probed.stamp : { unit: 'bytes', size: utf8Length(text) }
-  if (probed.stamp.unit === 'bytes' && handle.stamp.size !== probed.stamp.size) {
-    // The value grew between stat and read; the next probe re-reads.
-    handle.stamp = undefined
-  }
+  // A torn tail found when the log is first opened is moved aside at once (issue 3, "Faults").
+  if (first && !forWrite && handle.tail.length > 0 && workspace.writable) await quarantineTail(handle)
 }
 
 class CorruptLine extends Error {
@@ -306,47 +386,86 @@ class CorruptLine extends Error {
 }
 
 /**
- * Parses and checks the lines of `text` after the handle's committed text and folds them into
- * the handle; the uncommitted rest goes to `handle.tail`.
+ * Parses and checks the complete lines of `bytes` (the value after the handle's committed
+ * offset) and folds the committed ones into the handle; the uncommitted rest goes to `tail`.
+ * Records whose `erase` event is among the new lines are never folded (their content does not
+ * enter memory).
  *
- * @throws CorruptLine at the first line that fails.
+ * @throws CorruptLine at the first line that fails (unless the handle reads past corruption).
  */
-async function scanLines(handle: LogHandle, text: string): Promise<{ lines: number; tail: string }> {
-  let offset = handle.chars
+async function scanBytes(handle: LogHandle, bytes: Uint8Array): Promise<void> {
+  const events: Array<{ event: MemoryEvent; line: number }> = []
+  let at = 0
   let line = handle.lines
   let prev = handle.lastDigest
-  // Events of a multi-line write wait here until its last line arrives.
-  let pending: Array<{ event: MemoryEvent; line: number }> = []
-  let pendingStart = offset
-  let committedEnd = offset
-  let committedLines = line
-  for (let end = text.indexOf('\n', offset); end !== -1; end = text.indexOf('\n', offset)) {
+  let committedAt = 0
+  let committedCount = handle.lines
+  let committedDigest = prev
+  let skipped = 0
+  for (let end = bytes.indexOf(10, at); end !== -1; end = bytes.indexOf(10, at)) {
     line++
-    const event = await checkLine(text.slice(offset, end), line, prev)
-    prev = event.digest
-    if (pending.length === 0) pendingStart = offset
-    pending.push({ event, line })
-    offset = end + 1
-    if (event.more) continue
-    for (const item of pending) {
-      try {
-        applyEvent(handle.state, item.event)
-      }
-      catch (error) {
-        throw new CorruptLine(item.line, (error as Error).message)
-      }
+    const text = decoder.decode(bytes.subarray(at, end))
+    at = end + 1
+    let event: MemoryEvent
+    try {
+      event = await checkLine(text, line, prev)
     }
-    pending = []
-    committedEnd = offset
-    committedLines = line
-    handle.lines = line
-    handle.lastDigest = event.digest
+    catch (error) {
+      if (!(error instanceof CorruptLine) || !handle.options.readPastCorruption) throw error
+      warn(handle, { code: 'MEMORY_LOG_LINE_SKIPPED', key: handle.key, message: `line ${line} of the memory log "${handle.key}" was skipped: ${error.reason}`, details: { line, reason: error.reason } })
+      skipped++
+      // Continue the chain from whatever digest the bad line claims, if any.
+      prev = digestOf(text)
+      committedAt = at
+      committedCount = line
+      committedDigest = prev
+      continue
+    }
+    prev = event.digest
+    events.push({ event, line })
+    if (event.more) continue
+    committedAt = at
+    committedCount = line
+    committedDigest = prev
   }
-  handle.bytes += utf8Length(text.slice(handle.chars, committedEnd))
-  handle.chars = committedEnd
-  handle.lines = committedLines
-  handle.tail = text.slice(pending.length > 0 ? pendingStart : committedEnd)
-  return { lines: committedLines, tail: handle.tail }
+  const committed = events.filter(item => item.line <= committedCount)
+  const doomed = new Set(committed.filter(item => item.event.type === 'erase').map(item => item.event.recordId))
+  for (const { event, line: number } of committed) {
+    if (event.v === 1) handle.hasV1 = true
+    if (event.erased && !doomed.has(event.recordId) && !handle.state.erased.has(event.recordId)) {
+      throw new CorruptLine(number, `the payload of the line was removed, but record "${event.recordId}" has no erase event`)
+    }
+  }
+  // Records erased later in this read are never folded; events that name them stay valid.
+  const unseen = [...doomed].filter(id => !handle.state.records.has(id))
+  for (const id of unseen) markErased(handle.state, id)
+  for (const { event, line: number } of committed) {
+    if (doomed.has(event.recordId) && event.type !== 'erase') continue
+    if (event.erased) continue
+    try {
+      if (event.type === 'erase') {
+        const existing = handle.state.records.get(event.recordId)
+        // Known from an earlier read: its events in between were skipped, so align the version.
+        if (existing) applyEvent(handle.state, { ...event, version: existing.version + 1 })
+        else markErased(handle.state, event.recordId)
+      }
+      else applyEvent(handle.state, event)
+    }
+    catch (error) {
+      if (!handle.options.readPastCorruption) throw new CorruptLine(number, (error as Error).message)
+      skipped++
+    }
+  }
+  handle.lines = committedCount
+  handle.lastDigest = committedDigest
+  handle.offset += committedAt
+  handle.tail = bytes.subarray(committedAt)
+  handle.skipped += skipped
+}
+
+function digestOf(text: string): string | null {
+  const match = /"digest":"([0-9a-f]{64})"/.exec(text)
+  return match ? match[1]! : null
 }
 
 async function checkLine(text: string, line: number, prev: string | null): Promise<MemoryEvent> {
@@ -358,38 +477,112 @@ async function checkLine(text: string, line: number, prev: string | null): Promi
   catch {
     throw new CorruptLine(line, 'the line is not valid JSON')
   }
-  // Lines are written in canonical form: any other spelling (spaces, key order) was edited by hand.
-  if (canonicalJson(value) !== text) throw new CorruptLine(line, 'the line is not in canonical JSON form (it was reformatted after it was written)')
   const event = parseEvent(value)
   if (typeof event === 'string') throw new CorruptLine(line, event)
   if (event.seq !== line) throw new CorruptLine(line, `seq is ${event.seq}, expected ${line}`)
   if (event.prev !== prev) throw new CorruptLine(line, 'prev does not match the digest of the previous line (the chain is broken)')
-  const { digest, ...rest } = event
-  if ((await sha256Hex(canonicalJson(rest))) !== digest) throw new CorruptLine(line, 'digest does not match the line (it was changed after it was written)')
+  const record = event as unknown as Record<string, unknown>
+  // Lines are written in canonical form: any other spelling (spaces, key order) was edited by hand.
+  if (canonicalJson(value) !== text) throw new CorruptLine(line, 'the line is not in canonical JSON form (it was reformatted after it was written)')
+  if (event.v === 1) {
+    const { digest, ...rest } = event
+    if ((await sha256Hex(canonicalJson(rest))) !== digest) throw new CorruptLine(line, 'digest does not match the line (it was changed after it was written)')
+    return event
+  }
+  const header: Record<string, unknown> = {}
+  for (const field of HEADER_FIELDS) if (record[field] !== undefined) header[field] = record[field]
+  if ((await sha256Hex(canonicalJson(header))) !== event.digest) throw new CorruptLine(line, 'digest does not match the line (it was changed after it was written)')
+  if (!event.erased) {
+    const payload: Record<string, unknown> = {}
+    for (const field of PAYLOAD_FIELDS[event.type]) if (record[field] !== undefined) payload[field] = record[field]
+    if ((await sha256Hex(canonicalJson(payload))) !== event.payloadDigest) throw new CorruptLine(line, 'the payload digest does not match the payload (it was changed after it was written)')
+  }
   return event
 }
 
-/** Moves the uncommitted tail to `<key>.torn-<epoch ms>` and truncates the log to its committed text. */
+function warn(handle: LogHandle, warning: MemoryLogWarning): void {
+  if (handle.options.onWarning) handle.options.onWarning(warning)
+  else console.warn(`${warning.code}: ${warning.message}`)
+}
+
+/** Moves the uncommitted tail to `<key>.torn-<epoch ms>` and truncates the log to its committed text, if nobody wrote since. */
 async function quarantineTail(handle: LogHandle): Promise<void> {
   const { workspace, key } = handle
-  await workspace.append(`${key}.torn-${Date.now()}`, handle.tail)
-  await workspace.truncate(key, handle.bytes)
-  handle.tail = ''
-  handle.stamp = undefined
-  // Re-read after the truncate so the state and the value agree before we append.
-  await sync(handle)
-  if (handle.tail) {
-    throw agentError('MEMORY_LOG_CORRUPT', `the torn end of the memory log "${key}" could not be moved aside`, 'check that the workspace driver supports truncate, then retry', { key })
+  const quarantine = `${key}.torn-${Date.now()}`
+  const size = handle.offset + handle.tail.length
+  const tail = decoder.decode(handle.tail)
+  if (await workspace.truncate(key, handle.offset, { ifSize: size })) {
+    await workspace.append(quarantine, tail)
+    warn(handle, { code: 'MEMORY_LOG_TORN_TAIL', key, message: `the memory log "${key}" ended with ${handle.tail.length} bytes of an unfinished write (a crash mid-write); they were moved to "${quarantine}" and every complete line is kept`, details: { quarantine, bytes: handle.tail.length, line: handle.lines + 1 } })
   }
+  // Either way, read again: the value is now ours truncated, or another writer changed it.
+  handle.seen = undefined
+  handle.tail = EMPTY
+}
+
+async function compact(handle: LogHandle): Promise<MemoryLogCompaction> {
+  requireWritable(handle)
+  const { workspace, key } = handle
+  return workspace.withLock(handle.lockKey, async () => {
+    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+      await sync(handle, true)
+      if (handle.tail.length > 0) {
+        await quarantineTail(handle)
+        continue
+      }
+      const bytesBefore = handle.offset
+      const bytes = (await workspace.readBytes(key, 0)) ?? EMPTY
+      if (bytes.length !== bytesBefore) continue
+      const erased = handle.state.erased
+      const source = decoder.decode(bytes).split('\n').slice(0, -1)
+      const events = source.map(text => JSON.parse(text) as MemoryEvent & Record<string, unknown>)
+      const rechain = handle.hasV1 && events.some(event => erased.has(event.recordId))
+      const lines: string[] = []
+      let erasedLines = 0
+      let prev: string | null = null
+      for (const [index, event] of events.entries()) {
+        const strip = erased.has(event.recordId) && event.type !== 'erase' && !event.erased
+        if (rechain) {
+          // Version 1 digests cover the payload: rebuild the chain as version 2 from line 1.
+          const { v: _v, seq: _seq, prev: _prev, digest: _digest, more, payloadDigest: _payloadDigest, erased: wasErased, ...draft } = event
+          const rebuilt = await serializeEvent(draft as unknown as MemoryEventDraft, index + 1, prev, more === true)
+          const value = JSON.parse(rebuilt.line) as Record<string, unknown>
+          if (strip || wasErased) stripPayload(value)
+          if (strip) erasedLines++
+          lines.push(canonicalJson(value))
+          prev = rebuilt.event.digest
+          continue
+        }
+        if (strip) {
+          const value = { ...event } as Record<string, unknown>
+          stripPayload(value)
+          lines.push(canonicalJson(value))
+          erasedLines++
+        }
+        else lines.push(source[index]!)
+      }
+      const text = lines.length > 0 ? `${lines.join('\n')}\n` : ''
+      if (!(await workspace.replace(key, text, { ifSize: bytesBefore, ...(handle.options.fsync ? { fsync: true } : {}) }))) continue
+      reset(handle)
+      await sync(handle, true)
+      return { lines: handle.lines, bytesBefore, bytesAfter: handle.offset, erasedLines, rechained: rechain }
+    }
+    throw agentError('MEMORY_LOG_BUSY', `other writers kept appending to the memory log "${key}" while it was compacted`, 'retry the compaction later', { key })
+  })
+}
+
+function stripPayload(value: Record<string, unknown>): void {
+  for (const field of PAYLOAD_FIELDS[value.type as MemoryEvent['type']]) delete value[field]
+  value.erased = true
 }
 
 function reset(handle: LogHandle): void {
   Object.assign(handle, emptyHandle())
 }
 
-function countNewlines(text: string): number {
+function countNewlines(bytes: Uint8Array): number {
   let count = 0
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count++
+  for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) count++
   return count
 }
 

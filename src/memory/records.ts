@@ -10,9 +10,10 @@
  */
 import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryScope } from './types.ts'
 import { sameScope, scopeKey, validateScope } from './scope.ts'
+import type { MemorySearchIndex } from './search.ts'
 
-/** The event types of the log format, version 1. */
-export type MemoryEventType = 'remember' | 'supersede' | 'delete'
+/** The event types of the log format: `remember`, `supersede`, `delete` (versions 1 and 2) and `erase` (version 2 only, a hard delete). */
+export type MemoryEventType = 'remember' | 'supersede' | 'delete' | 'erase'
 
 /** Fields every event carries besides its payload; the log assigns `v`, `seq`, `prev`, `digest`. */
 interface MemoryEventHead {
@@ -58,13 +59,24 @@ export interface MemoryDeleteDraft extends MemoryEventHead {
   reason?: string
 }
 
-/** An event before the log gives it a place in the chain. */
-export type MemoryEventDraft = MemoryRememberDraft | MemorySupersedeDraft | MemoryDeleteDraft
+/**
+ * A hard delete (format version 2, issue 3 "Compaction and erasure"): the record leaves the state
+ * (reads, search and export no longer know it) and the next compaction removes the payload
+ * (content, title, tags, metadata, provenance, ...) of every line of the record from storage,
+ * keeping each line's header and `payloadDigest`, so the chain still verifies.
+ */
+export interface MemoryEraseDraft extends MemoryEventHead {
+  type: 'erase'
+  reason?: string
+}
 
-/** Chain fields of a log line (see `log.ts` for the line format). */
+/** An event before the log gives it a place in the chain. */
+export type MemoryEventDraft = MemoryRememberDraft | MemorySupersedeDraft | MemoryDeleteDraft | MemoryEraseDraft
+
+/** Chain fields of a log line (see `log.ts` and docs/log-format.md for the line format). */
 export interface MemoryEventChain {
-  /** Log format version, always 1. */
-  v: 1
+  /** Log format version: 1 (digest over the whole line) or 2 (digest over the header and `payloadDigest`; written since issue 3). */
+  v: 1 | 2
   /** Position in the log: 1 for the first line, +1 per line, no gaps. */
   seq: number
   /** `digest` of the previous line, `null` on the first line. */
@@ -73,21 +85,74 @@ export interface MemoryEventChain {
   digest: string
   /** Present (`true`) on every line of a multi-line write except its last: the write is committed only with its last line. */
   more?: true
+  /** Version 2: SHA-256 hex of the canonical JSON of the line's payload fields (see {@link payloadFields}). */
+  payloadDigest?: string
+  /** Version 2: `true` when compaction removed the payload of this line (its record was erased). */
+  erased?: true
 }
 
 /** One line of the log as stored. */
 export type MemoryEvent = MemoryEventDraft & MemoryEventChain
 
-/** The folded state of a log: every record by id and, per store and scope, ids in creation order. */
+/**
+ * The folded state of a log: every record by id, per store and scope the ids in creation order
+ * and one search index per partition (kept current with `index.update(record)` after every event
+ * on a record), and the ids of erased records (never reusable).
+ */
 export interface MemoryRecordState {
   records: Map<string, MemoryRecord>
   /** Key: {@link partitionKey}. Value: record ids in creation order. */
   partitions: Map<string, string[]>
+  /** Key: {@link partitionKey}. One {@link MemorySearchIndex} per store and exact scope. */
+  indexes: Map<string, MemorySearchIndex>
+  /** Ids of erased (hard-deleted) records. */
+  erased: Set<string>
+  /** Makes the index of a new partition (the log passes `createSearchIndex` of `search.ts`). */
+  createIndex: () => MemorySearchIndex
 }
 
-/** An empty state. */
-export function emptyRecordState(): MemoryRecordState {
-  return { records: new Map(), partitions: new Map() }
+/**
+ * An empty state. `createIndex` makes each partition's search index (the log engine passes
+ * `createSearchIndex`; taken as a parameter so this module does not import the search module,
+ * which imports this one).
+ */
+export function emptyRecordState(createIndex?: () => MemorySearchIndex): MemoryRecordState {
+  return { records: new Map(), partitions: new Map(), indexes: new Map(), erased: new Set(), createIndex: createIndex ?? (() => defaultIndexFactory()) }
+}
+
+let defaultIndexFactory: () => MemorySearchIndex = () => {
+  throw new Error('no search index factory: import the log engine (src/memory/log.ts), which registers createSearchIndex')
+}
+
+/** Sets the index factory of states created without one (the log engine registers `createSearchIndex` when loaded). */
+export function setDefaultIndexFactory(factory: () => MemorySearchIndex): void {
+  defaultIndexFactory = factory
+}
+
+/** The search index of one partition, created empty on first use. */
+export function partitionIndex(state: MemoryRecordState, store: string, scope: MemoryScope): MemorySearchIndex {
+  const key = partitionKey(store, scope)
+  let index = state.indexes.get(key)
+  if (!index) state.indexes.set(key, index = state.createIndex())
+  return index
+}
+
+/** Names of the payload fields of each event type (format version 2 digests them apart from the header). */
+export const PAYLOAD_FIELDS: Readonly<Record<MemoryEventType, readonly string[]>> = {
+  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'supersedes', 'provenance', 'createdAt'],
+  supersede: ['supersededBy'],
+  delete: ['reason'],
+  erase: ['reason'],
+}
+
+/** Header fields of a version 2 line (covered by `digest`), besides `digest` itself. */
+export const HEADER_FIELDS: readonly string[] = ['v', 'seq', 'prev', 'more', 'type', 'store', 'scope', 'recordId', 'version', 'at', 'audit', 'payloadDigest']
+
+/** The payload fields of an event (those present), as a new object. */
+export function payloadFields(event: { type: MemoryEventType } & Record<string, unknown>): Record<string, unknown> {
+  const payload: Record<string, unknown> = {}
+  for (const field of PAYLOAD_FIELDS[event.type]) if (event[field] !== undefined) payload[field] = event[field]
+  return payload
 }
 
 /**
@@ -107,10 +172,10 @@ export type MemoryRecordLookup = (id: string) => MemoryRecord | undefined
  * Why `event` cannot apply, or `undefined` when it can. The writer uses this to refuse a write,
  * the reader to reject a corrupt log: one rule set for both.
  */
-export function eventConflict(lookup: MemoryRecordLookup, event: MemoryEventDraft): string | undefined {
+export function eventConflict(lookup: MemoryRecordLookup, event: MemoryEventDraft, erased?: ReadonlySet<string>): string | undefined {
   const existing = lookup(event.recordId)
   if (event.type === 'remember') {
-    if (existing) return `record "${event.recordId}" is created twice`
+    if (existing || erased?.has(event.recordId)) return `record "${event.recordId}" is created twice`
     if (event.version !== 1) return `record "${event.recordId}" is created with version ${event.version}, expected 1`
     return undefined
   }
@@ -124,11 +189,14 @@ export function eventConflict(lookup: MemoryRecordLookup, event: MemoryEventDraf
   if (event.type === 'supersede') {
     if (existing.status !== 'active') return `record "${event.recordId}" is ${existing.status} and cannot be superseded`
     const newer = lookup(event.supersededBy)
+    // A newer record erased later in the log is gone from the state but was valid when written.
+    if (!newer && erased?.has(event.supersededBy)) return undefined
     if (!newer || newer.store !== event.store || !sameScope(newer.scope, event.scope)) {
       return `record "${event.recordId}" is superseded by "${event.supersededBy}", which is not a record of the same store and scope`
     }
     return undefined
   }
+  if (event.type === 'erase') return undefined
   if (existing.status === 'deleted') return `record "${event.recordId}" is deleted twice`
   return undefined
 }
@@ -161,6 +229,10 @@ export function foldEvent(previous: MemoryRecord | undefined, event: MemoryEvent
     }
   }
   if (!previous) throw new Error(`the ${event.type} event targets unknown record "${event.recordId}"`)
+  if (event.type === 'erase') {
+    // What the search index is told: the record is gone, with none of its content left.
+    return { id: previous.id, store: previous.store, scope: previous.scope, kind: previous.kind, content: '', tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, audit: event.audit, createdAt: previous.createdAt, updatedAt: event.at, version: event.version, status: 'deleted', deletedAt: event.at }
+  }
   return event.type === 'supersede'
     ? { ...previous, status: 'superseded', supersededBy: event.supersededBy, version: event.version, updatedAt: event.at }
     : { ...previous, status: 'deleted', deletedAt: event.at, ...(event.reason !== undefined ? { deleteReason: event.reason } : {}), version: event.version, updatedAt: event.at }
@@ -173,17 +245,35 @@ export function foldEvent(previous: MemoryRecord | undefined, event: MemoryEvent
  */
 export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft): MemoryRecord {
   const lookup: MemoryRecordLookup = id => state.records.get(id)
-  const conflict = eventConflict(lookup, event)
+  const conflict = eventConflict(lookup, event, state.erased)
   if (conflict) throw new Error(conflict)
   const record = foldEvent(lookup(event.recordId), event)
-  state.records.set(record.id, record)
-  if (event.type === 'remember') {
-    const partition = partitionKey(event.store, event.scope)
+  const partition = partitionKey(event.store, event.scope)
+  if (event.type === 'erase') {
+    state.records.delete(record.id)
+    state.erased.add(record.id)
     const ids = state.partitions.get(partition)
-    if (ids) ids.push(record.id)
-    else state.partitions.set(partition, [record.id])
+    const at = ids?.indexOf(record.id) ?? -1
+    if (ids && at !== -1) ids.splice(at, 1)
   }
+  else {
+    state.records.set(record.id, record)
+    if (event.type === 'remember') {
+      const ids = state.partitions.get(partition)
+      if (ids) ids.push(record.id)
+      else state.partitions.set(partition, [record.id])
+    }
+  }
+  partitionIndex(state, event.store, event.scope).update(record)
   return record
+}
+
+/**
+ * Marks `id` erased without folding its events: used by a replay for records whose erase event
+ * comes later in the same read, so their content never enters process memory.
+ */
+export function markErased(state: MemoryRecordState, id: string): void {
+  state.erased.add(id)
 }
 
 /** Records of one store and scope in creation order, in any status. */
@@ -198,7 +288,20 @@ export function partitionRecords(state: MemoryRecordState, store: string, scope:
  */
 export function parseEvent(value: unknown): MemoryEvent | string {
   if (!isObject(value)) return 'the line is not a JSON object'
-  if (value.v !== 1) return `unsupported log format version ${JSON.stringify(value.v)}`
+  if (value.v !== 1 && value.v !== 2) return `unsupported log format version ${JSON.stringify(value.v)}`
+  if (value.v === 2) {
+    if (typeof value.payloadDigest !== 'string') return 'payloadDigest is missing'
+    if (value.erased !== undefined && value.erased !== true) return 'erased is not true'
+    const type = value.type as MemoryEventType
+    const payload = PAYLOAD_FIELDS[type] as readonly string[] | undefined
+    if (payload) {
+      const unknown = Object.keys(value).find(field => field !== 'digest' && field !== 'erased' && !HEADER_FIELDS.includes(field) && !payload.includes(field))
+      // Every field is covered by the digest (header) or the payload digest: no room for unsigned data.
+      if (unknown) return `unknown field "${unknown}"`
+      if (value.erased && payload.some(field => value[field] !== undefined)) return 'an erased line still holds payload fields'
+    }
+  }
+  else if (value.payloadDigest !== undefined || value.erased !== undefined || value.type === 'erase') return 'a version 1 line has version 2 fields'
   if (!Number.isSafeInteger(value.seq) || (value.seq as number) < 1) return 'seq is not a positive integer'
   if (value.prev !== null && typeof value.prev !== 'string') return 'prev is not a digest or null'
   if (typeof value.digest !== 'string') return 'digest is missing'
@@ -214,6 +317,8 @@ export function parseEvent(value: unknown): MemoryEvent | string {
   if (!Number.isSafeInteger(value.version) || (value.version as number) < 1) return 'version is not a positive integer'
   if (!isInstant(value.at)) return 'at is not an ISO 8601 instant'
   if (!isObject(value.audit) || typeof value.audit.via !== 'string') return 'audit is missing or has no via'
+  // An erased line keeps only its header: its payload was checked before it was removed.
+  if (value.erased === true && (value.type === 'remember' || value.type === 'supersede' || value.type === 'delete' || value.type === 'erase')) return value as unknown as MemoryEvent
   switch (value.type) {
     case 'remember':
       if (typeof value.kind !== 'string' || value.kind === '') return 'kind is missing'
@@ -231,6 +336,7 @@ export function parseEvent(value: unknown): MemoryEvent | string {
       if (typeof value.supersededBy !== 'string' || value.supersededBy === '') return 'supersededBy is missing'
       break
     case 'delete':
+    case 'erase':
       if (value.reason !== undefined && typeof value.reason !== 'string') return 'reason is not a string'
       break
     default:

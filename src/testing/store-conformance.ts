@@ -89,12 +89,15 @@ export function testMemoryStore(name: string, makeAdapter: () => MemoryStoreAdap
       expect(again?.tags).toEqual(['a'])
     })
 
-    it('search counts case-insensitive matches of query in the title, content and tags', async () => {
+    // Scores are the search index's business (issue 7 ranks them): only which records match and their order are contract.
+    it('search matches the query case-insensitively in the title, content and tags', async () => {
       const adapter = await makeAdapter()
       const saved = await remember(adapter, alice, { title: 'Coffee order', content: 'COFFEE with milk; coffee at 9', tags: ['coffee', 'Coffee-time', 'tea'] })
-      await remember(adapter, alice, { content: 'tea only' })
+      const byTag = await remember(adapter, alice, { content: 'tea only', tags: ['Coffee'] })
+      await remember(adapter, alice, { content: 'water only' })
       const hits = await adapter.search(alice, { query: 'cOfFeE' })
-      expect(hits.map(hit => [hit.record.id, hit.score])).toEqual([[saved.id, 5]])
+      expect(hits.map(hit => hit.record.id)).toEqual([saved.id, byTag.id])
+      expect(hits.every(hit => hit.score > 0)).toBe(true)
     })
 
     it('search leaves out records without a match', async () => {
@@ -118,7 +121,7 @@ export function testMemoryStore(name: string, makeAdapter: () => MemoryStoreAdap
       const onceNewer = await remember(adapter, alice, { content: 'a dog', createdAt: '2024-06-01T00:00:00.000Z' })
       const hits = await adapter.search(alice, { query: 'dog' })
       expect(hits.map(hit => hit.record.id)).toEqual([thrice.id, onceNewer.id, once.id])
-      expect(hits.map(hit => hit.score)).toEqual([3, 1, 1])
+      expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score)
     })
 
     it('search filters by kinds before the limit', async () => {

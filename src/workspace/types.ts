@@ -22,13 +22,43 @@ export interface Workspace {
   writeJson(key: string, value: unknown): Promise<void>
   /**
    * Appends `text` to the text value at `key`, creating it when missing, without rewriting what
-   * is there on drivers with a native append (fs: `O_APPEND`; memory: the driver's instance).
-   * Other drivers fall back to a read-modify-write guarded by a per-key lock in this process.
-   * Appends to one key are serialized within the process, in call order.
+   * is there on drivers with a native append (fs: `O_APPEND`; memory: the driver's instance;
+   * Redis: `APPEND` on the driver's client). Other drivers fall back to a read-modify-write
+   * guarded by a per-key lock in this process. Appends to one key are serialized within the
+   * process, in call order.
+   *
+   * With `ifSize`, the append is conditional: it happens only when the value is exactly `ifSize`
+   * UTF-8 bytes long (0 for a missing value), atomically across processes on fs (under the
+   * key's cross-process lock, proper-lockfile) and across clients on Redis (a Lua script);
+   * within this process only on other drivers. Returns `false` when the size differed (nothing
+   * written), else `true`. `fsync: true` (fs only) flushes the file to disk before returning.
    */
-  append(key: string, text: string): Promise<void>
-  /** Shortens the text value at `key` to its first `length` bytes (UTF-8). Used to move a torn last line aside. */
-  truncate(key: string, length: number): Promise<void>
+  append(key: string, text: string, options?: WorkspaceWriteOptions): Promise<boolean>
+  /**
+   * Shortens the text value at `key` to its first `length` bytes (UTF-8). Used to move a torn
+   * last line aside. With `ifSize`, only when the value has that size (see {@link append}).
+   * Returns `false` when the size differed.
+   */
+  truncate(key: string, length: number, options?: WorkspaceWriteOptions): Promise<boolean>
+  /**
+   * Replaces the whole text value at `key` atomically: fs writes a sibling file and renames it
+   * over the value (a new inode); Redis `SET`s it in a Lua script; memory sets it. With `ifSize`,
+   * only when the value has that size (see {@link append}). Returns `false` when it differed.
+   * Used by log compaction.
+   */
+  replace(key: string, text: string, options?: WorkspaceWriteOptions): Promise<boolean>
+  /**
+   * Size of the text value at `key` in UTF-8 bytes and, where the driver can tell, an identity
+   * that changes when the value is replaced rather than grown (fs: device and inode); `undefined`
+   * when the key does not exist. Cheap: fs `stat`, Redis `STRLEN`, memory a cached length.
+   */
+  stat(key: string): Promise<WorkspaceValueStat | undefined>
+  /**
+   * The bytes of the text value at `key` from byte `start` to its end (empty when `start` is at
+   * or past the end); `undefined` when the key does not exist. Used to tail a log: fs reads from
+   * the offset, Redis `GETRANGE`, memory slices at a known append boundary.
+   */
+  readBytes(key: string, start?: number): Promise<Uint8Array | undefined>
   /** Removes a key (no error when it does not exist). */
   remove(key: string): Promise<void>
   /** Whether a key exists. */
@@ -40,6 +70,22 @@ export interface Workspace {
    * key (approvals, transcripts, logs) is serialized. Not re-entrant: do not nest `withLock` on one key.
    */
   withLock<T>(key: string, task: () => Promise<T>): Promise<T>
+}
+
+/** Options of {@link Workspace.append}, {@link Workspace.truncate} and {@link Workspace.replace}. */
+export interface WorkspaceWriteOptions {
+  /** Write only when the value is exactly this many UTF-8 bytes long (0 = missing or empty). */
+  ifSize?: number
+  /** fs driver: `fsync` the file before returning (durability at a cost, see docs/workspace.md). Default `false`. */
+  fsync?: boolean
+}
+
+/** What {@link Workspace.stat} returns. */
+export interface WorkspaceValueStat {
+  /** Size in UTF-8 bytes. */
+  size: number
+  /** Changes when the value is replaced (fs: `<dev>:<ino>`); absent where the driver cannot tell. */
+  id?: string
 }
 
 /** Options of {@link createWorkspace}. */

@@ -1,9 +1,10 @@
-import { promises as fsp } from 'node:fs'
+import { appendFileSync, closeSync, fstatSync, fsyncSync, mkdirSync, openSync, promises as fsp, readSync, renameSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
+import lockfile from 'proper-lockfile'
 import { dirname, join, resolve } from 'node:path'
 import { createStorage, type Driver, type Storage } from 'unstorage'
 import fsDriver from 'unstorage/drivers/fs'
 import { agentError } from '../errors.ts'
-import type { Workspace, WorkspaceOptions } from './types.ts'
+import type { Workspace, WorkspaceOptions, WorkspaceValueStat, WorkspaceWriteOptions } from './types.ts'
 
 /** Default folder of the fs-backed workspace, relative to `process.cwd()`. */
 export const DEFAULT_WORKSPACE_DIR = '.agent/workspace'
@@ -12,9 +13,11 @@ export const DEFAULT_WORKSPACE_DIR = '.agent/workspace'
  * Creates the agent workspace over an unstorage `Storage`.
  *
  * Default: the unstorage fs driver rooted at `dir` (default `.agent/workspace` under
- * `process.cwd()`). Appends are native on the fs driver (`O_APPEND` on the driver's file) and the
- * memory driver (its instance); any other driver falls back to a read-modify-write guarded by a
- * per-key lock in this process (documented in docs/workspace.md).
+ * `process.cwd()`). Appends are native on the fs driver (`O_APPEND` on the driver's file), the
+ * memory driver (its instance) and the Redis driver (`APPEND` on its ioredis client); conditional
+ * writes (`ifSize`) are atomic across processes on fs (proper-lockfile) and across clients on
+ * Redis (Lua). Any other driver falls back to a read-modify-write guarded by a per-key lock in
+ * this process (documented in docs/workspace.md). Source: issue 3, "Appends that never rewrite".
  *
  * @throws `WORKSPACE_KEY_INVALID` from any method given an empty key or one with `..` segments.
  * @throws `WORKSPACE_READ_ONLY` from write methods when `writable: false`.
@@ -80,24 +83,56 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
       if (native) return native.write(text)
       await storage.setItem(key, text)
     },
-    async append(key, text) {
+    async append(key, text, options = {}) {
       key = checkKey(key)
       requireWritable('append', key)
-      await withLock(key, async () => {
+      return withLock(key, async () => {
         const native = nativeFor(key)
-        if (native) return native.append(text)
-        // Fallback for drivers without a native append: guarded read-modify-write.
+        if (native) return native.append(text, options)
+        // Fallback for drivers without a native append: guarded read-modify-write (this process only).
         const current = rawToText(await storage.getItemRaw(key)) ?? ''
+        if (options.ifSize !== undefined && Buffer.byteLength(current, 'utf8') !== options.ifSize) return false
         await storage.setItem(key, current + text)
+        return true
       })
     },
-    async truncate(key, length) {
+    async truncate(key, length, options = {}) {
       key = checkKey(key)
       requireWritable('truncate', key)
+      return withLock(key, async () => {
+        const native = nativeFor(key)
+        if (native) return native.truncate(length, options)
+        const current = Buffer.from(rawToText(await storage.getItemRaw(key)) ?? '', 'utf8')
+        if (options.ifSize !== undefined && current.length !== options.ifSize) return false
+        await storage.setItem(key, current.subarray(0, length).toString('utf8'))
+        return true
+      })
+    },
+    async replace(key, text, options = {}) {
+      key = checkKey(key)
+      requireWritable('replace', key)
+      return withLock(key, async () => {
+        const native = nativeFor(key)
+        if (native) return native.replace(text, options)
+        const current = rawToText(await storage.getItemRaw(key)) ?? ''
+        if (options.ifSize !== undefined && Buffer.byteLength(current, 'utf8') !== options.ifSize) return false
+        await storage.setItem(key, text)
+        return true
+      })
+    },
+    async stat(key) {
+      key = checkKey(key)
       const native = nativeFor(key)
-      if (native) return native.truncate(length)
-      const current = rawToText(await storage.getItemRaw(key)) ?? ''
-      await storage.setItem(key, Buffer.from(current, 'utf8').subarray(0, length).toString('utf8'))
+      if (native) return native.stat()
+      const text = rawToText(await storage.getItemRaw(key))
+      return text === undefined ? undefined : { size: Buffer.byteLength(text, 'utf8') }
+    },
+    async readBytes(key, start = 0) {
+      key = checkKey(key)
+      const native = nativeFor(key)
+      if (native) return native.readBytes(start)
+      const text = rawToText(await storage.getItemRaw(key))
+      return text === undefined ? undefined : Buffer.from(text, 'utf8').subarray(start)
     },
     async remove(key) {
       key = checkKey(key)
@@ -120,8 +155,11 @@ interface NativeText {
   id: string
   read(): Promise<string | undefined>
   write(text: string): Promise<void>
-  append(text: string): Promise<void>
-  truncate(length: number): Promise<void>
+  append(text: string, options: WorkspaceWriteOptions): Promise<boolean>
+  truncate(length: number, options: WorkspaceWriteOptions): Promise<boolean>
+  replace(text: string, options: WorkspaceWriteOptions): Promise<boolean>
+  stat(): Promise<WorkspaceValueStat | undefined>
+  readBytes(start: number): Promise<Uint8Array | undefined>
 }
 
 function nativeText(storage: Storage, key: string): NativeText | undefined {
@@ -129,51 +167,357 @@ function nativeText(storage: Storage, key: string): NativeText | undefined {
   const relativeKey = key.slice(base.length)
   const name = (driver as Driver).name
   if ((name === 'fs' || name === 'fs-lite') && typeof driver.options?.base === 'string') {
-    const file = join(resolve(driver.options.base), relativeKey.replace(/:/g, '/'))
-    return {
-      id: `fs:${file}`,
-      async read() {
-        return fsp.readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-          if (error.code === 'ENOENT') return undefined
-          throw agentError('WORKSPACE_READ_FAILED', `reading "${key}" failed (${error.code ?? error.message})`, 'check the workspace folder permissions and disk', { key }, error)
-        })
-      },
-      async write(text) {
-        await fsp.mkdir(dirname(file), { recursive: true })
-        // Write a sibling then rename, so a crash never leaves half a JSON value.
-        const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
-        await fsp.writeFile(temporary, text, 'utf8')
-        await fsp.rename(temporary, file)
-      },
-      async append(text) {
-        await fsp.mkdir(dirname(file), { recursive: true })
-        await fsp.appendFile(file, text, { encoding: 'utf8', flag: 'a' })
-      },
-      async truncate(length) {
-        await fsp.truncate(file, length)
-      },
-    }
+    return fsText(key, join(resolve(driver.options.base), relativeKey.replace(/:/g, '/')))
   }
   if (name === 'memory' && typeof driver.getInstance === 'function') {
-    const map = driver.getInstance() as Map<string, unknown>
-    return {
-      id: `memory:${instanceId(map)}:${relativeKey}`,
-      async read() {
-        return rawToText(map.get(relativeKey))
-      },
-      async write(text) {
-        map.set(relativeKey, text)
-      },
-      async append(text) {
-        map.set(relativeKey, (rawToText(map.get(relativeKey)) ?? '') + text)
-      },
-      async truncate(length) {
-        const current = rawToText(map.get(relativeKey)) ?? ''
-        map.set(relativeKey, Buffer.from(current, 'utf8').subarray(0, length).toString('utf8'))
-      },
-    }
+    return memoryText(driver.getInstance() as Map<string, unknown>, relativeKey)
+  }
+  if (name === 'redis' && typeof driver.getInstance === 'function') {
+    const prefix = String((driver.options as { base?: string } | undefined)?.base ?? '').replace(/:$/, '')
+    return redisText(driver.getInstance() as RedisClient, prefix ? `${prefix}:${relativeKey}` : relativeKey)
   }
   return undefined
+}
+
+function fsText(key: string, file: string): NativeText {
+  const readFailed = (error: NodeJS.ErrnoException) => agentError('WORKSPACE_READ_FAILED', `reading "${key}" failed (${error.code ?? error.message})`, 'check the workspace folder permissions and disk', { key }, error)
+  const sizeNow = (): number => {
+    try {
+      return statSync(file).size
+    }
+    catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0
+      throw readFailed(error as NodeJS.ErrnoException)
+    }
+  }
+  // Small synchronous calls: a stat or an append of one line costs microseconds, less than a
+  // trip through libuv's thread pool, and keeps a check-then-write free of interleaving.
+  const guarded = <T>(options: WorkspaceWriteOptions, task: () => T, otherwise: T) => withFileLease(file, () => {
+    if (options.ifSize !== undefined && sizeNow() !== options.ifSize) return otherwise
+    return task()
+  })
+  return {
+    id: `fs:${file}`,
+    async read() {
+      return fsp.readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined
+        throw readFailed(error)
+      })
+    },
+    async write(text) {
+      await fsp.mkdir(dirname(file), { recursive: true })
+      // Write a sibling then rename, so a crash never leaves half a JSON value.
+      const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
+      await fsp.writeFile(temporary, text, 'utf8')
+      await fsp.rename(temporary, file)
+    },
+    async append(text, options) {
+      ensureFolder(file)
+      const write = () => {
+        if (!options.fsync) {
+          appendFileSync(file, text, { encoding: 'utf8', flag: 'a' })
+          return true
+        }
+        const fd = openSync(file, 'a')
+        try {
+          writeSync(fd, text, null, 'utf8')
+          fsyncSync(fd)
+        }
+        finally {
+          closeSync(fd)
+        }
+        return true
+      }
+      // An unconditional append needs no lock: O_APPEND places each write at the end.
+      return options.ifSize === undefined ? write() : guarded(options, write, false)
+    },
+    async truncate(length, options) {
+      return guarded(options, () => {
+        truncateSync(file, length)
+        return true
+      }, false)
+    },
+    async replace(text, options) {
+      ensureFolder(file)
+      return guarded(options, () => {
+        const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
+        writeFileSync(temporary, text, 'utf8')
+        if (options.fsync) {
+          const fd = openSync(temporary, 'r+')
+          try {
+            fsyncSync(fd)
+          }
+          finally {
+            closeSync(fd)
+          }
+        }
+        renameSync(temporary, file)
+        return true
+      }, false)
+    },
+    async stat() {
+      try {
+        const stats = statSync(file)
+        return { size: stats.size, id: `${stats.dev}:${stats.ino}` }
+      }
+      catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+        throw readFailed(error as NodeJS.ErrnoException)
+      }
+    },
+    async readBytes(start) {
+      let fd: number
+      try {
+        fd = openSync(file, 'r')
+      }
+      catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+        throw readFailed(error as NodeJS.ErrnoException)
+      }
+      try {
+        const size = fstatSync(fd).size
+        if (start >= size) return new Uint8Array(0)
+        const buffer = Buffer.allocUnsafe(size - start)
+        let filled = 0
+        while (filled < buffer.length) {
+          const read = readSync(fd, buffer, filled, buffer.length - filled, start + filled)
+          if (read === 0) break
+          filled += read
+        }
+        return buffer.subarray(0, filled)
+      }
+      catch (error) {
+        throw readFailed(error as NodeJS.ErrnoException)
+      }
+      finally {
+        closeSync(fd)
+      }
+    },
+  }
+}
+
+const folders = new Set<string>()
+function ensureFolder(file: string): void {
+  const folder = dirname(file)
+  if (folders.has(folder)) return
+  mkdirSync(folder, { recursive: true })
+  folders.add(folder)
+}
+
+/**
+ * Cross-process write lock of one fs value: a proper-lockfile lock (`<file>.lock`, a folder),
+ * held as a short lease. A burst of writes in this process takes it once; it is released when
+ * the event loop is next idle, or after {@link LEASE_MAX_MS} so other processes get their turn.
+ * A lock left by a killed process is stale after {@link LEASE_STALE_MS} and taken over.
+ */
+interface FileLease {
+  held: boolean
+  since: number
+  acquiring?: Promise<void>
+  releaseScheduled: boolean
+}
+
+const LEASE_MAX_MS = 20
+const LEASE_STALE_MS = 3000
+const leases = new Map<string, FileLease>()
+
+async function withFileLease<T>(file: string, task: () => T): Promise<T> {
+  let lease = leases.get(file)
+  if (!lease) leases.set(file, lease = { held: false, since: 0, releaseScheduled: false })
+  while (!lease.held) {
+    lease.acquiring ??= acquireLease(file, lease).finally(() => { lease!.acquiring = undefined })
+    await lease.acquiring
+  }
+  try {
+    return task()
+  }
+  finally {
+    if (Date.now() - lease.since > LEASE_MAX_MS) releaseLease(file, lease)
+    else if (!lease.releaseScheduled) {
+      lease.releaseScheduled = true
+      setImmediate(() => {
+        lease!.releaseScheduled = false
+        releaseLease(file, lease!)
+      })
+    }
+  }
+}
+
+function lockOptions(file: string, lease: FileLease) {
+  return {
+    realpath: false,
+    lockfilePath: `${file}.lock`,
+    stale: LEASE_STALE_MS,
+    update: 1000,
+    // Another process judged our lock stale and took it: stop trusting it (the next write re-acquires).
+    onCompromised: () => { lease.held = false },
+  }
+}
+
+async function acquireLease(file: string, lease: FileLease): Promise<void> {
+  ensureFolder(file)
+  try {
+    lockfile.lockSync(file, lockOptions(file, lease))
+  }
+  catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
+    await lockfile.lock(file, { ...lockOptions(file, lease), retries: { retries: 2000, factor: 1.2, minTimeout: 1, maxTimeout: 20 } })
+  }
+  lease.held = true
+  lease.since = Date.now()
+}
+
+function releaseLease(file: string, lease: FileLease): void {
+  if (!lease.held) return
+  lease.held = false
+  try {
+    lockfile.unlockSync(file, { realpath: false, lockfilePath: `${file}.lock` })
+  }
+  catch {
+    // Already released or taken over as stale: nothing of ours to remove.
+  }
+}
+
+function memoryText(map: Map<string, unknown>, relativeKey: string): NativeText {
+  // The value stays a plain string in the driver's Map (what getItem returns); its byte size and
+  // the char offset of each append boundary are cached so that tailing never re-encodes it.
+  const cache = (): MemoryTextCache | undefined => {
+    const raw = map.get(relativeKey)
+    if (raw === undefined || raw === null) return undefined
+    let byKey = memoryCaches.get(map)
+    if (!byKey) memoryCaches.set(map, byKey = new Map())
+    let entry = byKey.get(relativeKey)
+    if (!entry || entry.text !== raw) {
+      const text = rawToText(raw) ?? ''
+      entry = { text: raw as string, bytes: Buffer.byteLength(text, 'utf8'), marks: new Map([[0, 0]]) }
+      if (typeof raw !== 'string') map.set(relativeKey, entry.text = text)
+      entry.marks.set(entry.bytes, text.length)
+      byKey.set(relativeKey, entry)
+    }
+    return entry
+  }
+  const set = (text: string) => {
+    map.set(relativeKey, text)
+    let byKey = memoryCaches.get(map)
+    if (!byKey) memoryCaches.set(map, byKey = new Map())
+    const bytes = Buffer.byteLength(text, 'utf8')
+    byKey.set(relativeKey, { text, bytes, marks: new Map([[0, 0], [bytes, text.length]]) })
+  }
+  return {
+    id: `memory:${instanceId(map)}:${relativeKey}`,
+    async read() {
+      return cache()?.text
+    },
+    async write(text) {
+      set(text)
+    },
+    async append(text, options) {
+      const entry = cache()
+      if (options.ifSize !== undefined && (entry?.bytes ?? 0) !== options.ifSize) return false
+      if (!entry) {
+        set(text)
+        return true
+      }
+      entry.text += text
+      entry.bytes += Buffer.byteLength(text, 'utf8')
+      entry.marks.set(entry.bytes, entry.text.length)
+      map.set(relativeKey, entry.text)
+      return true
+    },
+    async truncate(length, options) {
+      const entry = cache()
+      if (options.ifSize !== undefined && (entry?.bytes ?? 0) !== options.ifSize) return false
+      set(Buffer.from(entry?.text ?? '', 'utf8').subarray(0, length).toString('utf8'))
+      return true
+    },
+    async replace(text, options) {
+      const entry = cache()
+      if (options.ifSize !== undefined && (entry?.bytes ?? 0) !== options.ifSize) return false
+      set(text)
+      return true
+    },
+    async stat() {
+      const entry = cache()
+      return entry && { size: entry.bytes }
+    },
+    async readBytes(start) {
+      const entry = cache()
+      if (!entry) return undefined
+      if (start >= entry.bytes) return new Uint8Array(0)
+      const chars = entry.marks.get(start)
+      return chars !== undefined ? Buffer.from(entry.text.slice(chars), 'utf8') : Buffer.from(entry.text, 'utf8').subarray(start)
+    },
+  }
+}
+
+interface MemoryTextCache {
+  text: string
+  bytes: number
+  /** Byte offset -> char offset of every append boundary seen. */
+  marks: Map<number, number>
+}
+const memoryCaches = new WeakMap<Map<string, unknown>, Map<string, MemoryTextCache>>()
+
+/** The part of an ioredis client the Redis text access uses. */
+interface RedisClient {
+  get(key: string): Promise<string | null>
+  set(key: string, value: string): Promise<unknown>
+  append(key: string, value: string): Promise<number>
+  strlen(key: string): Promise<number>
+  exists(key: string): Promise<number>
+  getrangeBuffer(key: string, start: number, end: number): Promise<Buffer>
+  eval(script: string, keys: number, ...args: Array<string | number>): Promise<unknown>
+}
+
+// Conditional writes run as Lua scripts: Redis runs each one atomically, so "check the size,
+// then write" holds across every client of the server without a lock.
+const REDIS_APPEND_IF_SIZE = `if redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return -1 end
+return redis.call('APPEND', KEYS[1], ARGV[2])`
+const REDIS_TRUNCATE_IF_SIZE = `if ARGV[1] ~= '' and redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return -1 end
+local length = tonumber(ARGV[2])
+local kept = ''
+if length > 0 then kept = redis.call('GETRANGE', KEYS[1], 0, length - 1) end
+redis.call('SET', KEYS[1], kept)
+return 1`
+const REDIS_REPLACE_IF_SIZE = `if ARGV[1] ~= '' and redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return -1 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1`
+
+function redisText(client: RedisClient, redisKey: string): NativeText {
+  const size = (options: WorkspaceWriteOptions) => (options.ifSize === undefined ? '' : String(options.ifSize))
+  return {
+    id: `redis:${instanceId(client)}:${redisKey}`,
+    async read() {
+      return (await client.get(redisKey)) ?? undefined
+    },
+    async write(text) {
+      await client.set(redisKey, text)
+    },
+    async append(text, options) {
+      if (options.ifSize === undefined) {
+        await client.append(redisKey, text)
+        return true
+      }
+      return (await client.eval(REDIS_APPEND_IF_SIZE, 1, redisKey, options.ifSize, text)) !== -1
+    },
+    async truncate(length, options) {
+      return (await client.eval(REDIS_TRUNCATE_IF_SIZE, 1, redisKey, size(options), length)) !== -1
+    },
+    async replace(text, options) {
+      return (await client.eval(REDIS_REPLACE_IF_SIZE, 1, redisKey, size(options), text)) !== -1
+    },
+    async stat() {
+      const length = await client.strlen(redisKey)
+      if (length === 0 && (await client.exists(redisKey)) === 0) return undefined
+      return { size: length }
+    },
+    async readBytes(start) {
+      const length = await client.strlen(redisKey)
+      if (length === 0 && (await client.exists(redisKey)) === 0) return undefined
+      if (start >= length) return new Uint8Array(0)
+      return client.getrangeBuffer(redisKey, start, -1)
+    },
+  }
 }
 
 const instanceIds = new WeakMap<object, number>()

@@ -120,7 +120,7 @@ describe('memory log engine', () => {
   it('operations on an unchanged fs log do not read the file again', async () => {
     const workspace = fsWorkspace()
     let reads = 0
-    const counted: Workspace = { ...workspace, readText: async (key) => { reads++; return workspace.readText(key) } }
+    const counted: Workspace = { ...workspace, readBytes: async (key, start) => { reads++; return workspace.readBytes(key, start) } }
     const log = openMemoryLog(counted, KEY)
     await log.write(() => [rememberDraft('mem_a')])
     const afterFirst = reads

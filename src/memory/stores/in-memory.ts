@@ -8,8 +8,8 @@ import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import { openMemoryLog } from '../log.ts'
-import type { MemoryStoreAdapter, MemoryStoreFactory } from '../types.ts'
-import { memoryLogAdapter } from './workspace-jsonl.ts'
+import type { MemoryStoreFactory } from '../types.ts'
+import { memoryLogAdapter, type MemoryLogStoreAdapter } from './workspace-jsonl.ts'
 
 /** The factory {@link inMemoryMemoryStore} returns. */
 export interface InMemoryMemoryStoreFactory extends MemoryStoreFactory {
@@ -22,7 +22,7 @@ export interface InMemoryMemoryStoreFactory extends MemoryStoreFactory {
  * `inMemoryMemoryStore()` starts empty. Needs no workspace; never throws on `create`.
  */
 export function inMemoryMemoryStore(): InMemoryMemoryStoreFactory {
-  let adapter: MemoryStoreAdapter | undefined
+  let adapter: MemoryLogStoreAdapter | undefined
   return {
     kind: 'in-memory',
     create() {

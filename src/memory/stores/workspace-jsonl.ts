@@ -10,9 +10,8 @@
  */
 import { agentError } from '../../errors.ts'
 import { openMemoryLog, type MemoryLog } from '../log.ts'
-import { isInstant, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
+import { isInstant, partitionIndex, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { sameScope, validateScope } from '../scope.ts'
-import { searchRecords } from '../search.ts'
 import type {
   MemoryAppendOptions,
   MemoryAudit,
@@ -32,6 +31,10 @@ export interface WorkspaceJsonlMemoryStoreOptions {
    * use `/` between segments, have no empty, `.` or `..` segment, no `:` or `\`, and end with `.jsonl`.
    */
   path?: string
+  /** `fsync` every write (durable against power loss; fs driver). Default `false`. Cost: see `npm run bench`. */
+  fsync?: boolean
+  /** Reads skip corrupt lines (with a warning) instead of failing; writes still fail. Default `false`. */
+  readPastCorruption?: boolean
 }
 
 /** The factory {@link workspaceJsonlMemoryStore} returns, with the resolved path and workspace key. */
@@ -41,6 +44,7 @@ export interface WorkspaceJsonlMemoryStoreFactory extends MemoryStoreFactory {
   readonly path: string
   /** The workspace key of the log, for example `memory:memory.jsonl`. */
   readonly key: string
+  create(context: MemoryStoreContext): MemoryLogStoreAdapter
 }
 
 /** Default `path` (source: capability document, Workspace JSONL store options). */
@@ -61,17 +65,23 @@ export function workspaceJsonlMemoryStore(options: WorkspaceJsonlMemoryStoreOpti
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw agentError('MEMORY_STORE_OPTIONS_INVALID', 'the options of workspaceJsonlMemoryStore() must be an object', 'call workspaceJsonlMemoryStore() or workspaceJsonlMemoryStore({ path: "memory/notes.jsonl" })')
   }
-  const unknown = Object.keys(options).filter(option => option !== 'path')
+  const unknown = Object.keys(options).filter(option => option !== 'path' && option !== 'fsync' && option !== 'readPastCorruption')
   if (unknown.length > 0) {
-    throw agentError('MEMORY_STORE_OPTIONS_INVALID', `workspaceJsonlMemoryStore() got unknown option ${unknown.map(option => `"${option}"`).join(', ')}`, 'the only option is `path`; check the spelling', { options: unknown })
+    throw agentError('MEMORY_STORE_OPTIONS_INVALID', `workspaceJsonlMemoryStore() got unknown option ${unknown.map(option => `"${option}"`).join(', ')}`, 'the options are `path`, `fsync` and `readPastCorruption`; check the spelling', { options: unknown })
   }
+  for (const flag of ['fsync', 'readPastCorruption'] as const) {
+    if (options[flag] !== undefined && typeof options[flag] !== 'boolean') {
+      throw agentError('MEMORY_STORE_OPTIONS_INVALID', `workspaceJsonlMemoryStore() option \`${flag}\` must be true or false`, `pass ${flag}: true, or leave it out`, { option: flag })
+    }
+  }
+  const logOptions = { ...(options.fsync ? { fsync: true } : {}), ...(options.readPastCorruption ? { readPastCorruption: true } : {}) }
   const path = checkLogPath(options.path ?? DEFAULT_MEMORY_LOG_PATH)
   const key = path.split('/').join(':')
   return {
     kind: 'workspace-jsonl',
     path,
     key,
-    create(context: MemoryStoreContext): MemoryStoreAdapter {
+    create(context: MemoryStoreContext): MemoryLogStoreAdapter {
       const { workspace } = context
       if (!workspace) {
         throw agentError('MEMORY_WORKSPACE_REQUIRED', `the memory store "${context.store}" keeps its records in the agent workspace, and agent "${context.agent}" has none`, 'pass `workspace: createWorkspace()` to defineAgent(), or use inMemoryMemoryStore() for records that need not persist', { store: context.store })
@@ -79,7 +89,7 @@ export function workspaceJsonlMemoryStore(options: WorkspaceJsonlMemoryStoreOpti
       if (context.writable && !workspace.writable) {
         throw agentError('MEMORY_WORKSPACE_READ_ONLY', `the memory store "${context.store}" allows tool writes, but the workspace of agent "${context.agent}" is read-only`, 'give the agent a writable workspace, or set the store\'s `write.mode` to "off"', { store: context.store })
       }
-      return memoryLogAdapter(openMemoryLog(workspace, key))
+      return memoryLogAdapter(openMemoryLog(workspace, key, logOptions))
     },
   }
 }
@@ -102,16 +112,60 @@ export function checkLogPath(path: unknown): string {
 }
 
 /**
+ * The adapter of the log-backed stores: the {@link MemoryStoreAdapter} contract plus a hard
+ * delete (issue 3, "Compaction and erasure"; the basis of `retention.hardDelete`).
+ */
+export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
+  /**
+   * Erases a record of the scope (any status): appends an `erase` event, then compacts the log,
+   * so the record's content, title, tags, metadata and provenance are gone from the stored bytes
+   * while the chain still verifies. Afterwards read, search and export no longer know the id.
+   * Returns `true` when a record was erased, `false` for an unknown or other-scope id.
+   * Cost: one rewrite of the whole log.
+   *
+   * @throws AgentError `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`, `MEMORY_WORKSPACE_READ_ONLY`, `MEMORY_LOG_CORRUPT`.
+   */
+  hardDelete(target: MemoryTarget, id: string, options: MemoryDeleteOptions): Promise<boolean>
+  /** The open log (for verify and compact). */
+  readonly log: MemoryLog
+}
+
+/**
  * A {@link MemoryStoreAdapter} over an open memory log: the behaviour shared by the workspace
  * JSONL store and the in-memory store. Every method validates the target and then sees only the
- * records of exactly `target.store` and `target.scope`. Records returned are copies.
+ * records of exactly `target.store` and `target.scope`. Search is served by the partition's
+ * search index (`createSearchIndex()` of `../search.ts`, one per store and exact scope). Records
+ * returned are copies.
  */
-export function memoryLogAdapter(log: MemoryLog): MemoryStoreAdapter {
+export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
   return {
+    log,
     async search(target, query) {
       checkTarget(target)
-      const hits = await log.view(state => searchRecords(partitionRecords(state, target.store, target.scope), query))
+      const hits = await log.view(state => partitionIndex(state, target.store, target.scope).search(query))
       return hits.map(hit => ({ record: structuredClone(hit.record), score: hit.score }))
+    },
+    async hardDelete(target, id, options) {
+      checkTarget(target)
+      const audit = checkAudit(options)
+      if (options.reason !== undefined && typeof options.reason !== 'string') throw invalidInput('`reason` must be a string')
+      const [erased] = await log.write((state) => {
+        const existing = findInScope(state, target, id)
+        if (!existing) return []
+        return [{
+          type: 'erase',
+          recordId: id,
+          store: target.store,
+          scope: target.scope,
+          version: existing.version + 1,
+          at: new Date().toISOString(),
+          audit,
+          ...(options.reason !== undefined ? { reason: options.reason } : {}),
+        }]
+      })
+      if (!erased) return false
+      await log.compact()
+      return true
     },
     async read(target, id) {
       checkTarget(target)

@@ -109,7 +109,7 @@ describe('workspaceJsonlMemoryStore file', () => {
       [4, 'delete', second.id, 2],
     ])
     for (const event of events) {
-      expect(event).toMatchObject({ v: 1, store: 'agent', scope: { agent: 'support', user: 'alice' }, audit })
+      expect(event).toMatchObject({ v: 2, store: 'agent', scope: { agent: 'support', user: 'alice' }, audit })
       expect(event.digest).toMatch(/^[0-9a-f]{64}$/)
       expect(Number.isNaN(Date.parse(event.at as string))).toBe(false)
     }
@@ -118,15 +118,20 @@ describe('workspaceJsonlMemoryStore file', () => {
     expect(events[3]).toMatchObject({ reason: 'wrong' })
   })
 
-  it('digests are SHA-256 of the canonical line without digest, and each prev is the previous digest', async () => {
+  it('version 2 digests: SHA-256 of the canonical header with payloadDigest, the payload digested apart, each prev the previous digest', async () => {
     const { adapter, lines } = setup()
     const one = await adapter.append(alice, { kind: 'semantic', content: 'ünïcödé ✓ 🎉', metadata: { z: 1, a: [2, { y: 'x' }] } }, { audit })
     await adapter.append(bob, { kind: 'semantic', content: 'two' }, { audit })
     await adapter.delete(alice, one.id, { audit })
+    const sha = (value: unknown) => createHash('sha256').update(canonicalJson(value), 'utf8').digest('hex')
+    const headerFields = ['v', 'seq', 'prev', 'more', 'type', 'store', 'scope', 'recordId', 'version', 'at', 'audit', 'payloadDigest']
     let prev: unknown = null
     for (const { digest, ...rest } of lines()) {
       expect(rest.prev).toBe(prev)
-      expect(digest).toBe(createHash('sha256').update(canonicalJson(rest), 'utf8').digest('hex'))
+      const header = Object.fromEntries(Object.entries(rest).filter(([field]) => headerFields.includes(field)))
+      const payload = Object.fromEntries(Object.entries(rest).filter(([field]) => !headerFields.includes(field)))
+      expect(digest).toBe(sha(header))
+      expect(rest.payloadDigest).toBe(sha(payload))
       prev = digest
     }
     expect(await verifyLog(fsWorkspace(setup().dir), 'memory:memory.jsonl')).toEqual({ ok: true, lines: 0 })

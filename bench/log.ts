@@ -1,0 +1,182 @@
+/**
+ * `npm run bench`: the log engine against a naive baseline, in one run, on the same data (issue 3,
+ * "Benchmark"). Baseline = the reference design: every search and read re-reads and re-parses the
+ * whole JSONL file; every append reads the whole file and rewrites it (read-modify-write).
+ * Sizes 1k, 10k, 100k records (BENCH_SIZES=1000,10000 to shorten), shapes: 1,000 scopes of N/1000
+ * records, and one scope holding all. Prints a table and writes bench/results.json.
+ */
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { canonicalJson, sha256Hex } from '../src/memory/digest.ts'
+import { workspaceJsonlMemoryStore } from '../src/memory/stores/workspace-jsonl.ts'
+import { createWorkspace } from '../src/workspace/workspace.ts'
+
+const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number)
+const WORDS = ['coffee', 'tea', 'window', 'aisle', 'paris', 'lyon', 'dog', 'cat', 'music', 'jazz', 'blues', 'garden', 'python', 'rust', 'hiking', 'kayak']
+const audit = { via: 'api' }
+const pct = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
+}
+const ms = (start: number) => performance.now() - start
+const content = (n: number) => `note ${n}: ${WORDS[n % WORDS.length]} ${WORDS[(n * 7) % WORDS.length]} ${n % 997 === 0 ? `zyzzyva${n}` : ''} ${'lorem ipsum dolor sit amet '.repeat(4)}`
+const scopeOf = (n: number, scopes: number) => ({ agent: 'bench', user: `u${n % scopes}` })
+
+/** The naive store: whole-file re-read per operation, read-modify-write append. */
+function naiveStore(file: string) {
+  const load = () => {
+    let text = ''
+    try { text = readFileSync(file, 'utf8') } catch {}
+    return text.split('\n').filter(Boolean).map(line => JSON.parse(line) as { id: string; scope: Record<string, string>; content: string })
+  }
+  return {
+    append(record: { id: string; scope: Record<string, string>; content: string }) {
+      let text = ''
+      try { text = readFileSync(file, 'utf8') } catch {}
+      writeFileSync(file, `${text}${JSON.stringify(record)}\n`)
+    },
+    search(scope: Record<string, string>, query: string) {
+      const needle = query.toLowerCase()
+      return load().filter(record => record.scope.user === scope.user && record.content.toLowerCase().includes(needle)).slice(0, 10)
+    },
+    read(id: string) {
+      return load().find(record => record.id === id)
+    },
+  }
+}
+
+interface Row { size: number; shape: string; [metric: string]: number | string }
+const rows: Row[] = []
+
+for (const size of SIZES) {
+  for (const shape of ['1000 scopes', 'one scope'] as const) {
+    const scopes = shape === 'one scope' ? 1 : 1000
+    const dir = mkdtempSync(join(tmpdir(), 'vam-bench-'))
+    const row: Row = { size, shape }
+    // Fill the log through the engine in one process (not timed), then measure.
+    const fill = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
+    const ids: string[] = []
+    for (let n = 0; n < size; n++) ids.push((await fill.append({ store: 'agent', scope: scopeOf(n, scopes) }, { kind: 'semantic', content: content(n) }, { audit })).id)
+    const file = join(dir, 'memory/memory.jsonl')
+    row.bytesPerRecord = Math.round(statSync(file).size / size)
+
+    // Cold open: a new workspace object replays the log and builds the indexes.
+    global.gc?.()
+    const rssBefore = process.memoryUsage().rss
+    const heapBefore = process.memoryUsage().heapUsed
+    let start = performance.now()
+    const engine = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
+    await engine.read({ store: 'agent', scope: scopeOf(0, scopes) }, ids[0]!)
+    row.coldOpenMs = ms(start)
+    global.gc?.()
+    row.peakRssMB = Math.round(process.memoryUsage().rss / 1e6)
+    const contentBytes = size * Buffer.byteLength(content(1))
+    row.heapBytesPerRecordBeyondContent = Math.round((process.memoryUsage().heapUsed - heapBefore - contentBytes) / size)
+    void rssBefore
+
+    // Search (rare and common terms), read by id: engine.
+    const queries = 200
+    const searchTimes = (term: (i: number) => string) => (async () => {
+      const times: number[] = []
+      for (let i = 0; i < queries; i++) {
+        const target = { store: 'agent', scope: scopeOf(i * 13, scopes) }
+        start = performance.now()
+        await engine.search(target, { query: term(i) })
+        times.push(ms(start))
+      }
+      return times
+    })()
+    const common = await searchTimes(() => 'coffee')
+    const rare = await searchTimes(i => `zyzzyva${997 * (i % Math.max(1, Math.floor(size / 997)))}`)
+    row.searchCommonP50 = pct(common, 0.5)
+    row.searchCommonP95 = pct(common, 0.95)
+    row.searchRareP50 = pct(rare, 0.5)
+    row.searchRareP95 = pct(rare, 0.95)
+    const reads: number[] = []
+    for (let i = 0; i < queries; i++) {
+      const n = (i * 7919) % size
+      start = performance.now()
+      await engine.read({ store: 'agent', scope: scopeOf(n, scopes) }, ids[n]!)
+      reads.push(ms(start))
+    }
+    row.readP50 = pct(reads, 0.5)
+
+    // Appends: engine (no fsync), engine with fsync, bare appendFileSync of the same line.
+    const appends = Math.min(2000, size)
+    const appendTimes: number[] = []
+    let lineBytes = 0
+    start = performance.now()
+    for (let i = 0; i < appends; i++) {
+      const t = performance.now()
+      await engine.append({ store: 'agent', scope: scopeOf(i, scopes) }, { kind: 'semantic', content: content(i) }, { audit })
+      appendTimes.push(ms(t))
+    }
+    row.appendPerSec = Math.round(appends / (ms(start) / 1000))
+    row.appendP50 = pct(appendTimes, 0.5)
+    row.appendP95 = pct(appendTimes, 0.95)
+    const lastLine = readFileSync(file, 'utf8').trimEnd().split('\n').at(-1)!
+    lineBytes = Buffer.byteLength(lastLine)
+    const bare: number[] = []
+    const bareFile = join(dir, 'bare.jsonl')
+    for (let i = 0; i < appends; i++) {
+      const t = performance.now()
+      appendFileSync(bareFile, `${lastLine}\n`)
+      bare.push(ms(t))
+    }
+    row.bareAppendP50 = pct(bare, 0.5)
+    const durable = workspaceJsonlMemoryStore({ path: 'memory/durable.jsonl', fsync: true }).create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
+    const fsyncTimes: number[] = []
+    for (let i = 0; i < 200; i++) {
+      const t = performance.now()
+      await durable.append({ store: 'agent', scope: scopeOf(i, scopes) }, { kind: 'semantic', content: content(i) }, { audit })
+      fsyncTimes.push(ms(t))
+    }
+    row.fsyncAppendP50 = pct(fsyncTimes, 0.5)
+    void lineBytes
+
+    // Baseline on the same data: a JSONL file of the same records, naive operations.
+    const naiveFile = join(dir, 'naive.jsonl')
+    writeFileSync(naiveFile, ids.map((id, n) => JSON.stringify({ id, scope: scopeOf(n, scopes), content: content(n) })).join('\n') + '\n')
+    const naive = naiveStore(naiveFile)
+    const naiveRuns = size >= 100000 ? 5 : size >= 10000 ? 20 : 50
+    const naiveSearch: number[] = []
+    for (let i = 0; i < naiveRuns; i++) {
+      start = performance.now()
+      naive.search(scopeOf(i * 13, scopes), 'coffee')
+      naiveSearch.push(ms(start))
+    }
+    row.baselineSearchP50 = pct(naiveSearch, 0.5)
+    const naiveRead: number[] = []
+    for (let i = 0; i < naiveRuns; i++) {
+      start = performance.now()
+      naive.read(ids[(i * 7919) % size]!)
+      naiveRead.push(ms(start))
+    }
+    row.baselineReadP50 = pct(naiveRead, 0.5)
+    const naiveAppend: number[] = []
+    for (let i = 0; i < naiveRuns; i++) {
+      start = performance.now()
+      naive.append({ id: `x${i}`, scope: scopeOf(i, scopes), content: content(i) })
+      naiveAppend.push(ms(start))
+    }
+    row.baselineAppendP50 = pct(naiveAppend, 0.5)
+    row.searchSpeedup = Math.round(row.baselineSearchP50 / (row.searchCommonP50 as number))
+    row.readSpeedup = Math.round(row.baselineReadP50 / (row.readP50 as number))
+    row.appendSpeedup = Math.round(row.baselineAppendP50 / (row.appendP50 as number))
+    row.appendVsBare = Number((row.appendP50 / (row.bareAppendP50 as number)).toFixed(1))
+    rows.push(row)
+    rmSync(dir, { recursive: true, force: true })
+    process.stderr.write(`done: ${size} records, ${shape}\n`)
+  }
+}
+
+const columns = Object.keys(rows[0] ?? {})
+const format = (value: number | string) => (typeof value === 'number' ? (Number.isInteger(value) ? String(value) : value.toFixed(3)) : value)
+const widths = columns.map(column => Math.max(column.length, ...rows.map(row => format(row[column]!).length)))
+console.log(columns.map((column, i) => column.padEnd(widths[i]!)).join('  '))
+for (const row of rows) console.log(columns.map((column, i) => format(row[column]!).padEnd(widths[i]!)).join('  '))
+console.log('\ntimes in ms; *Speedup = baseline p50 / engine p50 (search: common term); appendVsBare = engine append p50 / bare appendFileSync p50')
+writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify({ node: process.version, date: new Date().toISOString(), rows }, null, 2)}\n`)
+void canonicalJson
+void sha256Hex
