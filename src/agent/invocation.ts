@@ -46,6 +46,7 @@ export async function resolveInvocation(base: Omit<Invocation, 'tools' | 'instru
       ...(base.user ? { user: base.user } : {}),
       metadata: base.metadata,
       workspace: agent.workspace,
+      ...('model' in agent.driver ? { model: agent.driver.model } : {}),
       tools: {
         add(name, tool) {
           if (!open) throw agentError('CAPABILITY_LATE_ADD', `capability "${capability.id}" added tool "${name}" after its resolve() finished`, 'add tools inside resolve() (await anything you need first)')

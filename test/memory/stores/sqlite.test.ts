@@ -1,0 +1,279 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
+import { createStorage } from 'unstorage'
+import fsDriver from 'unstorage/drivers/fs'
+import { afterAll, describe, expect, it } from 'vitest'
+import { sqliteMemoryStore, workspaceJsonlMemoryStore } from '../../../src/capabilities/index.ts'
+import { verifyLog } from '../../../src/memory/log.ts'
+import type { MemoryAudit, MemoryStoreAdapter, MemoryStoreContext, MemoryTarget } from '../../../src/memory/types.ts'
+import { testMemoryStore } from '../../../src/testing/store-conformance.ts'
+import { createWorkspace } from '../../../src/workspace/workspace.ts'
+
+const audit: MemoryAudit = { via: 'api', agent: 'support', runId: 'run_1', threadId: 'thread_1' }
+const alice: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }
+const bob: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'bob' } }
+const CHILD = fileURLToPath(new URL('./sqlite-child.ts', import.meta.url))
+
+const folders: string[] = []
+const factories: Array<{ close(): Promise<void> }> = []
+afterAll(async () => {
+  for (const factory of factories) await factory.close()
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true })
+})
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'vam-sqlite-'))
+  folders.push(dir)
+  return dir
+}
+
+function store(file = join(tempDir(), 'memory.db')) {
+  const factory = sqliteMemoryStore({ file })
+  factories.push(factory)
+  return factory
+}
+
+/** Runs the child script once to its end (`go` already there) and returns its output. */
+function runChild(file: string, count: string, tag: string, go = join(tempDir(), 'go')): Promise<string> {
+  if (!existsSync(go)) writeFileSync(go, '')
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, file, count, tag, go], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+    child.stderr.on('data', (chunk: Buffer) => { err += chunk.toString() })
+    child.on('error', reject)
+    child.on('exit', code => (code === 0 ? resolve(out) : reject(new Error(`child ${tag} exited ${code}: ${err}`))))
+  })
+}
+
+function context(workspace?: MemoryStoreContext['workspace']): MemoryStoreContext {
+  return { store: 'agent', agent: 'support', writable: true, ...(workspace ? { workspace } : {}) }
+}
+
+function fsWorkspace(dir: string) {
+  return createWorkspace({ storage: createStorage({ driver: fsDriver({ base: dir }) }) })
+}
+
+function rows(file: string): Array<{ seq: number; type: string; record_id: string; line: string }> {
+  const db = new Database(file, { readonly: true })
+  try {
+    return db.prepare('SELECT seq, type, record_id, line FROM memory_events ORDER BY seq').all() as Array<{ seq: number; type: string; record_id: string; line: string }>
+  }
+  finally {
+    db.close()
+  }
+}
+
+testMemoryStore('sqliteMemoryStore', () => store().create())
+
+describe('sqliteMemoryStore options', () => {
+  it('an unknown option key is an error, not ignored', () => {
+    expect(() => sqliteMemoryStore({ file: 'x.db', busyTimout: 1 } as never)).toThrow(expect.objectContaining({ code: 'MEMORY_STORE_OPTIONS_INVALID' }))
+  })
+
+  it.each([
+    [{}, 'needs `file`'],
+    [{ file: '  ' }, 'needs `file`'],
+    [{ file: ':memory:' }, 'file path'],
+    [{ file: 'x.db', busyTimeoutMs: -1 }, 'busyTimeoutMs'],
+    [{ file: 'x.db', busyTimeoutMs: 1.5 }, 'busyTimeoutMs'],
+  ])('options %j are rejected with MEMORY_STORE_OPTIONS_INVALID', (options, why) => {
+    expect(() => sqliteMemoryStore(options as never)).toThrow(expect.objectContaining({ code: 'MEMORY_STORE_OPTIONS_INVALID', why: expect.stringContaining(why) }))
+  })
+
+  it('file is resolved to an absolute path and the kind is sqlite', () => {
+    const factory = sqliteMemoryStore({ file: 'relative/memory.db' })
+    expect(factory.kind).toBe('sqlite')
+    expect(factory.file).toBe(join(process.cwd(), 'relative', 'memory.db'))
+  })
+
+  it('a database in a missing folder fails with MEMORY_SQLITE_OPEN_FAILED and a fix', async () => {
+    const adapter = store(join(tempDir(), 'missing', 'memory.db')).create()
+    await expect(adapter.export(alice)).rejects.toMatchObject({ code: 'MEMORY_SQLITE_OPEN_FAILED', fix: expect.stringContaining('folder') })
+  })
+
+  it('the database runs in WAL mode with the busy timeout', async () => {
+    const factory = store()
+    await factory.create().append(alice, { kind: 'semantic', content: 'wal' }, { audit })
+    const db = new Database(factory.file)
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
+    db.close()
+    expect(existsSync(`${factory.file}-wal`)).toBe(true)
+  })
+})
+
+describe('sqliteMemoryStore table', () => {
+  it('each event is one row holding the JSONL line with seq, prev and digest, chained', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    const first = await adapter.append(alice, { kind: 'profile', content: 'likes jazz' }, { audit })
+    const second = await adapter.append(alice, { kind: 'profile', content: 'likes blues', supersedes: [first.id] }, { audit })
+    await adapter.delete(alice, second.id, { audit, reason: 'wrong' })
+    const table = rows(factory.file)
+    expect(table.map(row => [row.seq, row.type, row.record_id])).toEqual([
+      [1, 'remember', first.id],
+      [2, 'remember', second.id],
+      [3, 'supersede', first.id],
+      [4, 'delete', second.id],
+    ])
+    const events = table.map(row => JSON.parse(row.line) as Record<string, unknown>)
+    expect(events.map(event => event.seq)).toEqual([1, 2, 3, 4])
+    expect(events[0]).toMatchObject({ prev: null, content: 'likes jazz', store: 'agent', scope: alice.scope })
+    for (let index = 1; index < events.length; index++) expect(events[index]!.prev).toBe(events[index - 1]!.digest)
+    expect(await factory.verify()).toEqual({ ok: true, lines: 4 })
+  })
+
+  it('records persist: a new connection to the file reads them', async () => {
+    const factory = store()
+    const saved = await factory.create().append(alice, { kind: 'semantic', content: 'durable' }, { audit })
+    await factory.close()
+    const reopened = store(factory.file).create()
+    expect(await reopened.read(alice, saved.id)).toEqual(saved)
+  })
+
+  it('a row edited in the table fails verification and reads throw MEMORY_LOG_CORRUPT', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    await adapter.append(alice, { kind: 'semantic', content: 'original text' }, { audit })
+    await adapter.append(alice, { kind: 'semantic', content: 'second' }, { audit })
+    await factory.close()
+    const db = new Database(factory.file)
+    db.prepare('UPDATE memory_events SET line = replace(line, \'original text\', \'forged text!\') WHERE seq = 1').run()
+    db.close()
+    expect(await factory.verify()).toMatchObject({ ok: false, firstBad: { line: 1 } })
+    await expect(factory.create().search(alice, { query: 'text' })).rejects.toMatchObject({ code: 'MEMORY_LOG_CORRUPT' })
+  })
+
+  it('a failed supersede writes no row', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    await adapter.append(alice, { kind: 'semantic', content: 'a' }, { audit })
+    await expect(adapter.append(alice, { kind: 'semantic', content: 'b', supersedes: ['mem_nope'] }, { audit })).rejects.toMatchObject({ code: 'MEMORY_SUPERSEDE_NOT_FOUND' })
+    expect(rows(factory.file)).toHaveLength(1)
+    const next = await adapter.append(alice, { kind: 'semantic', content: 'c' }, { audit })
+    expect(rows(factory.file).map(row => row.record_id)).toEqual([expect.any(String), next.id])
+    expect(await factory.verify()).toEqual({ ok: true, lines: 2 })
+  })
+
+  it('two factories of one file in one process share the records', async () => {
+    const first = store()
+    const second = store(first.file)
+    const saved = await first.create().append(alice, { kind: 'semantic', content: 'shared' }, { audit })
+    expect((await second.create().search(alice, { query: 'shared' })).map(hit => hit.record.id)).toEqual([saved.id])
+  })
+
+  it('a connection sees rows another process committed since its last operation', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    await adapter.append(alice, { kind: 'semantic', content: 'mine' }, { audit })
+    expect(await adapter.search(alice, { query: 'fact' })).toEqual([])
+    await runChild(factory.file, '3', 'other')
+    expect((await adapter.search(alice, { query: 'other fact' })).map(hit => hit.record.content).sort()).toEqual(['other fact 0', 'other fact 1', 'other fact 2'])
+    const next = await adapter.append(alice, { kind: 'semantic', content: 'after them' }, { audit })
+    expect(rows(factory.file).at(-1)).toMatchObject({ seq: 5, record_id: next.id })
+    expect(await factory.verify()).toEqual({ ok: true, lines: 5 })
+  })
+})
+
+describe('sqliteMemoryStore and the JSONL store are interchangeable', () => {
+  it('exportLog gives a JSONL log that verifies and that the JSONL store reads as the same records', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    const a = await adapter.append(alice, { kind: 'profile', content: 'ünïcödé ✓ 🎉', tags: ['t'], metadata: { z: 1, a: [2] } }, { audit })
+    const b = await adapter.append(alice, { kind: 'semantic', content: 'newer', supersedes: [a.id] }, { audit })
+    await adapter.append(bob, { kind: 'semantic', content: 'bob' }, { audit })
+    await adapter.delete(alice, b.id, { audit, reason: 'gone' })
+    const text = await factory.exportLog()
+    const dir = tempDir()
+    writeFileSync(join(dir, 'memory.jsonl'), text)
+    const workspace = fsWorkspace(dir)
+    expect(await verifyLog(workspace, 'memory.jsonl')).toEqual({ ok: true, lines: 5 })
+    const jsonl = await workspaceJsonlMemoryStore({ path: 'memory.jsonl' }).create(context(workspace))
+    expect(await jsonl.export(alice)).toEqual(await adapter.export(alice))
+    expect(await jsonl.export(bob)).toEqual(await adapter.export(bob))
+  })
+
+  it('importLog takes a JSONL log byte for byte and the SQLite store reads the same records', async () => {
+    const dir = tempDir()
+    const jsonl = await workspaceJsonlMemoryStore().create(context(fsWorkspace(dir)))
+    const one = await jsonl.append(alice, { kind: 'semantic', content: 'one' }, { audit })
+    await jsonl.append(alice, { kind: 'semantic', content: 'two', supersedes: [one.id] }, { audit })
+    const text = readFileSync(join(dir, 'memory', 'memory.jsonl'), 'utf8')
+    const factory = store()
+    expect(await factory.importLog(text)).toBe(3)
+    expect(await factory.exportLog()).toBe(text)
+    const adapter = factory.create()
+    expect(await adapter.export(alice)).toEqual(await jsonl.export(alice))
+    // The chain continues from the imported lines.
+    await adapter.append(alice, { kind: 'semantic', content: 'three' }, { audit })
+    expect(await factory.verify()).toEqual({ ok: true, lines: 4 })
+  })
+
+  it('importLog refuses a corrupt log and a database that has events, writing nothing', async () => {
+    const factory = store()
+    await expect(factory.importLog('{"v":1,"seq":1}\n')).rejects.toMatchObject({ code: 'MEMORY_LOG_CORRUPT' })
+    expect(rows(factory.file)).toEqual([])
+    await factory.create().append(alice, { kind: 'semantic', content: 'x' }, { audit })
+    const other = store()
+    await other.create().append(alice, { kind: 'semantic', content: 'y' }, { audit })
+    await expect(factory.importLog(await other.exportLog())).rejects.toMatchObject({ code: 'MEMORY_SQLITE_NOT_EMPTY' })
+    expect(rows(factory.file)).toHaveLength(1)
+  })
+})
+
+describe('sqliteMemoryStore erasure', () => {
+  it('hardDelete removes the record\'s content from the table, the database file and its WAL, and the chain still verifies', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    const secret = await adapter.append(alice, { kind: 'semantic', content: 'my card number is 4111-SECRET-7777' }, { audit })
+    const kept = await adapter.append(alice, { kind: 'semantic', content: 'kept fact' }, { audit })
+    expect(await adapter.hardDelete(alice, secret.id, { audit })).toBe(true)
+    expect(await adapter.read(alice, secret.id)).toBeUndefined()
+    expect(await adapter.search(alice, { query: 'SECRET' })).toEqual([])
+    expect((await adapter.export(alice)).map(record => record.id)).toEqual([kept.id])
+    expect(rows(factory.file).some(row => row.line.includes('4111-SECRET'))).toBe(false)
+    await factory.close()
+    for (const path of [factory.file, `${factory.file}-wal`]) {
+      if (existsSync(path)) expect(readFileSync(path).includes('4111-SECRET')).toBe(false)
+    }
+    expect(await factory.verify()).toMatchObject({ ok: true })
+  })
+
+  it('a connection forgets a record another process erased (compaction bumps the generation)', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    const saved = await adapter.append(alice, { kind: 'semantic', content: 'erase me elsewhere' }, { audit })
+    expect((await adapter.read(alice, saved.id))?.content).toBe('erase me elsewhere')
+    await runChild(factory.file, saved.id, 'erase')
+    expect(await adapter.read(alice, saved.id)).toBeUndefined()
+    expect(rows(factory.file).some(row => row.line.includes('erase me elsewhere'))).toBe(false)
+    expect(await factory.verify()).toMatchObject({ ok: true, lines: 2 })
+  })
+})
+
+describe('sqliteMemoryStore across processes', () => {
+  it('two child processes remembering 100 records each into one file give 200 records, a gap-free seq and a chain that verifies', async () => {
+    const dir = tempDir()
+    const file = join(dir, 'memory.db')
+    const go = join(dir, 'go')
+    const children = ['left', 'right'].map(tag => runChild(file, '100', tag, go))
+    // Let both children open the database before they start (the table is created on open).
+    await new Promise(resolve => setTimeout(resolve, 1500))
+    writeFileSync(go, '')
+    expect(await Promise.all(children)).toEqual(['done 100\n', 'done 100\n'])
+    const table = rows(file)
+    expect(table.map(row => row.seq)).toEqual(Array.from({ length: 200 }, (_, index) => index + 1))
+    const factory = store(file)
+    expect(await factory.verify()).toEqual({ ok: true, lines: 200 })
+    const records: MemoryStoreAdapter = factory.create()
+    const exported = await records.export(alice)
+    expect(exported).toHaveLength(200)
+    const contents = new Set(exported.map(record => record.content))
+    for (const tag of ['left', 'right']) for (let n = 0; n < 100; n++) expect(contents.has(`${tag} fact ${n}`)).toBe(true)
+  }, 60_000)
+})
