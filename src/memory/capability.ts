@@ -9,6 +9,7 @@ import { missingAdapterMethods, parseMemoryOptions } from './schemas.ts'
 import { validateScope } from './scope.ts'
 import type { MemoryStoreConfig } from './schemas.ts'
 import { createMemoryTools, storeAllows } from './tools.ts'
+import { recallProvider } from './recall.ts'
 import type { ActiveMemoryStore } from './tools.ts'
 import type { MemoryOptions, MemoryScope, MemoryStoreAdapter } from './types.ts'
 
@@ -137,6 +138,9 @@ export interface MemoryCapability extends AgentCapability {
  * 2. creates the adapter: an adapter instance is used as is; a factory's
  *    `create({ store, agent, workspace, user, writable: write.mode === 'tool' })` is called
  *    (errors propagate; a non-adapter result is `MEMORY_ADAPTER_REQUIRED`).
+ * 3. when the store has `recall` (issue 7), adds its prompt provider (`recallProvider`): a
+ *    `<memory store="name">` block of preloaded and preflight records before each model call,
+ *    sent to the model only. A store switched off for the run recalls nothing.
  * Then adds the tools allowed by the active stores (see `createMemoryTools`) and one short
  * instruction listing the stores, their tools and allowed kinds. When no tool results (no active
  * store, or every tool disabled) it adds nothing.
@@ -156,10 +160,14 @@ export function memory(options: MemoryOptions): MemoryCapability {
         const resolved = await resolveMemoryStore(config, context)
         if (resolved === undefined) continue
         const { scope, adapter } = resolved
-        active.push({
+        const store: ActiveMemoryStore = {
           name: config.name, adapter, scope, allowKinds: config.allowKinds,
           search: config.search, read: config.read, writeMode: config.writeMode, writePolicy: config.writePolicy,
-        })
+          searchMode: config.searchMode, ...(config.embed !== undefined ? { embed: config.embed } : {}),
+        }
+        active.push(store)
+        // Recall is independent of the tools: a store can recall with every tool switched off.
+        if (config.recall) context.prompt.add(recallProvider({ store, recall: config.recall }))
       }
       const tools = Object.entries(createMemoryTools(active))
       // Stores switched off, or with every tool disabled: nothing for the model to use or read about.

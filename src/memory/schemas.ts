@@ -5,6 +5,7 @@
  * with defaults, such as `limit`, stay optional for the model).
  */
 import { z } from 'zod'
+import type { EmbeddingModel } from 'ai'
 import { agentError } from '../errors.ts'
 import type { AgentError } from '../errors.ts'
 import type { ToolPolicy, ToolPolicyDecision } from '../agent/types.ts'
@@ -26,7 +27,11 @@ import type { MemoryScope, MemoryScopeField, MemoryStoreAdapter, MemoryStoreFact
  * - `queryChars` 1,000 characters of `memory_search.query`
  * - `idChars` 128 characters of a record id; `supersedes` at most 32 ids
  * - `kindChars` 64 characters of a kind; `kinds` at most 32 kinds in a search filter
- * - `searchLimit` `limit` is an integer in 1..100, default `defaultSearchLimit` 10
+ * - `searchLimit` `limit` is an integer in 1..100, default `defaultSearchLimit` 10 (also the most
+ *   records `recall.preload.limit` and `recall.preflight.limit` take)
+ * - `recallWindow` `recall.preflight.conversationWindow` is 1..50 messages
+ * - `recallMinChars`..`recallMaxChars` (200..100,000) code points for `recall.maxChars`, default
+ *   `defaultRecallChars` 4,000 (issue 7, "respects a token or character budget")
  */
 export const MEMORY_LIMITS = {
   contentChars: 8000,
@@ -43,6 +48,10 @@ export const MEMORY_LIMITS = {
   kinds: 32,
   searchLimit: 100,
   defaultSearchLimit: 10,
+  recallWindow: 50,
+  recallMinChars: 200,
+  recallMaxChars: 100000,
+  defaultRecallChars: 4000,
 } as const
 
 /** Store names (source: the Options table, `stores` keys): `^[a-zA-Z0-9_-]{1,64}$`, like tool names. */
@@ -52,6 +61,12 @@ export const MEMORY_STORE_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/
 export const MEMORY_ADAPTER_METHODS = ['search', 'read', 'append', 'delete', 'export'] as const
 
 const POLICY_DECISIONS = ['allow', 'require-approval', 'deny'] as const satisfies readonly ToolPolicyDecision[]
+
+// An AI SDK embedding model: a provider model object (`doEmbed`) or a gateway model id string.
+const embeddingModelSchema = z.custom<EmbeddingModel>(
+  (value) => (typeof value === 'string' && value.length > 0) || (typeof value === 'object' && value !== null && typeof (value as { doEmbed?: unknown }).doEmbed === 'function'),
+  { error: 'expected an AI SDK EmbeddingModel (an object with doEmbed, for example openai.embedding("text-embedding-3-small"), or a model id string)' },
+)
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -108,6 +123,22 @@ export const memoryStoreOptionsSchema = z.strictObject({
     export: z.boolean().optional(),
     hardDelete: z.boolean().optional(),
   }).optional().describe('Reserved retention settings: accepted and validated, not read by memory() yet'),
+  search: z.strictObject({
+    mode: z.enum(['ranked', 'substring']).default('ranked'),
+  }).optional().describe('How memory_search and preflight recall match: "ranked" (default, BM25 full-text) or "substring" (the documented rule)'),
+  embed: embeddingModelSchema.optional()
+    .describe('An AI SDK EmbeddingModel: search fuses full-text and vector rankings (reciprocal rank fusion)'),
+  recall: z.strictObject({
+    preload: z.strictObject({
+      limit: z.number().int().min(1).max(MEMORY_LIMITS.searchLimit),
+      kinds: z.array(z.string().trim().min(1).max(MEMORY_LIMITS.kindChars)).optional(),
+    }).optional(),
+    preflight: z.strictObject({
+      limit: z.number().int().min(1).max(MEMORY_LIMITS.searchLimit),
+      conversationWindow: z.number().int().min(1).max(MEMORY_LIMITS.recallWindow),
+    }).optional(),
+    maxChars: z.number().int().min(MEMORY_LIMITS.recallMinChars).max(MEMORY_LIMITS.recallMaxChars).optional(),
+  }).optional().describe('Recall into the system prompt: preload (newest at the first model call) and preflight (search before each model call)'),
 })
 
 /** Options of `memory()` (strict: unknown keys are errors; `stores` must name at least one store). */
@@ -131,6 +162,20 @@ export interface MemoryStoreConfig {
   writeMode: 'off' | 'tool'
   writePolicy: ToolPolicy
   retention: { export?: boolean; hardDelete?: boolean } | undefined
+  /** `search.mode`, default `'ranked'` (issue 7). */
+  searchMode: 'ranked' | 'substring'
+  /** `embed`: the embedding model of hybrid search, when configured. */
+  embed: EmbeddingModel | undefined
+  /** `recall` with `maxChars` filled in; `undefined` when the store recalls nothing into the prompt. */
+  recall: MemoryRecallConfig | undefined
+}
+
+/** Validated `recall` of one store (see `MemoryStoreOptions.recall`). */
+export interface MemoryRecallConfig {
+  preload?: { limit: number; kinds?: string[] }
+  preflight?: { limit: number; conversationWindow: number }
+  /** Most code points of the store's recall block, default `MEMORY_LIMITS.defaultRecallChars`. */
+  maxChars: number
 }
 
 function pathText(path: readonly PropertyKey[]): string {
@@ -168,7 +213,7 @@ function optionsError(issue: z.core.$ZodIssue, root: unknown, all: z.core.$ZodIs
       ? `invalid store name at ${where}: ${issue.message}`
       : `invalid value at ${where}: ${issue.message}`
   const fix = issue.code === 'unrecognized_keys'
-    ? `remove or correct the key (check its spelling against the memory() options: stores.*.adapter, scope, allowKinds, read.tools.search, read.tools.read, write.mode, write.policy, retention)`
+    ? `remove or correct the key (check its spelling against the memory() options: stores.*.adapter, scope, allowKinds, read.tools.search, read.tools.read, write.mode, write.policy, retention, search.mode, embed, recall.preload, recall.preflight, recall.maxChars)`
     : `correct ${where} (see the memory() options table)`
   return agentError('MEMORY_OPTIONS_INVALID', why, fix, details)
 }
@@ -205,6 +250,11 @@ export function parseMemoryOptions(options: unknown): MemoryStoreConfig[] {
     writeMode: store.write?.mode ?? 'off',
     writePolicy: store.write?.policy ?? 'allow',
     retention: store.retention,
+    searchMode: store.search?.mode ?? 'ranked',
+    embed: store.embed,
+    recall: store.recall && (store.recall.preload || store.recall.preflight)
+      ? { ...store.recall, maxChars: store.recall.maxChars ?? MEMORY_LIMITS.defaultRecallChars }
+      : undefined,
   }))
 }
 
@@ -232,7 +282,7 @@ const instantField = z.string().refine(isInstant, 'expected an ISO 8601 instant 
 /** Input of `memory_search` (source: the tool contract table). */
 export const memorySearchInputSchema = z.strictObject({
   query: z.string().trim().min(1, 'query must contain words to search for').max(MEMORY_LIMITS.queryChars, `query is at most ${MEMORY_LIMITS.queryChars} characters`)
-    .describe('A short phrase to find in the title, content and tags of records (case-insensitive, matched as one phrase)'),
+    .describe('Words or a short question to find in the title, content and tags of records; records containing it as one phrase (case-insensitive) are always included'),
   store: storeField.optional(),
   kinds: z.array(kindField).max(MEMORY_LIMITS.kinds, `at most ${MEMORY_LIMITS.kinds} kinds`).optional()
     .describe('Only records of these kinds, for example ["semantic", "profile"]'),

@@ -12,6 +12,10 @@ import {
   memorySearchInputSchema,
 } from './schemas.ts'
 import type { MemoryDeleteInput, MemoryReadInput, MemoryRememberInput, MemorySearchInput } from './schemas.ts'
+import type { EmbeddingModel } from 'ai'
+import { hybridSearch } from './semantic.ts'
+import { snippetOf } from './search.ts'
+import { tokenize } from './text.ts'
 import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryScope, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
 /** A store that is on for this invocation: adapter created, scope resolved and validated. */
@@ -25,6 +29,10 @@ export interface ActiveMemoryStore {
   read: boolean
   writeMode: 'off' | 'tool'
   writePolicy: ToolPolicy
+  /** `search.mode` of the store (issue 7); default `'ranked'`. */
+  searchMode?: 'ranked' | 'substring'
+  /** `embed` of the store: hybrid search when set (issue 7). */
+  embed?: EmbeddingModel
 }
 
 /** What a tool needs the store to allow. */
@@ -86,6 +94,8 @@ export interface MemorySearchResultItem {
   score: number
   createdAt: string
   pinned: boolean
+  /** Ranked search: the content around the best match, when the content is longer than it. */
+  snippet?: string
 }
 
 /** Model-facing record returned by `memory_read`: everything except the scope and audit. */
@@ -215,19 +225,37 @@ function describeStores(stores: readonly ActiveMemoryStore[], operation: MemoryO
   return `Stores: ${quoteList(names)}.${omit ? ` \`store\` may be omitted (default "${names.length === 1 ? names[0] : 'agent'}").` : ' Pass `store`.'}`
 }
 
+/** The memory_search description: ranked wording unless every searchable store uses the substring rule. */
+function searchDescription(stores: readonly ActiveMemoryStore[]): string {
+  const searchable = stores.filter((s) => storeAllows(s, 'search'))
+  if (searchable.length > 0 && searchable.every((s) => s.searchMode === 'substring')) {
+    return `Search durable memory records: finds records whose title, content or tags contain \`query\` as one phrase (case-insensitive), most occurrences first. Pass a short phrase such as "green tea", not a whole question; search again with another phrase when nothing comes back. ${describeStores(stores, 'search')}`
+  }
+  return `Search durable memory records by relevance: pass the words or the question you are looking for (for example "what tea does the user like"); records are ranked by how well their title, content and tags match (word forms, accents and small misspellings are tolerated), and records containing \`query\` as one phrase are always included. Search again with other words when nothing relevant comes back. ${describeStores(stores, 'search')}`
+}
+
 function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memorySearchInputSchema> {
   return {
-    description: `Search durable memory records: finds records whose title, content or tags contain \`query\` as one phrase (case-insensitive), most occurrences first. Pass a short phrase such as "green tea", not a whole question; search again with another phrase when nothing comes back. ${describeStores(stores, 'search')}`,
+    description: searchDescription(stores),
     inputSchema: memorySearchInputSchema,
     policy: 'allow',
-    async execute(input: MemorySearchInput) {
+    async execute(input: MemorySearchInput, context: ToolExecutionContext) {
       const store = selectStore(stores, 'search', input.store)
-      const hits = await store.adapter.search(targetOf(store), withOptional({ query: input.query, limit: input.limit }, {
+      const query = withOptional({ query: input.query, limit: input.limit }, {
         kinds: input.kinds, tags: input.tags, after: input.after, before: input.before,
-      }))
-      const results = hits.slice(0, input.limit).map(({ record, score }) => withOptional<MemorySearchResultItem>({
-        id: record.id, kind: record.kind, content: record.content, tags: record.tags, score, createdAt: record.createdAt, pinned: record.pinned,
-      }, { title: record.title }))
+        mode: store.searchMode === 'substring' ? 'substring' as const : undefined,
+      })
+      const hits = store.embed && store.searchMode !== 'substring'
+        ? await hybridSearch(store.adapter, targetOf(store), query, { model: store.embed, ...(context.signal ? { abortSignal: context.signal } : {}) })
+        : await store.adapter.search(targetOf(store), query)
+      const terms = new Set(tokenize(input.query))
+      const results = hits.slice(0, input.limit).map(({ record, score, snippet }) => {
+        // Adapters may drop the index's snippet: compute it here for ranked results.
+        const shown = store.searchMode === 'substring' ? undefined : snippet ?? snippetOf(record.content, terms, input.query.toLowerCase())
+        return withOptional<MemorySearchResultItem>({
+          id: record.id, kind: record.kind, content: record.content, tags: record.tags, score, createdAt: record.createdAt, pinned: record.pinned,
+        }, { title: record.title, snippet: shown !== undefined && shown !== record.content ? shown : undefined })
+      })
       return { store: store.name, results }
     },
   }

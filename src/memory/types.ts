@@ -1,3 +1,4 @@
+import type { EmbeddingModel } from 'ai'
 import type { AgentUser, ToolPolicy } from '../agent/types.ts'
 import type { Workspace } from '../workspace/types.ts'
 
@@ -93,13 +94,26 @@ export interface MemorySearchQuery {
   after?: string
   /** Only records created before this instant (ISO 8601). */
   before?: string
-  /** Most results. Default 10. */
+  /** Most results, 1 to 100. Default 10. */
   limit?: number
+  /**
+   * How records are matched and ordered (issue 7). `'ranked'` (default): BM25-style full-text
+   * ranking over stemmed, accent-folded terms, always including the records the substring rule
+   * returns. `'substring'`: exactly the documented rule (case-insensitive occurrences of the whole
+   * query string). Stores set it from their `search.mode` option; custom adapters may ignore it.
+   */
+  mode?: 'ranked' | 'substring'
 }
 
+/** One search result: the record, its score (ranked: BM25 points; substring: occurrences). */
 export interface MemorySearchHit {
   record: MemoryRecord
   score: number
+  /**
+   * Ranked search only: up to 160 characters of the content around the best match, cut on code
+   * point boundaries, with `…` where text was left out (issue 7, "snippets around the best match").
+   */
+  snippet?: string
 }
 
 /** The store and scope every adapter operation runs in. Resolved by the capability, never by the model. */
@@ -177,6 +191,47 @@ export interface MemoryStoreOptions {
   write?: { mode?: 'off' | 'tool'; policy?: ToolPolicy }
   /** Reserved retention settings (accepted; implemented by the retention issue). */
   retention?: { export?: boolean; hardDelete?: boolean }
+  /**
+   * How `memory_search` and preflight recall match (issue 7). `mode: 'ranked'` (default): BM25
+   * full-text ranking that always includes the substring rule's results; `'substring'`: exactly
+   * the documented rule (case-insensitive occurrences of the whole query).
+   */
+  search?: { mode?: 'ranked' | 'substring' }
+  /**
+   * An AI SDK `EmbeddingModel` (issue 7, semantic search): `memory_search` and preflight recall
+   * fuse the full-text ranking with cosine similarity of `embedMany`/`embed` vectors by reciprocal
+   * rank fusion. Vectors are computed at search time and kept in process memory, never in the log.
+   * An embedder failure falls back to full-text results. Ignored with `search.mode: 'substring'`.
+   */
+  embed?: EmbeddingModel
+  /** Recall into the system prompt (issue 7; see {@link MemoryRecallOptions}). Default: none. */
+  recall?: MemoryRecallOptions
+}
+
+/**
+ * Recall of one store into the system prompt, in a `<memory store="name">` block that is sent to
+ * the model only (never saved in the transcript). Source: slots document (recall at the run's
+ * first model call) and hosted-memory document (`preload`, `preflight`).
+ */
+export interface MemoryRecallOptions {
+  /**
+   * At the run's first model call, the `limit` (1..100) newest active records, pinned first,
+   * optionally only of `kinds` (an empty list recalls none). The same records stay for the
+   * rest of the run, minus any deleted or superseded meanwhile.
+   */
+  preload?: { limit: number; kinds?: MemoryKind[] }
+  /**
+   * Before each model call, a search (the store's search mode) with the text of the last
+   * `conversationWindow` (1..50) user and assistant messages; up to `limit` (1..100) records
+   * not already preloaded.
+   */
+  preflight?: { limit: number; conversationWindow: number }
+  /**
+   * Most code points of the whole block, 200..100,000, default 4,000 (about 1,000 tokens).
+   * Records that do not fit are left out and the block says how many; a record is cut on a code
+   * point boundary only when it is the first one and alone exceeds the budget.
+   */
+  maxChars?: number
 }
 
 /** Options of {@link memory}. */

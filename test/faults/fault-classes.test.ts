@@ -452,12 +452,18 @@ describe('scope dropped or defaulted', () => {
     })
   }
 
-  it('the memory_search description tells the model that the query is matched as one phrase, not as words', async () => {
-    const { agent, model } = modelAgent(fsWorkspace(tempDir()), [{ text: 'ok' }])
-    await finish(runAgent(agent, { input: 'hi', user: alice }))
-    const search = model.calls[0]!.tools!.find((tool) => tool.name === 'memory_search') as { description?: string }
-    expect(search.description).toContain('as one phrase')
-    expect(search.description).toContain('not a whole question')
+  it('the memory_search description matches the store\'s search mode: one phrase for substring, words or a question for ranked', async () => {
+    const describe = async (extra: Parameters<typeof userStore>[1]) => {
+      const { agent, model } = modelAgent(fsWorkspace(tempDir()), [{ text: 'ok' }], { agent: userStore('allow', extra) })
+      await finish(runAgent(agent, { input: 'hi', user: alice }))
+      return (model.calls[0]!.tools!.find((tool) => tool.name === 'memory_search') as { description?: string }).description
+    }
+    const substring = await describe({ search: { mode: 'substring' } })
+    expect(substring).toContain('as one phrase')
+    expect(substring).toContain('not a whole question')
+    const ranked = await describe({})
+    expect(ranked).toContain('by relevance')
+    expect(ranked).toContain('the words or the question')
   })
 
   it('a scope function that fails on a missing user names the store and says the invocation has no user', async () => {
@@ -586,13 +592,13 @@ describe('config typos', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('search edge cases through memory_search', () => {
-  async function searchAfterSeeding(inputs: unknown[]): Promise<AgentRunEvent[]> {
+  async function searchAfterSeeding(inputs: unknown[], mode?: 'substring'): Promise<AgentRunEvent[]> {
     const dir = tempDir()
     const workspace = fsWorkspace(dir)
     const adapter = await adapterOver(workspace)
     await adapter.append(aliceTarget, { kind: 'semantic', title: 'Colour', content: 'Her favorite color is blue', tags: ['Prefs'] }, apiAudit)
     await adapter.append(aliceTarget, { kind: 'episodic', content: 'Visited Oslo in May' }, apiAudit)
-    const { agent } = modelAgent(workspace, [{ toolCalls: inputs.map((input) => ({ toolName: 'memory_search', input })) }, { text: 'ok' }])
+    const { agent } = modelAgent(workspace, [{ toolCalls: inputs.map((input) => ({ toolName: 'memory_search', input })) }, { text: 'ok' }], { agent: userStore('allow', mode ? { search: { mode } } : {}) })
     return (await finish(runAgent(agent, { input: 'search', user: alice }))).events
   }
 
@@ -607,10 +613,16 @@ describe('search edge cases through memory_search', () => {
     expect(ofType(events, 'tool-error').map((event) => event.error.code)).toEqual(Array(bad.length).fill('TOOL_INPUT_INVALID'))
   })
 
-  it('the documented rule counts the whole query string: a phrase inside the text matches, the same words in another order or a question do not', async () => {
-    const events = await searchAfterSeeding([{ query: 'FAVORITE color' }, { query: 'color favorite' }, { query: 'what is her favorite color?' }, { query: 'prefs' }])
+  it('the documented rule (search.mode "substring") counts the whole query string: a phrase inside the text matches, the same words in another order or a question do not', async () => {
+    const events = await searchAfterSeeding([{ query: 'FAVORITE color' }, { query: 'color favorite' }, { query: 'what is her favorite color?' }, { query: 'prefs' }], 'substring')
     const counts = ofType(events, 'tool-result').map((event) => (event.output as any).results.length)
     expect(counts).toEqual([1, 0, 0, 1])
+  })
+
+  it('the default ranked search finds the record for the same words in another order and for a question (fault class 2)', async () => {
+    const events = await searchAfterSeeding([{ query: 'FAVORITE color' }, { query: 'color favorite' }, { query: 'what is her favorite color?' }, { query: 'prefs' }])
+    const firstIds = ofType(events, 'tool-result').map((event) => (event.output as any).results[0]?.content)
+    expect(firstIds).toEqual(Array(4).fill('Her favorite color is blue'))
   })
 
   it('limit 1 returns one result and limit 100 every match', async () => {

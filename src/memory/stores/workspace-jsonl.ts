@@ -143,7 +143,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
     async search(target, query) {
       checkTarget(target)
       const hits = await log.view(state => partitionIndex(state, target.store, target.scope).search(query))
-      return hits.map(hit => ({ record: structuredClone(hit.record), score: hit.score }))
+      return hits.map(hit => ({ ...hit, record: structuredClone(hit.record) }))
     },
     async hardDelete(target, id, options) {
       checkTarget(target)

@@ -1,0 +1,126 @@
+/**
+ * Tokenization for ranked memory search (issue 7, "tokenization that handles English inflections
+ * (stemming), accents, numbers, and languages written without spaces ..., stop-words").
+ *
+ * One function turns any text (a record field or a query) into index terms:
+ * 1. Unicode NFKC, then lower case; accents are removed (NFD, combining marks dropped), so
+ *    "Café" and "cafe" are one term. Full-width forms become ASCII through NFKC.
+ * 2. Words are runs of letters, digits and marks (`\p{L}\p{N}\p{M}`); an apostrophe inside a word
+ *    is dropped with what follows it when that is `s`, `t`, `re`, `ve`, `ll`, `d` or `m`
+ *    ("Caroline's" -> "caroline"). Numbers stay whole ("2023", "3.5" -> "3", "5").
+ * 3. Han, Hiragana, Katakana and Hangul runs (written without spaces) become overlapping
+ *    character bigrams, plus the single character when the run is one character long
+ *    ("東京都" -> "東京", "京都"), so a query of two or more characters finds the text it occurs in.
+ * 4. English stop-words ({@link ENGLISH_STOP_WORDS}) are dropped; the rest are stemmed with the
+ *    Porter stemmer of the `stemmer` package ("painting", "paints" -> "paint"). Words with digits
+ *    and non-Latin words are not stemmed.
+ */
+import { stemmer } from 'stemmer'
+
+/**
+ * English stop-words left out of the index and of queries: articles, pronouns, auxiliaries,
+ * prepositions, conjunctions and question words. A query made only of stop-words finds nothing by
+ * rank (the substring rule still applies, see `createSearchIndex`).
+ */
+export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set(`
+a about above after again against all am an and any are aren as at be because been before being below
+between both but by can cannot could couldn did didn do does doesn doing don down during each few for from
+further had hadn has hasn have haven having he her here hers herself him himself his how i if in into is isn
+it its itself just let me more most mustn my myself no nor not now of off on once only or other ought our
+ours ourselves out over own same shan she should shouldn so some such than that the their theirs them
+themselves then there these they this those through to too under until up very was wasn we were weren
+what when where which while who whom whose why will with won would wouldn you your yours yourself
+yourselves also yet ever may might must shall s t d ll m re ve
+get gets getting got gotten go goes going gone went like likely many much say says said
+kind kinds type types sort thing things way ways one ones something anything
+`.trim().split(/\s+/))
+
+const WORD = /[\p{L}\p{N}\p{M}]+(?:['’][\p{L}]+)?/gu
+const CLITIC = /['’](?:s|t|re|ve|ll|d|m)$/u
+const SPACELESS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+const SPACELESS_RUNS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}ー]+/gu
+const LATIN_WORD = /^[a-z]+$/
+
+/** Lower case, compatibility-normalized, without accents (the form every term and snippet search uses). */
+export function foldText(text: string): string {
+  return text.normalize('NFKC').toLowerCase().normalize('NFD').replace(/\p{M}+/gu, (marks, at: number, whole: string) =>
+    // Keep marks that are part of a spaceless script's syllables (Japanese dakuten), drop accents elsewhere.
+    at > 0 && SPACELESS.test(whole[at - 1]!) ? marks : '',
+  ).normalize('NFC')
+}
+
+/** The stem of one folded word: Porter for plain Latin words of 3+ letters, the word itself otherwise. */
+export function stemWord(word: string): string {
+  return word.length > 2 && LATIN_WORD.test(word) ? stemmer(word) : word
+}
+
+/** One token of a text: the folded word as written (`surface`) and its index term. */
+export interface TextToken {
+  surface: string
+  term: string
+}
+
+/**
+ * The index terms of `text`, in order (repeats kept: term frequency counts them). Stop-words are
+ * dropped. Never throws; `''` gives `[]`.
+ */
+export function tokenize(text: string): string[] {
+  return tokenizeWords(text).map(token => token.term)
+}
+
+/** Like {@link tokenize}, with each term's folded surface word (used to correct misspelt query words). */
+export function tokenizeWords(text: string): TextToken[] {
+  const tokens: TextToken[] = []
+  for (const match of foldText(text).matchAll(WORD)) {
+    const word = match[0].replace(CLITIC, '').replace(/['’]/gu, '')
+    if (SPACELESS.test(word)) {
+      spacelessTerms(word, tokens)
+      continue
+    }
+    if (ENGLISH_STOP_WORDS.has(word)) continue
+    tokens.push({ surface: word, term: stemWord(word) })
+  }
+  return tokens
+}
+
+// A word may mix scripts ("iphone用"): Latin parts are words, spaceless runs become bigrams.
+function spacelessTerms(word: string, tokens: TextToken[]): void {
+  const push = (term: string) => tokens.push({ surface: term, term })
+  let last = 0
+  for (const run of word.matchAll(SPACELESS_RUNS)) {
+    const before = word.slice(last, run.index)
+    if (before !== '' && !ENGLISH_STOP_WORDS.has(before)) tokens.push({ surface: before, term: stemWord(before) })
+    const chars = Array.from(run[0])
+    if (chars.length === 1) push(chars[0]!)
+    for (let i = 0; i + 1 < chars.length; i++) push(chars[i]! + chars[i + 1]!)
+    last = run.index + run[0].length
+  }
+  const after = word.slice(last)
+  if (after !== '' && !ENGLISH_STOP_WORDS.has(after)) tokens.push({ surface: after, term: stemWord(after) })
+}
+
+/**
+ * Damerau-Levenshtein distance (optimal string alignment) of `a` and `b`, or `max + 1` as soon as
+ * it exceeds `max`. Used to match a misspelt query word to an indexed word ("educaton" -> "education").
+ */
+export function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1
+  let previousRow: number[] = []
+  let row = Array.from({ length: b.length + 1 }, (_, i) => i)
+  let beforePrevious: number[] = []
+  for (let i = 1; i <= a.length; i++) {
+    beforePrevious = previousRow
+    previousRow = row
+    row = [i]
+    let least = i
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let value = Math.min(previousRow[j]! + 1, row[j - 1]! + 1, previousRow[j - 1]! + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, beforePrevious[j - 2]! + 1)
+      row[j] = value
+      if (value < least) least = value
+    }
+    if (least > max) return max + 1
+  }
+  return row[b.length]!
+}
