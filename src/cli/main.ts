@@ -16,6 +16,7 @@ import { loadAgent, resolveRoot } from './load-agent.ts'
 import { openMemoryStore } from '../memory/open-store.ts'
 import { compactCommand, verifyCommand } from './commands/log.ts'
 import { mcpCommand } from './commands/mcp.ts'
+import { exportCommand, withFileImport } from './commands/transfer.ts'
 import { rejectUnknownOptions, routesBase, runRemoteChat } from './commands/dev-url.ts'
 
 /** Default user id of CLI invocations (`--user`). */
@@ -165,7 +166,7 @@ const search = defineCommand({
 
 const memoryCommand = defineCommand({
   meta: { name: 'memory', description: 'Work with an agent\'s memory stores: import, list, search' },
-  subCommands: { import: importCommand, list, search, verify: verifyCommand, compact: compactCommand },
+  subCommands: { import: withFileImport(importCommand), export: exportCommand, list, search, verify: verifyCommand, compact: compactCommand },
 })
 
 /** The `agent` command tree. */

@@ -10,6 +10,8 @@ import { validateScope } from './scope.ts'
 import type { MemoryStoreConfig } from './schemas.ts'
 import { createMemoryTools, storeAllows } from './tools.ts'
 import { recallProvider } from './recall.ts'
+import { withRetention } from './retention.ts'
+import type { AgentDefinition } from '../agent/types.ts'
 import type { ActiveMemoryStore } from './tools.ts'
 import type { MemoryOptions, MemoryScope, MemoryStoreAdapter } from './types.ts'
 
@@ -38,7 +40,13 @@ export interface MemoryStoreResolution {
  * @throws `MEMORY_SCOPE_FUNCTION_FAILED` when the scope function throws (the run fails before the
  * model is called); `MEMORY_SCOPE_REQUIRED` / `MEMORY_SCOPE_INVALID` for a scope that would widen;
  * `MEMORY_ADAPTER_FAILED` when a factory throws a plain error (its AgentError passes through);
- * `MEMORY_ADAPTER_REQUIRED` when a factory returns no adapter.
+ * `MEMORY_ADAPTER_REQUIRED` when a factory returns no adapter; `MEMORY_RETENTION_UNSUPPORTED` when
+ * the store sets `retention.maxAge` or `retention.hardDelete` and its adapter has no memory log.
+ *
+ * A store with `retention` resolves to its adapter behind `withRetention` (retention.ts): `maxAge`
+ * hides older records at once, writes apply `maxItems` and `maxAge`, deletes erase with
+ * `hardDelete`. Every path that resolves the store (tools, recall, `openMemoryStore`, the CLI)
+ * gets the same behaviour (issue 5, "Retention").
  */
 export async function resolveMemoryStore(config: MemoryStoreConfig, context: MemoryStoreResolution): Promise<{ scope: MemoryScope; adapter: MemoryStoreAdapter } | undefined> {
   let scope = config.scope
@@ -60,7 +68,23 @@ export async function resolveMemoryStore(config: MemoryStoreConfig, context: Mem
     if (value === undefined) return undefined
     scope = validateScope(value, config.name)
   }
-  return { scope, adapter: await resolveAdapter(config, context) }
+  const adapter = await resolveAdapter(config, context)
+  return { scope, adapter: config.retention ? withRetention(adapter, config.retention, config.name) : adapter }
+}
+
+/**
+ * The validated options of one memory store of an agent (`memory()` capability), for code that
+ * needs a store's settings outside a run (for example `retention.export` in `agent memory export`).
+ *
+ * @throws `MEMORY_NOT_CONFIGURED` when the agent has no `memory()`; `MEMORY_STORE_UNKNOWN` when it has no such store.
+ */
+export function memoryStoreConfigOf(agent: Pick<AgentDefinition, 'name' | 'capabilities'>, store: string): MemoryStoreConfig {
+  const capability = agent.capabilities.find((c): c is MemoryCapability => c.id === 'memory' && !!(c as Partial<MemoryCapability>).options)
+  if (!capability) throw agentError('MEMORY_NOT_CONFIGURED', `agent "${agent.name}" has no memory() capability`, 'add memory({ stores: { agent: { adapter, scope } } }) to the agent\'s capabilities')
+  const configs = parseMemoryOptions(capability.options)
+  const config = configs.find(c => c.name === store)
+  if (!config) throw agentError('MEMORY_STORE_UNKNOWN', `the agent has no memory store named "${store}"`, `pass one of ${configs.map(c => `"${c.name}"`).join(', ')}`, { store })
+  return config
 }
 
 async function resolveAdapter(config: MemoryStoreConfig, context: MemoryStoreResolution): Promise<MemoryStoreAdapter> {
@@ -125,8 +149,8 @@ export interface MemoryCapability extends AgentCapability {
  *
  * Options are validated now (definition time) with {@link parseMemoryOptions}; see it for the
  * errors thrown (`MEMORY_STORES_REQUIRED`, `MEMORY_ADAPTER_REQUIRED`, `MEMORY_SCOPE_REQUIRED`,
- * `MEMORY_SCOPE_INVALID`, `MEMORY_OPTIONS_INVALID`). `retention` is accepted and validated but
- * not read (reserved, as documented).
+ * `MEMORY_SCOPE_INVALID`, `MEMORY_OPTIONS_INVALID`). `retention` is applied by
+ * {@link resolveMemoryStore} (issue 5; see docs/memory-kinds-and-retention.md).
  *
  * At each invocation `resolve(context)`, for each store in declaration order:
  * 1. resolves the scope: the static scope, or the scope function called with
@@ -164,6 +188,8 @@ export function memory(options: MemoryOptions): MemoryCapability {
           name: config.name, adapter, scope, allowKinds: config.allowKinds,
           search: config.search, read: config.read, writeMode: config.writeMode, writePolicy: config.writePolicy,
           searchMode: config.searchMode, ...(config.embed !== undefined ? { embed: config.embed } : {}),
+          maxContentLength: config.maxContentLength, hardDelete: config.retention?.hardDelete === true,
+          ...(config.writeFilter ? { writeFilter: config.writeFilter } : {}), ...(config.enrich ? { enrich: config.enrich } : {}),
         }
         active.push(store)
         // Recall is independent of the tools: a store can recall with every tool switched off.

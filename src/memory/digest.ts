@@ -16,9 +16,35 @@
  * @throws TypeError for a `bigint` or a circular structure (as `JSON.stringify` does).
  */
 export function canonicalJson(value: unknown): string {
+  // Fast path: when every object already lists its keys in sorted order, JSON.stringify writes
+  // the canonical form natively (no toJSON and no cycles seen, so the rules are the same).
+  if (hasSortedKeys(value, 0)) return JSON.stringify(value) ?? 'null'
   const text = canonicalize(value, new Set())
   // Top-level undefined has no JSON form; callers always pass objects, but keep the contract total.
   return text ?? 'null'
+}
+
+/**
+ * True when `value` is JSON data (no `toJSON`) whose objects, at every depth, enumerate their keys
+ * in sorted order: then `JSON.stringify(value)` is its canonical JSON. False also past a depth of
+ * 64 (the slow path reports cycles). Used by replay to check a parsed line cheaply.
+ */
+export function hasSortedKeys(value: unknown, depth = 0): boolean {
+  if (value === null || typeof value !== 'object') return true
+  if (depth > 64) return false
+  if (Array.isArray(value)) {
+    for (const item of value) if (!hasSortedKeys(item, depth + 1)) return false
+    return true
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false
+  let last: string | undefined
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) return false
+    if (last !== undefined && !(last < key)) return false
+    last = key
+    if (!hasSortedKeys((value as Record<string, unknown>)[key], depth + 1)) return false
+  }
+  return true
 }
 
 function canonicalize(value: unknown, seen: Set<object>): string | undefined {
@@ -78,6 +104,29 @@ async function loadHasher(): Promise<Hasher> {
     for (const byte of bytes) hex += byte.toString(16).padStart(2, '0')
     return hex
   }
+}
+
+let syncHasher: Promise<((text: string) => string) | undefined> | undefined
+
+/**
+ * The synchronous SHA-256 of `node:crypto` (`crypto.hash` where it exists, else `createHash`),
+ * as a function of text to 64 lowercase hex characters, or `undefined` where only Web Crypto
+ * exists (then use {@link sha256Hex}). Replay hashes every line with it: no promise per line.
+ */
+export function sha256HexSync(): Promise<((text: string) => string) | undefined> {
+  syncHasher ??= (async () => {
+    try {
+      const crypto = await import('node:crypto')
+      const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash
+      if (typeof oneShot === 'function') return (text: string) => oneShot('sha256', text, 'hex')
+      if (typeof crypto.createHash === 'function') return (text: string) => crypto.createHash('sha256').update(text, 'utf8').digest('hex')
+    }
+    catch {
+      // Not on Node.
+    }
+    return undefined
+  })()
+  return syncHasher
 }
 
 /**

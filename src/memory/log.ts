@@ -55,7 +55,7 @@
  */
 import { agentError } from '../errors.ts'
 import type { Workspace } from '../workspace/types.ts'
-import { canonicalJson, sha256Hex } from './digest.ts'
+import { canonicalJson, hasSortedKeys, sha256Hex, sha256HexSync } from './digest.ts'
 import {
   applyEvent,
   emptyRecordState,
@@ -395,6 +395,12 @@ class CorruptLine extends Error {
  */
 async function scanBytes(handle: LogHandle, bytes: Uint8Array): Promise<void> {
   const events: Array<{ event: MemoryEvent; line: number }> = []
+  // One decode for the whole read: a `\n` byte is never part of a multi-byte sequence, so the
+  // n-th newline of the text is the n-th newline byte (byte offsets still come from `bytes`).
+  const whole = decoder.decode(bytes)
+  const hash = await sha256HexSync()
+  const interner: Interner = new Map()
+  let textAt = 0
   let at = 0
   let line = handle.lines
   let prev = handle.lastDigest
@@ -404,11 +410,13 @@ async function scanBytes(handle: LogHandle, bytes: Uint8Array): Promise<void> {
   let skipped = 0
   for (let end = bytes.indexOf(10, at); end !== -1; end = bytes.indexOf(10, at)) {
     line++
-    const text = decoder.decode(bytes.subarray(at, end))
+    const textEnd = whole.indexOf('\n', textAt)
+    const text = whole.slice(textAt, textEnd)
+    textAt = textEnd + 1
     at = end + 1
     let event: MemoryEvent
     try {
-      event = await checkLine(text, line, prev)
+      event = hash ? checkLineSync(text, line, prev, hash, interner) : await checkLine(text, line, prev)
     }
     catch (error) {
       if (!(error instanceof CorruptLine) || !handle.options.readPastCorruption) throw error
@@ -459,7 +467,8 @@ async function scanBytes(handle: LogHandle, bytes: Uint8Array): Promise<void> {
   handle.lines = committedCount
   handle.lastDigest = committedDigest
   handle.offset += committedAt
-  handle.tail = bytes.subarray(committedAt)
+  // A copy: a view would keep the whole read buffer alive as long as the handle.
+  handle.tail = committedAt === bytes.length ? EMPTY : bytes.slice(committedAt)
   handle.skipped += skipped
 }
 
@@ -497,6 +506,186 @@ async function checkLine(text: string, line: number, prev: string | null): Promi
     for (const field of PAYLOAD_FIELDS[event.type]) if (record[field] !== undefined) payload[field] = record[field]
     if ((await sha256Hex(canonicalJson(payload))) !== event.payloadDigest) throw new CorruptLine(line, 'the payload digest does not match the payload (it was changed after it was written)')
   }
+  return event
+}
+
+/**
+ * Checks that `text` (a line JSON.parse accepted as an object) is canonical JSON in one pass,
+ * without serializing anything: no whitespace outside strings, keys strictly increasing in
+ * UTF-16 order in every object, only the escapes JSON.stringify writes (\" \\ \b \f \n \r \t),
+ * numbers as JavaScript writes them. Returns the top-level keys and where each member starts
+ * (plus one past the closing brace), `false` when the text is not canonical, or `undefined` when it holds
+ * a `\u` escape or an escaped key (the caller then uses the general check).
+ */
+function canonicalMembers(text: string): { keys: string[]; starts: number[] } | false | undefined {
+  const length = text.length
+  if (text.charCodeAt(0) !== 123 || text.charCodeAt(length - 1) !== 125) return false
+  const keys: string[] = []
+  const starts: number[] = []
+  // Per depth: 1 object, 2 array; and the last key seen in each open object.
+  const kinds: number[] = [0]
+  const lastKeys: Array<string | undefined> = [undefined]
+  let depth = 0
+  let expectKey = false
+  let at = 0
+  while (at < length) {
+    const code = text.charCodeAt(at)
+    if (code === 34) {
+      let end = at + 1
+      let escaped = false
+      for (;;) {
+        const inner = text.charCodeAt(end)
+        if (inner === 34) break
+        if (inner === 92) {
+          const next = text.charCodeAt(end + 1)
+          if (next === 117) return undefined
+          if (next !== 34 && next !== 92 && next !== 98 && next !== 102 && next !== 110 && next !== 114 && next !== 116) return false
+          escaped = true
+          end += 2
+          continue
+        }
+        if (Number.isNaN(inner)) return false
+        end++
+      }
+      if (expectKey) {
+        if (escaped) return undefined
+        const key = text.slice(at + 1, end)
+        const last = lastKeys[depth]
+        if (last !== undefined && !(last < key)) return false
+        lastKeys[depth] = key
+        if (depth === 1) {
+          keys.push(key)
+          starts.push(at)
+        }
+        if (text.charCodeAt(end + 1) !== 58) return false
+        expectKey = false
+        at = end + 2
+        continue
+      }
+      at = end + 1
+      continue
+    }
+    if (code === 123) {
+      depth++
+      kinds[depth] = 1
+      lastKeys[depth] = undefined
+      expectKey = true
+      at++
+      continue
+    }
+    if (code === 91) {
+      depth++
+      kinds[depth] = 2
+      at++
+      continue
+    }
+    if (code === 125 || code === 93) {
+      expectKey = false
+      // One past the closing brace, so that every member ends one character before the next start.
+      if (depth === 1 && code === 125) starts.push(at + 1)
+      depth--
+      at++
+      continue
+    }
+    if (code === 44) {
+      if (kinds[depth] === 1) expectKey = true
+      at++
+      continue
+    }
+    if (code === 116 || code === 110) {
+      at += 4
+      continue
+    }
+    if (code === 102) {
+      at += 5
+      continue
+    }
+    if (code === 45 || (code >= 48 && code <= 57)) {
+      let end = at + 1
+      for (let next = text.charCodeAt(end); (next >= 48 && next <= 57) || next === 46 || next === 101 || next === 69 || next === 43 || next === 45; next = text.charCodeAt(++end));
+      const token = text.slice(at, end)
+      if (String(Number(token)) !== token) return false
+      at = end
+      continue
+    }
+    return false
+  }
+  return depth === 0 && starts.length === keys.length + 1 ? { keys, starts } : false
+}
+
+/** Parsed values of repeated field texts (scopes, audits, empty lists and objects), shared by the records of one read. */
+type Interner = Map<string, unknown>
+const INTERNED_FIELDS = new Set(['scope', 'audit', 'tags', 'metadata', 'provenance', 'supersedes'])
+const INTERNER_MAX = 10_000
+const HEADER_SET: ReadonlySet<string> = new Set(HEADER_FIELDS)
+const PAYLOAD_SETS = Object.fromEntries(Object.entries(PAYLOAD_FIELDS).map(([type, fields]) => [type, new Set(fields)])) as Record<string, ReadonlySet<string>>
+
+/**
+ * {@link checkLine} with a synchronous hash, without re-serializing the line from scratch: each
+ * top-level value is written back with `JSON.stringify` (canonical when its objects list their
+ * keys in sorted order, which {@link hasSortedKeys} checks), the pieces must rebuild the line
+ * exactly, and the header and payload texts that the digests cover are joined from the same
+ * pieces. Lines whose objects are not in enumeration order (integer-like keys) take the general
+ * path. Same checks, same reasons as {@link checkLine}.
+ */
+function checkLineSync(text: string, line: number, prev: string | null, hash: (text: string) => string, interner: Interner): MemoryEvent {
+  if (text.length === 0 || (text.charCodeAt(0) <= 32 && text.trim() === '')) throw new CorruptLine(line, 'the line is empty')
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  }
+  catch {
+    throw new CorruptLine(line, 'the line is not valid JSON')
+  }
+  const event = parseEvent(value)
+  if (typeof event === 'string') throw new CorruptLine(line, event)
+  if (event.seq !== line) throw new CorruptLine(line, `seq is ${event.seq}, expected ${line}`)
+  if (event.prev !== prev) throw new CorruptLine(line, 'prev does not match the digest of the previous line (the chain is broken)')
+  const record = event as unknown as Record<string, unknown>
+  const notCanonical = () => new CorruptLine(line, 'the line is not in canonical JSON form (it was reformatted after it was written)')
+  const changed = () => new CorruptLine(line, 'digest does not match the line (it was changed after it was written)')
+  const payloadChanged = () => new CorruptLine(line, 'the payload digest does not match the payload (it was changed after it was written)')
+  const members = canonicalMembers(text)
+  if (members === false) throw notCanonical()
+  if (members === undefined) {
+    // General path (rare: \u escapes): full canonical form and digests over rebuilt objects.
+    if (canonicalJson(value) !== text) throw notCanonical()
+    if (event.v === 1) {
+      const { digest, ...rest } = event
+      if (hash(canonicalJson(rest)) !== digest) throw changed()
+      return event
+    }
+    const header: Record<string, unknown> = {}
+    for (const field of HEADER_FIELDS) if (record[field] !== undefined) header[field] = record[field]
+    if (hash(canonicalJson(header)) !== event.digest) throw changed()
+    if (!event.erased && hash(canonicalJson(payloadFields(record as MemoryEventDraft & Record<string, unknown>))) !== event.payloadDigest) throw payloadChanged()
+    return event
+  }
+  const { keys, starts } = members
+  const part = (index: number) => text.slice(starts[index]!, starts[index + 1]! - 1)
+  const header: string[] = []
+  const payload: string[] = []
+  const payloadSet = PAYLOAD_SETS[event.type]
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index]!
+    if (key === 'digest') continue
+    if (event.v === 1 || HEADER_SET.has(key)) header.push(part(index))
+    else if (payloadSet?.has(key)) payload.push(part(index))
+  }
+  if (hash(`{${header.join(',')}}`) !== event.digest) throw changed()
+  if (event.v === 2 && !event.erased && hash(`{${payload.join(',')}}`) !== event.payloadDigest) throw payloadChanged()
+  // Share the parsed values of repeated texts (a scope, an audit block, `[]`, `{}`) between records.
+  if (interner.size > INTERNER_MAX) interner.clear()
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index]!
+    if (!INTERNED_FIELDS.has(key)) continue
+    const piece = part(index)
+    if (piece.length > 512) continue
+    const known = interner.get(piece)
+    if (known !== undefined) record[key] = known
+    else interner.set(piece, key === 'scope' ? Object.freeze(record[key]) : record[key])
+  }
+  if (record.createdAt === record.at) record.createdAt = record.at
   return event
 }
 

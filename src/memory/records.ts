@@ -8,7 +8,8 @@
  * lists record ids, the store marks those records as superseded. `memory_delete` is a soft
  * delete. The JSONL store appends a tombstone and keeps the original line").
  */
-import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryScope } from './types.ts'
+import type { MemoryAudit, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope } from './types.ts'
+import { duplicateKey } from './dedupe.ts'
 import { sameScope, scopeKey, validateScope } from './scope.ts'
 import type { MemorySearchIndex } from './search.ts'
 
@@ -41,6 +42,10 @@ export interface MemoryRememberDraft extends MemoryEventHead {
   metadata: Record<string, unknown>
   pinned: boolean
   confidence?: number
+  /** Issue 5: the structured episode of an episodic record, and keywords/topics metadata (absent when not given). */
+  episode?: MemoryEpisode
+  keywords?: string[]
+  topics?: string[]
   supersedes: string[]
   provenance: MemoryProvenance
   /** ISO 8601; equals `at` unless the caller (an import) kept an original time. */
@@ -107,6 +112,8 @@ export interface MemoryRecordState {
   indexes: Map<string, MemorySearchIndex>
   /** Ids of erased (hard-deleted) records. */
   erased: Set<string>
+  /** Active records by `duplicateKey(partition, kind, content)` (dedupe.ts): the duplicate check of a write (issue 5). */
+  contentKeys: Map<string, string>
   /** Makes the index of a new partition (the log passes `createSearchIndex` of `search.ts`). */
   createIndex: () => MemorySearchIndex
 }
@@ -117,7 +124,7 @@ export interface MemoryRecordState {
  * which imports this one).
  */
 export function emptyRecordState(createIndex?: () => MemorySearchIndex): MemoryRecordState {
-  return { records: new Map(), partitions: new Map(), indexes: new Map(), erased: new Set(), createIndex: createIndex ?? (() => defaultIndexFactory()) }
+  return { records: new Map(), partitions: new Map(), indexes: new Map(), erased: new Set(), contentKeys: new Map(), createIndex: createIndex ?? (() => defaultIndexFactory()) }
 }
 
 let defaultIndexFactory: () => MemorySearchIndex = () => {
@@ -139,7 +146,7 @@ export function partitionIndex(state: MemoryRecordState, store: string, scope: M
 
 /** Names of the payload fields of each event type (format version 2 digests them apart from the header). */
 export const PAYLOAD_FIELDS: Readonly<Record<MemoryEventType, readonly string[]>> = {
-  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'supersedes', 'provenance', 'createdAt'],
+  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'supersedes', 'provenance', 'createdAt'],
   supersede: ['supersededBy'],
   delete: ['reason'],
   erase: ['reason'],
@@ -162,8 +169,16 @@ export function payloadFields(event: { type: MemoryEventType } & Record<string, 
  * @throws AgentError `MEMORY_SCOPE_*` when `scope` is invalid.
  */
 export function partitionKey(store: string, scope: MemoryScope): string {
-  return JSON.stringify([store, scopeKey(scope)])
+  // Replay freezes the scope objects it shares between records: their key cannot change, so it is cached.
+  if (!Object.isFrozen(scope)) return JSON.stringify([store, scopeKey(scope)])
+  let byStore = frozenScopeKeys.get(scope)
+  if (!byStore) frozenScopeKeys.set(scope, byStore = new Map())
+  let key = byStore.get(store)
+  if (key === undefined) byStore.set(store, key = JSON.stringify([store, scopeKey(scope)]))
+  return key
 }
+
+const frozenScopeKeys = new WeakMap<MemoryScope, Map<string, string>>()
 
 /** Looks a record up by id (the state's map, or an overlay over it while a write is checked). */
 export type MemoryRecordLookup = (id: string) => MemoryRecord | undefined
@@ -219,6 +234,9 @@ export function foldEvent(previous: MemoryRecord | undefined, event: MemoryEvent
       metadata: event.metadata,
       pinned: event.pinned,
       ...(event.confidence !== undefined ? { confidence: event.confidence } : {}),
+      ...(event.episode !== undefined ? { episode: event.episode } : {}),
+      ...(event.keywords !== undefined ? { keywords: event.keywords } : {}),
+      ...(event.topics !== undefined ? { topics: event.topics } : {}),
       supersedes: event.supersedes,
       provenance: event.provenance,
       audit: event.audit,
@@ -247,8 +265,18 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft): M
   const lookup: MemoryRecordLookup = id => state.records.get(id)
   const conflict = eventConflict(lookup, event, state.erased)
   if (conflict) throw new Error(conflict)
-  const record = foldEvent(lookup(event.recordId), event)
+  const previous = lookup(event.recordId)
+  const record = foldEvent(previous, event)
   const partition = partitionKey(event.store, event.scope)
+  // The duplicate map holds active records only (dedupe.ts).
+  if (event.type === 'remember') {
+    const key = duplicateKey(partition, record.kind, record.content)
+    if (!state.contentKeys.has(key)) state.contentKeys.set(key, record.id)
+  }
+  else if (previous?.status === 'active') {
+    const key = duplicateKey(partition, previous.kind, previous.content)
+    if (state.contentKeys.get(key) === previous.id) state.contentKeys.delete(key)
+  }
   if (event.type === 'erase') {
     state.records.delete(record.id)
     state.erased.add(record.id)
@@ -328,6 +356,9 @@ export function parseEvent(value: unknown): MemoryEvent | string {
       if (!isObject(value.metadata)) return 'metadata is not an object'
       if (typeof value.pinned !== 'boolean') return 'pinned is not a boolean'
       if (value.confidence !== undefined && typeof value.confidence !== 'number') return 'confidence is not a number'
+      if (value.episode !== undefined && !(isObject(value.episode) && typeof value.episode.observation === 'string' && ['thoughts', 'action', 'result'].every(field => (value.episode as Record<string, unknown>)[field] === undefined || typeof (value.episode as Record<string, unknown>)[field] === 'string'))) return 'episode is not an object with a text observation'
+      if (value.keywords !== undefined && !isStringArray(value.keywords)) return 'keywords is not a list of strings'
+      if (value.topics !== undefined && !isStringArray(value.topics)) return 'topics is not a list of strings'
       if (!isStringArray(value.supersedes)) return 'supersedes is not a list of ids'
       if (!isObject(value.provenance)) return 'provenance is not an object'
       if (!isInstant(value.createdAt)) return 'createdAt is not an ISO 8601 instant'
@@ -358,6 +389,17 @@ const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.
  */
 export function parseInstant(value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined
+  // A line checks `at` and then an equal `createdAt`: remember the last answer.
+  if (value === lastInstant.text) return lastInstant.time
+  const time = parseInstantText(value)
+  lastInstant.text = value
+  lastInstant.time = time
+  return time
+}
+
+const lastInstant: { text: string | undefined; time: number | undefined } = { text: undefined, time: undefined }
+
+function parseInstantText(value: string): number | undefined {
   const match = ISO_INSTANT.exec(value)
   if (!match) return undefined
   const [, year, month, day, hour = '0', minute = '0', second = '0', offsetHours = '0', offsetMinutes = '0'] = match

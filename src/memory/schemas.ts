@@ -12,7 +12,7 @@ import type { ToolPolicy, ToolPolicyDecision } from '../agent/types.ts'
 import { isInstant, parseInstant } from './records.ts'
 import { validateScope } from './scope.ts'
 import { MEMORY_SCOPE_FIELDS } from './types.ts'
-import type { MemoryScope, MemoryScopeField, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions } from './types.ts'
+import type { MemoryEnrich, MemoryScope, MemoryScopeField, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions, MemoryWriteFilter } from './types.ts'
 
 /**
  * Size limits of tool inputs (fault class "Oversized input"): a larger value is an input error
@@ -32,6 +32,8 @@ import type { MemoryScope, MemoryScopeField, MemoryStoreAdapter, MemoryStoreFact
  * - `recallWindow` `recall.preflight.conversationWindow` is 1..50 messages
  * - `recallMinChars`..`recallMaxChars` (200..100,000) code points for `recall.maxChars`, default
  *   `defaultRecallChars` 4,000 (issue 7, "respects a token or character budget")
+ * - `episodeFieldChars` 2,000 characters of each `episode` field (issue 5)
+ * - `keywords`, `topics` at most 32 each, each `keywordChars` 64 characters (issue 5)
  */
 export const MEMORY_LIMITS = {
   contentChars: 8000,
@@ -52,7 +54,27 @@ export const MEMORY_LIMITS = {
   recallMinChars: 200,
   recallMaxChars: 100000,
   defaultRecallChars: 4000,
+  episodeFieldChars: 2000,
+  keywords: 32,
+  topics: 32,
+  keywordChars: 64,
 } as const
+
+/**
+ * A retention duration: whole milliseconds (a number), or a string of digits and one unit
+ * `ms`, `s`, `m`, `h`, `d` (`'90d'`, `'12h'`). Returns milliseconds, or `undefined` when `value`
+ * is not one (or is not positive).
+ */
+export function parseDuration(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0 ? value : undefined
+  if (typeof value !== 'string') return undefined
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(value.trim())
+  if (!match) return undefined
+  const ms = Number(match[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'ms' | 's' | 'm' | 'h' | 'd']
+  return Number.isSafeInteger(ms) && ms > 0 ? ms : undefined
+}
+
+const functionOption = <T>(what: string) => z.custom<T>((value) => typeof value === 'function', { error: `expected ${what}` })
 
 /** Store names (source: the Options table, `stores` keys): `^[a-zA-Z0-9_-]{1,64}$`, like tool names. */
 export const MEMORY_STORE_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/
@@ -118,11 +140,20 @@ export const memoryStoreOptionsSchema = z.strictObject({
   write: z.strictObject({
     mode: z.enum(['off', 'tool']).default('off').describe('"tool" adds memory_remember and memory_delete'),
     policy: policySchema.default('allow').describe('Policy of the write tools on the store'),
+    filter: functionOption<MemoryWriteFilter>('a function (candidate, context) returning "accept" or { reject: reason }').optional()
+      .describe('Quality filter of memory_remember, run before approval and writing'),
+    enrich: functionOption<MemoryEnrich>('a function (candidate) returning { keywords?, topics? }').optional()
+      .describe('Fills keywords and topics of memory_remember before writing'),
+    maxContentLength: z.number().int().min(1).max(MEMORY_LIMITS.contentChars).optional()
+      .describe(`Most characters of memory_remember content (1..${MEMORY_LIMITS.contentChars}, default ${MEMORY_LIMITS.contentChars})`),
   }).optional(),
   retention: z.strictObject({
-    export: z.boolean().optional(),
-    hardDelete: z.boolean().optional(),
-  }).optional().describe('Reserved retention settings: accepted and validated, not read by memory() yet'),
+    export: z.boolean().optional().describe('false refuses exports of the store (default true)'),
+    hardDelete: z.boolean().optional().describe('Deletes and expiry erase content through the log engine (default false)'),
+    maxItems: z.number().int().min(1).optional().describe('Most active records per scope; the oldest non-pinned expire first'),
+    maxAge: z.union([z.number(), z.string()]).refine((value) => parseDuration(value) !== undefined, 'expected a positive whole number of milliseconds or a duration such as "90d", "12h", "30m", "45s"').optional()
+      .describe('Records older than this stop being returned and are erased'),
+  }).optional().describe('Retention: export, hardDelete, maxItems, maxAge'),
   search: z.strictObject({
     mode: z.enum(['ranked', 'substring']).default('ranked'),
   }).optional().describe('How memory_search and preflight recall match: "ranked" (default, BM25 full-text) or "substring" (the documented rule)'),
@@ -161,13 +192,27 @@ export interface MemoryStoreConfig {
   read: boolean
   writeMode: 'off' | 'tool'
   writePolicy: ToolPolicy
-  retention: { export?: boolean; hardDelete?: boolean } | undefined
+  /** `retention` with `maxAge` in milliseconds; `undefined` when not configured. */
+  retention: MemoryRetentionConfig | undefined
+  /** `write.filter`, `write.enrich`, `write.maxContentLength` (default `MEMORY_LIMITS.contentChars`). */
+  writeFilter: MemoryWriteFilter | undefined
+  enrich: MemoryEnrich | undefined
+  maxContentLength: number
   /** `search.mode`, default `'ranked'` (issue 7). */
   searchMode: 'ranked' | 'substring'
   /** `embed`: the embedding model of hybrid search, when configured. */
   embed: EmbeddingModel | undefined
   /** `recall` with `maxChars` filled in; `undefined` when the store recalls nothing into the prompt. */
   recall: MemoryRecallConfig | undefined
+}
+
+/** Validated `retention` of one store (see `MemoryRetentionOptions`). */
+export interface MemoryRetentionConfig {
+  export: boolean
+  hardDelete: boolean
+  maxItems?: number
+  /** `maxAge` in milliseconds. */
+  maxAgeMs?: number
 }
 
 /** Validated `recall` of one store (see `MemoryStoreOptions.recall`). */
@@ -213,7 +258,7 @@ function optionsError(issue: z.core.$ZodIssue, root: unknown, all: z.core.$ZodIs
       ? `invalid store name at ${where}: ${issue.message}`
       : `invalid value at ${where}: ${issue.message}`
   const fix = issue.code === 'unrecognized_keys'
-    ? `remove or correct the key (check its spelling against the memory() options: stores.*.adapter, scope, allowKinds, read.tools.search, read.tools.read, write.mode, write.policy, retention, search.mode, embed, recall.preload, recall.preflight, recall.maxChars)`
+    ? `remove or correct the key (check its spelling against the memory() options: stores.*.adapter, scope, allowKinds, read.tools.search, read.tools.read, write.mode, write.policy, write.filter, write.enrich, write.maxContentLength, retention.export, retention.hardDelete, retention.maxItems, retention.maxAge, search.mode, embed, recall.preload, recall.preflight, recall.maxChars)`
     : `correct ${where} (see the memory() options table)`
   return agentError('MEMORY_OPTIONS_INVALID', why, fix, details)
 }
@@ -249,7 +294,15 @@ export function parseMemoryOptions(options: unknown): MemoryStoreConfig[] {
     read: store.read?.tools?.read ?? true,
     writeMode: store.write?.mode ?? 'off',
     writePolicy: store.write?.policy ?? 'allow',
-    retention: store.retention,
+    retention: store.retention && {
+      export: store.retention.export ?? true,
+      hardDelete: store.retention.hardDelete ?? false,
+      ...(store.retention.maxItems !== undefined ? { maxItems: store.retention.maxItems } : {}),
+      ...(store.retention.maxAge !== undefined ? { maxAgeMs: parseDuration(store.retention.maxAge)! } : {}),
+    },
+    writeFilter: store.write?.filter,
+    enrich: store.write?.enrich,
+    maxContentLength: store.write?.maxContentLength ?? MEMORY_LIMITS.contentChars,
     searchMode: store.search?.mode ?? 'ranked',
     embed: store.embed,
     recall: store.recall && (store.recall.preload || store.recall.preflight)
@@ -277,6 +330,23 @@ const tagsField = z.array(
   z.string().trim().min(1, 'a tag must not be empty').max(MEMORY_LIMITS.tagChars, `a tag is at most ${MEMORY_LIMITS.tagChars} characters`),
 ).max(MEMORY_LIMITS.tags, `at most ${MEMORY_LIMITS.tags} tags`)
 
+const keywordsField = (name: 'keywords' | 'topics', max: number) => z.array(
+  z.string().trim().min(1, `a ${name === 'keywords' ? 'keyword' : 'topic'} must not be empty`).max(MEMORY_LIMITS.keywordChars, `a ${name === 'keywords' ? 'keyword' : 'topic'} is at most ${MEMORY_LIMITS.keywordChars} characters`),
+).max(max, `at most ${max} ${name}`)
+
+const episodeText = (field: string, required: boolean) => {
+  const text = z.string().trim().max(MEMORY_LIMITS.episodeFieldChars, `episode.${field} is at most ${MEMORY_LIMITS.episodeFieldChars.toLocaleString('en-US')} characters`)
+  return required ? text.min(1, `episode.${field} must not be empty`) : text.min(1, `episode.${field} must not be empty when given`).optional()
+}
+
+/** An episode of an episodic record (issue 5): `observation` required, `thoughts`, `action`, `result` optional, each at most 2,000 characters. */
+export const memoryEpisodeSchema = z.strictObject({
+  observation: episodeText('observation', true).describe('What happened: user input, context, problem'),
+  thoughts: episodeText('thoughts', false).describe('Why you chose your approach'),
+  action: episodeText('action', false).describe('What you did: tool calls, answers, steps'),
+  result: episodeText('result', false).describe('What came of it and what you learned'),
+})
+
 const instantField = z.string().refine(isInstant, 'expected an ISO 8601 instant with a time zone, for example 2025-01-31T09:00:00Z or 2025-01-31T10:00:00+01:00, or a date such as 2025-01-31 (midnight UTC)')
 
 /** Input of `memory_search` (source: the tool contract table). */
@@ -287,6 +357,8 @@ export const memorySearchInputSchema = z.strictObject({
   kinds: z.array(kindField).max(MEMORY_LIMITS.kinds, `at most ${MEMORY_LIMITS.kinds} kinds`).optional()
     .describe('Only records of these kinds, for example ["semantic", "profile"]'),
   tags: tagsField.optional().describe('Only records carrying these tags'),
+  keywords: keywordsField('keywords', MEMORY_LIMITS.keywords).optional().describe('Only records carrying all these keywords'),
+  topics: keywordsField('topics', MEMORY_LIMITS.topics).optional().describe('Only records about at least one of these topics'),
   after: instantField.optional().describe('Only records created at or after this ISO 8601 instant (with Z or an offset; a bare date means midnight UTC)'),
   before: instantField.optional().describe('Only records created before this ISO 8601 instant (with Z or an offset; a bare date means midnight UTC)'),
   limit: z.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(MEMORY_LIMITS.searchLimit, `limit is at most ${MEMORY_LIMITS.searchLimit}`)
@@ -319,6 +391,12 @@ export const memoryRememberInputSchema = z.strictObject({
   pinned: z.boolean().optional().describe('Mark the record as important'),
   confidence: z.number().min(0, 'confidence is between 0 and 1').max(1, 'confidence is between 0 and 1').optional()
     .describe('How sure you are of the content, from 0 to 1'),
+  episode: memoryEpisodeSchema.optional()
+    .describe('Only with kind "episodic": the experience as observation, thoughts, action and result'),
+  keywords: keywordsField('keywords', MEMORY_LIMITS.keywords).optional()
+    .describe(`Search keywords (at most ${MEMORY_LIMITS.keywords}, each at most ${MEMORY_LIMITS.keywordChars} characters)`),
+  topics: keywordsField('topics', MEMORY_LIMITS.topics).optional()
+    .describe(`Broad topics such as "food" or "billing" (at most ${MEMORY_LIMITS.topics})`),
   supersedes: z.array(idField).max(MEMORY_LIMITS.supersedes, `at most ${MEMORY_LIMITS.supersedes} ids`).optional()
     .describe('Ids of active records in this store that this record replaces; they are marked superseded'),
   provenance: z.looseObject({
@@ -329,6 +407,9 @@ export const memoryRememberInputSchema = z.strictObject({
   }).catchall(z.json())
     .refine((p) => jsonBytes(p) <= MEMORY_LIMITS.provenanceBytes, `provenance is larger than ${MEMORY_LIMITS.provenanceBytes} bytes as JSON`)
     .optional().describe('Where the information came from; fields given here replace the defaults taken from the current run'),
+}).refine((input) => input.episode === undefined || input.kind === 'episodic', {
+  message: '`episode` is only for kind "episodic": pass kind "episodic" or leave `episode` out',
+  path: ['episode'],
 })
 
 /** Input of `memory_delete` (source: the tool contract table). */

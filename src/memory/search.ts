@@ -10,6 +10,7 @@ import { agentError } from '../errors.ts'
 import { isInstant, parseInstant } from './records.ts'
 import { MEMORY_LIMITS } from './schemas.ts'
 import { editDistance, foldText, stemWord, tokenizeWords } from './text.ts'
+import { searchableContent, searchableTags } from './kinds.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery } from './types.ts'
 
 /** Results returned when a query gives no `limit` (source: capability document). */
@@ -43,8 +44,9 @@ export function searchRecords(records: readonly MemoryRecord[], query: MemorySea
     if (record.status !== 'active') return
     const created = parseInstant(record.createdAt) ?? Number.NaN
     if (!passesFilters(record, created, checked)) return
-    let score = countOccurrences(record.title ?? '', needle) + countOccurrences(record.content, needle)
-    for (const tag of record.tags) score += countOccurrences(tag, needle)
+    // Issue 5: the episode is read with the content; keywords and topics with the tags.
+    let score = countOccurrences(record.title ?? '', needle) + countOccurrences(searchableContent(record), needle)
+    for (const tag of searchableTags(record)) score += countOccurrences(tag, needle)
     if (score > 0) hits.push({ record, score, position, created })
   })
   hits.sort((a, b) => b.score - a.score || b.created - a.created || b.position - a.position)
@@ -71,8 +73,11 @@ export function recordMatchesFilters(record: MemoryRecord, query: MemorySearchQu
 }
 
 /** The `kinds`, `tags`, `after` and `before` conditions (applied before any limit). */
-function passesFilters(record: MemoryRecord, created: number, { kinds, tags, after, before }: CheckedQuery): boolean {
+function passesFilters(record: MemoryRecord, created: number, { kinds, tags, after, before, keywords, topics }: CheckedQuery): boolean {
   if (kinds && !kinds.has(record.kind)) return false
+  // Issue 5: keywords all-of (like tags), topics any-of (like kinds), both case-insensitive.
+  if (keywords.length > 0 && !keywords.every(keyword => record.keywords?.some(own => own.toLowerCase() === keyword))) return false
+  if (topics && !record.topics?.some(topic => topics.has(topic.toLowerCase()))) return false
   if (after !== undefined && !(created >= after)) return false
   if (before !== undefined && !(created < before)) return false
   if (tags.length > 0) {
@@ -103,6 +108,8 @@ function checkQuery(query: MemorySearchQuery) {
     needle: query.query.toLowerCase(),
     kinds: query.kinds ? new Set<string>(query.kinds) : undefined,
     tags: (query.tags ?? []).map(tag => tag.toLowerCase()),
+    keywords: (query.keywords ?? []).map(keyword => keyword.toLowerCase()),
+    topics: query.topics ? new Set(query.topics.map(topic => topic.toLowerCase())) : undefined,
     after: parseInstant(query.after),
     before: parseInstant(query.before),
     limit,
@@ -259,7 +266,7 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
     if (position === undefined) positions.set(record.id, position = positions.size)
     const terms = new Map<string, [number, number, number]>()
     const lengths: [number, number, number] = [0, 0, 0]
-    const fields = [record.title ?? '', record.content, record.tags.join(' \n ')]
+    const fields = [record.title ?? '', searchableContent(record), searchableTags(record).join(' \n ')]
     const words = new Set<string>()
     fields.forEach((text, field) => {
       for (const { surface, term } of tokenizeWords(text)) {
@@ -279,7 +286,7 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
       record,
       position,
       created: parseInstant(record.createdAt) ?? Number.NaN,
-      lower: { title: (record.title ?? '').toLowerCase(), content: record.content.toLowerCase(), tags: record.tags.map(tag => tag.toLowerCase()) },
+      lower: { title: (record.title ?? '').toLowerCase(), content: searchableContent(record).toLowerCase(), tags: searchableTags(record).map(tag => tag.toLowerCase()) },
       terms,
       lengths,
       surfaces: [...words],
@@ -420,16 +427,30 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
     return rank(expanded)
   }
 
+  // Updates are taken in lazily: a replay only notes each record's latest state here, and the
+  // partition is indexed (in first-update order, so positions are the same) on its first search.
+  let pending = new Map<string, MemoryRecord>()
+  function flush(): void {
+    if (pending.size === 0) return
+    const batch = pending
+    pending = new Map()
+    for (const record of batch.values()) {
+      remove(record.id)
+      if (record.status === 'active') add(record)
+    }
+  }
+
   return {
     get size() {
+      flush()
       return docs.size
     },
     update(record) {
-      remove(record.id)
-      if (record.status === 'active') add(record)
+      pending.set(record.id, record)
     },
     search(query) {
       const checked = checkQuery(query)
+      flush()
       if (query.mode === 'substring') return substringSearch(checked).map(({ doc, score }) => ({ record: doc.record, score }))
       const terms = queryTerms(query.query)
       let scores = rank(terms)

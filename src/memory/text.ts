@@ -43,6 +43,8 @@ const LATIN_WORD = /^[a-z]+$/
 
 /** Lower case, compatibility-normalized, without accents (the form every term and snippet search uses). */
 export function foldText(text: string): string {
+  // ASCII has no compatibility forms and no accents: folding is lower-casing.
+  if (ASCII.test(text)) return text.toLowerCase()
   return text.normalize('NFKC').toLowerCase().normalize('NFD').replace(/\p{M}+/gu, (marks, at: number, whole: string) =>
     // Keep marks that are part of a spaceless script's syllables (Japanese dakuten), drop accents elsewhere.
     at > 0 && SPACELESS.test(whole[at - 1]!) ? marks : '',
@@ -51,8 +53,21 @@ export function foldText(text: string): string {
 
 /** The stem of one folded word: Porter for plain Latin words of 3+ letters, the word itself otherwise. */
 export function stemWord(word: string): string {
-  return word.length > 2 && LATIN_WORD.test(word) ? stemmer(word) : word
+  if (word.length <= 2) return word
+  let stem = stems.get(word)
+  if (stem === undefined) {
+    stem = LATIN_WORD.test(word) ? stemmer(word) : word
+    // A bounded cache: vocabularies repeat, so most words are stemmed once per process.
+    if (stems.size >= STEM_CACHE_MAX) stems.clear()
+    stems.set(word, stem)
+  }
+  return stem
 }
+
+const ASCII = /^[\x00-\x7f]*$/
+const ASCII_WORD = /[a-z0-9]+(?:'[a-z]+)?/g
+const STEM_CACHE_MAX = 50_000
+const stems = new Map<string, string>()
 
 /** One token of a text: the folded word as written (`surface`) and its index term. */
 export interface TextToken {
@@ -71,6 +86,17 @@ export function tokenize(text: string): string[] {
 /** Like {@link tokenize}, with each term's folded surface word (used to correct misspelt query words). */
 export function tokenizeWords(text: string): TextToken[] {
   const tokens: TextToken[] = []
+  if (ASCII.test(text)) {
+    // Same result as the general loop below for ASCII text, without Unicode regular expressions.
+    for (const match of text.toLowerCase().matchAll(ASCII_WORD)) {
+      let word = match[0]
+      const apostrophe = word.indexOf("'")
+      if (apostrophe !== -1) word = CLITIC.test(word) ? word.slice(0, apostrophe) : word.replace("'", '')
+      if (ENGLISH_STOP_WORDS.has(word)) continue
+      tokens.push({ surface: word, term: stemWord(word) })
+    }
+    return tokens
+  }
   for (const match of foldText(text).matchAll(WORD)) {
     const word = match[0].replace(CLITIC, '').replace(/['’]/gu, '')
     if (SPACELESS.test(word)) {

@@ -4,8 +4,10 @@
  * gets back. Built by `memory()` (capability.ts) after it resolved adapters and scopes.
  */
 import { agentError } from '../errors.ts'
+import type { AgentError } from '../errors.ts'
 import type { AgentTool, AgentToolSet, ToolExecutionContext, ToolPolicy, ToolPolicyDecision } from '../agent/types.ts'
 import {
+  MEMORY_LIMITS,
   memoryDeleteInputSchema,
   memoryReadInputSchema,
   memoryRememberInputSchema,
@@ -16,7 +18,8 @@ import type { EmbeddingModel } from 'ai'
 import { hybridSearch } from './semantic.ts'
 import { snippetOf } from './search.ts'
 import { tokenize } from './text.ts'
-import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryScope, MemoryStoreAdapter, MemoryTarget } from './types.ts'
+import { normalizeContent } from './dedupe.ts'
+import type { MemoryAudit, MemoryEnrich, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope, MemoryStoreAdapter, MemoryTarget, MemoryWriteCandidate, MemoryWriteFilter } from './types.ts'
 
 /** A store that is on for this invocation: adapter created, scope resolved and validated. */
 export interface ActiveMemoryStore {
@@ -33,6 +36,14 @@ export interface ActiveMemoryStore {
   searchMode?: 'ranked' | 'substring'
   /** `embed` of the store: hybrid search when set (issue 7). */
   embed?: EmbeddingModel
+  /** `write.maxContentLength` (issue 5); default `MEMORY_LIMITS.contentChars`. */
+  maxContentLength?: number
+  /** `write.filter` (issue 5, quality filter). */
+  writeFilter?: MemoryWriteFilter
+  /** `write.enrich` (issue 5, keywords/topics). */
+  enrich?: MemoryEnrich
+  /** `retention.hardDelete`: the adapter's delete erases (the tool says so in its result). */
+  hardDelete?: boolean
 }
 
 /** What a tool needs the store to allow. */
@@ -96,6 +107,10 @@ export interface MemorySearchResultItem {
   pinned: boolean
   /** Ranked search: the content around the best match, when the content is longer than it. */
   snippet?: string
+  /** Issue 5 fields, when the record has them. */
+  episode?: MemoryEpisode
+  keywords?: string[]
+  topics?: string[]
 }
 
 /** Model-facing record returned by `memory_read`: everything except the scope and audit. */
@@ -108,6 +123,9 @@ export interface MemoryReadResultRecord {
   metadata: Record<string, unknown>
   pinned: boolean
   confidence?: number
+  episode?: MemoryEpisode
+  keywords?: string[]
+  topics?: string[]
   status: 'active' | 'superseded'
   version: number
   supersedes: string[]
@@ -125,6 +143,8 @@ export interface MemoryCreatedRecord {
   tags: string[]
   pinned: boolean
   confidence?: number
+  keywords?: string[]
+  topics?: string[]
   supersedes: string[]
   version: number
   createdAt: string
@@ -141,14 +161,14 @@ function readResult(record: MemoryRecord): MemoryReadResultRecord {
     id: record.id, kind: record.kind, content: record.content, tags: record.tags, metadata: record.metadata, pinned: record.pinned,
     status: record.status === 'superseded' ? 'superseded' : 'active', version: record.version, supersedes: record.supersedes,
     provenance: record.provenance, createdAt: record.createdAt, updatedAt: record.updatedAt,
-  }, { title: record.title, confidence: record.confidence, supersededBy: record.supersededBy })
+  }, { title: record.title, confidence: record.confidence, episode: record.episode, keywords: record.keywords, topics: record.topics, supersededBy: record.supersededBy })
 }
 
 function createdResult(record: MemoryRecord): MemoryCreatedRecord {
   return withOptional<MemoryCreatedRecord>({
     id: record.id, kind: record.kind, tags: record.tags, pinned: record.pinned, supersedes: record.supersedes,
     version: record.version, createdAt: record.createdAt,
-  }, { title: record.title, confidence: record.confidence })
+  }, { title: record.title, confidence: record.confidence, keywords: record.keywords, topics: record.topics })
 }
 
 function notFound(store: ActiveMemoryStore, id: string) {
@@ -183,10 +203,12 @@ async function recordsFingerprint(store: ActiveMemoryStore, ids: readonly string
 }
 
 /** Whether a validated write input is bound to fail in `execute` (checked before asking for approval). */
-async function writeCannotSucceed(store: ActiveMemoryStore, tool: string, input: unknown): Promise<boolean> {
+async function writeCannotSucceed(store: ActiveMemoryStore, tool: string, input: unknown, context: ToolExecutionContext): Promise<boolean> {
   if (tool === 'memory_remember') {
     const { kind, supersedes } = input as Partial<MemoryRememberInput>
     if (store.allowKinds !== undefined && typeof kind === 'string' && !store.allowKinds.includes(kind)) return true
+    // Issue 5: the quality filter runs before approval (a rejected write is never put to the user).
+    if (await qualityRejection(store, input as MemoryRememberInput, context)) return true
     return !(await allActive(store, supersedes ?? []))
   }
   if (tool === 'memory_delete') {
@@ -199,6 +221,86 @@ async function writeCannotSucceed(store: ActiveMemoryStore, tool: string, input:
 async function allActive(store: ActiveMemoryStore, ids: readonly string[]): Promise<boolean> {
   const records = await Promise.all(ids.map((id) => store.adapter.read(targetOf(store), id)))
   return records.every((record) => record?.status === 'active')
+}
+
+function candidateOf(store: ActiveMemoryStore, input: MemoryRememberInput): MemoryWriteCandidate {
+  return withOptional<MemoryWriteCandidate>({
+    store: store.name, kind: input.kind, content: input.content, tags: input.tags ?? [], metadata: input.metadata ?? {}, pinned: input.pinned ?? false,
+    keywords: input.keywords ?? [], topics: input.topics ?? [],
+  }, { title: input.title, confidence: input.confidence, episode: input.episode })
+}
+
+/**
+ * The built-in quality checks and the store's `write.filter` (issue 5, "Quality filter"), in this
+ * order: content with no visible character after normalization (white space and format
+ * characters such as zero-width spaces only) is `MEMORY_CONTENT_EMPTY`; content longer than
+ * `write.maxContentLength` is `MEMORY_CONTENT_TOO_LONG`; a `{ reject: reason }` from the filter is
+ * `MEMORY_WRITE_REJECTED` (the reason is in the message); a filter that throws or answers
+ * something else is `MEMORY_WRITE_FILTER_FAILED`. `undefined` when the write may go on.
+ */
+async function qualityRejection(store: ActiveMemoryStore, input: MemoryRememberInput, context: ToolExecutionContext): Promise<AgentError | undefined> {
+  const details = { store: store.name }
+  if (typeof input.content !== 'string') return undefined
+  if (normalizeContent(input.content) === '') {
+    return agentError('MEMORY_CONTENT_EMPTY', `the content for memory store "${store.name}" has no visible text (only white space or invisible characters)`, 'pass the fact to remember as plain text in `content`; nothing was saved', details)
+  }
+  const max = store.maxContentLength ?? MEMORY_LIMITS.contentChars
+  if (input.content.length > max) {
+    return agentError('MEMORY_CONTENT_TOO_LONG', `the content is ${input.content.length.toLocaleString('en-US')} characters and memory store "${store.name}" takes at most ${max.toLocaleString('en-US')}`, 'remember a shorter summary, or split it into several records; nothing was saved', { ...details, length: input.content.length, maxContentLength: max })
+  }
+  if (!store.writeFilter) return undefined
+  let verdict: unknown
+  try {
+    verdict = await store.writeFilter(candidateOf(store, input), withOptional({
+      store: store.name, scope: { ...store.scope }, agent: context.agent, runId: context.runId, threadId: context.threadId,
+    }, { user: context.user }))
+  } catch (error) {
+    return agentError('MEMORY_WRITE_FILTER_FAILED', `the quality filter of memory store "${store.name}" failed: ${error instanceof Error ? error.message : String(error)}`, 'nothing was saved; try again later or tell the user the memory could not be saved', details, error)
+  }
+  if (verdict === undefined || verdict === 'accept' || verdict === true) return undefined
+  if (typeof verdict === 'object' && verdict !== null && typeof (verdict as { reject?: unknown }).reject === 'string') {
+    const reason = (verdict as { reject: string }).reject
+    return agentError('MEMORY_WRITE_REJECTED', `memory store "${store.name}" rejected the record: ${reason}`, 'do not retry the same content; remember only a specific, lasting fact, changed as the reason says, or nothing; nothing was saved', { ...details, reason })
+  }
+  if (verdict === false) {
+    return agentError('MEMORY_WRITE_REJECTED', `memory store "${store.name}" rejected the record`, 'do not retry the same content; remember only a specific, lasting fact, or nothing; nothing was saved', details)
+  }
+  return agentError('MEMORY_WRITE_FILTER_FAILED', `the quality filter of memory store "${store.name}" answered ${JSON.stringify(verdict)}, not "accept" or { reject: reason }`, 'nothing was saved; tell the user the memory could not be saved', details)
+}
+
+/** Keeps valid, distinct (case-insensitive) entries within the limits, `given` first. */
+function mergeTerms(given: readonly string[], added: unknown, max: number): string[] {
+  const out: string[] = []
+  const seen = new Set<string>()
+  for (const item of [...given, ...(Array.isArray(added) ? added : [])]) {
+    if (typeof item !== 'string') continue
+    const value = item.trim()
+    if (value === '' || value.length > MEMORY_LIMITS.keywordChars || seen.has(value.toLowerCase())) continue
+    seen.add(value.toLowerCase())
+    out.push(value)
+    if (out.length === max) break
+  }
+  return out
+}
+
+/** Runs `write.enrich`: keywords and topics merged with the model's; a failure is a warning, never a lost write. */
+async function enriched(store: ActiveMemoryStore, input: MemoryRememberInput): Promise<{ keywords?: string[]; topics?: string[]; warning?: string }> {
+  const base = withOptional<{ keywords?: string[]; topics?: string[] }>({}, { keywords: input.keywords, topics: input.topics })
+  if (!store.enrich) return base
+  let extra: unknown
+  try {
+    extra = await store.enrich(candidateOf(store, input))
+  } catch (error) {
+    return { ...base, warning: `enrich failed (${error instanceof Error ? error.message : String(error)}): saved without generated keywords and topics` }
+  }
+  if (extra === undefined) return base
+  const value = extra as { keywords?: unknown; topics?: unknown }
+  if (typeof extra !== 'object' || extra === null || (value.keywords !== undefined && !Array.isArray(value.keywords)) || (value.topics !== undefined && !Array.isArray(value.topics))) {
+    return { ...base, warning: 'enrich returned no { keywords?, topics? } lists: saved without generated keywords and topics' }
+  }
+  const keywords = mergeTerms(input.keywords ?? [], value.keywords, MEMORY_LIMITS.keywords)
+  const topics = mergeTerms(input.topics ?? [], value.topics, MEMORY_LIMITS.topics)
+  return withOptional({}, { keywords: keywords.length > 0 ? keywords : undefined, topics: topics.length > 0 ? topics : undefined })
 }
 
 /** A policy function returning the selected store's write policy; selection errors are left to `execute`. */
@@ -214,7 +316,7 @@ function writePolicy(stores: readonly ActiveMemoryStore[]): ToolPolicy {
     // record that is not active in the scope) is not put to the user: execute raises its error at
     // once instead of asking to approve a write that would fail anyway.
     const decision = typeof store.writePolicy === 'function' ? await store.writePolicy(call) : store.writePolicy
-    if (decision === 'require-approval' && (await writeCannotSucceed(store, call.tool, call.input))) return 'allow'
+    if (decision === 'require-approval' && (await writeCannotSucceed(store, call.tool, call.input, call.context))) return 'allow'
     return decision
   }
 }
@@ -242,7 +344,7 @@ function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memo
     async execute(input: MemorySearchInput, context: ToolExecutionContext) {
       const store = selectStore(stores, 'search', input.store)
       const query = withOptional({ query: input.query, limit: input.limit }, {
-        kinds: input.kinds, tags: input.tags, after: input.after, before: input.before,
+        kinds: input.kinds, tags: input.tags, keywords: input.keywords, topics: input.topics, after: input.after, before: input.before,
         mode: store.searchMode === 'substring' ? 'substring' as const : undefined,
       })
       const hits = store.embed && store.searchMode !== 'substring'
@@ -254,7 +356,7 @@ function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memo
         const shown = store.searchMode === 'substring' ? undefined : snippet ?? snippetOf(record.content, terms, input.query.toLowerCase())
         return withOptional<MemorySearchResultItem>({
           id: record.id, kind: record.kind, content: record.content, tags: record.tags, score, createdAt: record.createdAt, pinned: record.pinned,
-        }, { title: record.title, snippet: shown !== undefined && shown !== record.content ? shown : undefined })
+        }, { title: record.title, snippet: shown !== undefined && shown !== record.content ? shown : undefined, episode: record.episode, keywords: record.keywords, topics: record.topics })
       })
       return { store: store.name, results }
     },
@@ -278,7 +380,7 @@ function readTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memory
 
 function rememberTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memoryRememberInputSchema> {
   return {
-    description: `Save a durable memory record (a fact, event, procedure or profile detail) for later runs. ${describeStores(stores, 'write')}`,
+    description: `Save a durable memory record (a fact, event, procedure or profile detail) for later runs. Content the store already holds in the same kind (ignoring case and spacing) is not saved twice: the result then says action "duplicate". For kind "episodic", put the experience in \`episode\` (observation, thoughts, action, result). ${describeStores(stores, 'write')}`,
     inputSchema: memoryRememberInputSchema,
     policy: writePolicy(stores),
     approvalReason(input: MemoryRememberInput) {
@@ -299,22 +401,31 @@ function rememberTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof me
           allowed.length > 0 ? `use one of the kinds ${quoteList(allowed)}` : `this store accepts no kinds: do not remember into "${store.name}"`,
           { store: store.name, kind: input.kind, allowKinds: [...allowed] })
       }
+      const rejection = await qualityRejection(store, input, context)
+      if (rejection) throw rejection
+      const { warning, ...metadataTerms } = await enriched(store, input)
       // Defaults first, then the model's fields: documented as replaceable, hence not trusted (audit is).
       const provenance: MemoryProvenance = {
         runId: context.runId, threadId: context.threadId, source: 'tool', toolName: 'memory_remember', ...input.provenance,
       }
+      let duplicate = false
       const record = await store.adapter.append(targetOf(store), withOptional({ kind: input.kind, content: input.content, provenance }, {
         title: input.title, tags: input.tags, metadata: input.metadata, pinned: input.pinned, confidence: input.confidence,
+        episode: input.episode, keywords: metadataTerms.keywords, topics: metadataTerms.topics,
         supersedes: input.supersedes ? [...new Set(input.supersedes)] : undefined,
-      }), { audit: auditOf(context) })
-      return { action: 'created' as const, store: store.name, record: createdResult(record) }
+      }), { audit: auditOf(context), duplicates: 'skip', onDuplicate: () => { duplicate = true } })
+      const warnings = warning ? { warnings: [warning] } : {}
+      if (duplicate) {
+        return { action: 'duplicate' as const, store: store.name, record: createdResult(record), note: `memory store "${store.name}" already has this content as an active ${record.kind} record; nothing was saved`, ...warnings }
+      }
+      return { action: 'created' as const, store: store.name, record: createdResult(record), ...warnings }
     },
   }
 }
 
 function deleteTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memoryDeleteInputSchema> {
   return {
-    description: `Delete a memory record by id (soft delete: it stops appearing in search and read; the log keeps it). ${describeStores(stores, 'write')}`,
+    description: `Delete a memory record by id (it stops appearing in search and read; ${stores.some(s => s.hardDelete && storeAllows(s, 'write')) ? 'stores with hard delete erase its content, others keep it in the log' : 'soft delete: the log keeps it'}). ${describeStores(stores, 'write')}`,
     inputSchema: memoryDeleteInputSchema,
     policy: writePolicy(stores),
     async approvalReason(input: MemoryDeleteInput) {
@@ -335,7 +446,7 @@ function deleteTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memo
       if (!current || current.status === 'deleted') throw notFound(store, input.id)
       const deleted = await store.adapter.delete(target, input.id, withOptional({ audit: auditOf(context) }, { reason: input.reason }))
       if (!deleted) throw notFound(store, input.id)
-      return withOptional({ action: 'deleted' as const, store: store.name, id: input.id }, { reason: input.reason })
+      return withOptional({ action: 'deleted' as const, store: store.name, id: input.id }, { reason: input.reason, erased: store.hardDelete ? true : undefined })
     },
   }
 }

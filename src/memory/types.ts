@@ -37,8 +37,25 @@ export interface MemoryAudit {
   approver?: string
   /** Reason the approver gave when approving the write (tool writes after an approval). */
   approvalReason?: string
-  /** `tool`, `api`, `cli` or `import`. */
+  /** `tool`, `api`, `cli`, `import` or `retention` (expiry by `retention.maxItems` / `maxAge`). */
   via: string
+}
+
+/**
+ * The structured episode of an `episodic` record (issue 5; hosted-memory document, "OTAR":
+ * observation, thoughts, action, result). `observation` is required; every field is plain text of
+ * at most `MEMORY_LIMITS.episodeFieldChars` (2,000) characters. Its text is searchable like the
+ * content.
+ */
+export interface MemoryEpisode {
+  /** What happened: user input, context, problem. */
+  observation: string
+  /** Why the agent chose its approach. */
+  thoughts?: string
+  /** What the agent did: tool calls, responses, workflow. */
+  action?: string
+  /** What happened and what the agent learned. */
+  result?: string
 }
 
 /** A record as stores return it: its latest state folded from the event log. */
@@ -54,6 +71,12 @@ export interface MemoryRecord {
   pinned: boolean
   /** In [0, 1] when given. */
   confidence?: number
+  /** Episodic records only: the structured episode (issue 5). */
+  episode?: MemoryEpisode
+  /** Search keywords (issue 5, "Metadata"); searchable and filterable. Absent when none were given. */
+  keywords?: string[]
+  /** Topics (issue 5, "Metadata"); searchable and filterable. Absent when none were given. */
+  topics?: string[]
   /** Ids this record supersedes. */
   supersedes: string[]
   provenance: MemoryProvenance
@@ -79,6 +102,10 @@ export interface MemoryRecordInput {
   metadata?: Record<string, unknown>
   pinned?: boolean
   confidence?: number
+  /** Only with kind `episodic` (the capability checks it; adapters store what they get). */
+  episode?: MemoryEpisode
+  keywords?: string[]
+  topics?: string[]
   supersedes?: string[]
   provenance?: MemoryProvenance
   /** ISO 8601 instant; default now. Imports set it to keep the original time. */
@@ -90,6 +117,10 @@ export interface MemorySearchQuery {
   query: string
   kinds?: MemoryKind[]
   tags?: string[]
+  /** Only records carrying every listed keyword (case-insensitive; an empty list adds no condition). */
+  keywords?: string[]
+  /** Only records with at least one of these topics (case-insensitive; an empty list matches nothing). */
+  topics?: string[]
   /** Only records created at or after this instant (ISO 8601). */
   after?: string
   /** Only records created before this instant (ISO 8601). */
@@ -131,6 +162,19 @@ export interface MemoryDeleteOptions {
 /** Options of an append. */
 export interface MemoryAppendOptions {
   audit: MemoryAudit
+  /**
+   * With `duplicates: 'skip'`: called when the store found an active record of the same scope and
+   * kind with the same content and appended nothing; `append` then returns that existing record
+   * (issue 5, "Duplicates"). Log-backed stores call it; a custom adapter may ignore it.
+   */
+  onDuplicate?: (existing: MemoryRecord) => void
+  /**
+   * `'skip'`: when the scope holds an active record of the same kind whose content is equal after
+   * NFKC, case folding and whitespace collapsing, append nothing, call `onDuplicate` and return
+   * that record (decided under the log's write lock: race-free). `memory_remember` always passes
+   * `'skip'`. Default `'keep'` (code writing through the adapter gets exactly what it appends).
+   */
+  duplicates?: 'skip' | 'keep'
 }
 
 /**
@@ -188,9 +232,27 @@ export interface MemoryStoreOptions {
   /** Kinds `memory_remember` accepts. Default: all kinds. An empty list accepts none. */
   allowKinds?: MemoryKind[]
   read?: { tools?: { search?: boolean; read?: boolean } }
-  write?: { mode?: 'off' | 'tool'; policy?: ToolPolicy }
-  /** Reserved retention settings (accepted; implemented by the retention issue). */
-  retention?: { export?: boolean; hardDelete?: boolean }
+  write?: {
+    mode?: 'off' | 'tool'
+    policy?: ToolPolicy
+    /**
+     * Quality filter of `memory_remember` (issue 5): runs after the built-in checks and before
+     * approval and writing; return `'accept'` (or nothing) to keep the write, `{ reject: reason }`
+     * to refuse it with `MEMORY_WRITE_REJECTED` (the reason reaches the model). A filter that
+     * throws rejects the write with `MEMORY_WRITE_FILTER_FAILED`.
+     */
+    filter?: MemoryWriteFilter
+    /**
+     * Fills `keywords` and `topics` of a `memory_remember` before it is written (merged with the
+     * model's, duplicates dropped, limits applied). A failing or invalid enrich never loses the
+     * write: the record is saved without it and the tool result carries a `warnings` entry.
+     */
+    enrich?: MemoryEnrich
+    /** Most characters of `memory_remember.content`, 1..8,000; default 8,000 (`MEMORY_LIMITS.contentChars`). */
+    maxContentLength?: number
+  }
+  /** Retention of the store's records (issue 5); see {@link MemoryRetentionOptions}. */
+  retention?: MemoryRetentionOptions
   /**
    * How `memory_search` and preflight recall match (issue 7). `mode: 'ranked'` (default): BM25
    * full-text ranking that always includes the substring rule's results; `'substring'`: exactly
@@ -232,6 +294,71 @@ export interface MemoryRecallOptions {
    * point boundary only when it is the first one and alone exceeds the budget.
    */
   maxChars?: number
+}
+
+/** What a write filter and an enrich hook see of a `memory_remember` call (the validated input). */
+export interface MemoryWriteCandidate {
+  store: string
+  kind: MemoryKind
+  content: string
+  title?: string
+  tags: string[]
+  metadata: Record<string, unknown>
+  pinned: boolean
+  confidence?: number
+  episode?: MemoryEpisode
+  keywords: string[]
+  topics: string[]
+}
+
+/** Who is writing: the invocation, for a {@link MemoryWriteFilter}. */
+export interface MemoryWriteFilterContext {
+  store: string
+  scope: MemoryScope
+  agent: string
+  runId: string
+  threadId: string
+  user?: AgentUser
+}
+
+/** A quality filter's answer: keep the write (`'accept'`, `true` or nothing) or refuse it with a reason for the model. */
+export type MemoryWriteVerdict = 'accept' | true | undefined | void | { reject: string }
+
+/** `write.filter` of a store (issue 5, "Quality filter"). */
+export type MemoryWriteFilter = (candidate: MemoryWriteCandidate, context: MemoryWriteFilterContext) => MemoryWriteVerdict | Promise<MemoryWriteVerdict>
+
+/** `write.enrich` of a store: keywords and topics to add to a record before it is written. */
+export type MemoryEnrich = (candidate: MemoryWriteCandidate) => { keywords?: string[]; topics?: string[] } | undefined | void | Promise<{ keywords?: string[]; topics?: string[] } | undefined | void>
+
+/**
+ * Retention of one store (issue 5, "Retention"). See docs/memory-kinds-and-retention.md.
+ */
+export interface MemoryRetentionOptions {
+  /**
+   * `false` refuses `exportMemoryScope` through the store's configuration and `agent memory
+   * export` (`MEMORY_EXPORT_DISABLED`). Default `true`.
+   */
+  export?: boolean
+  /**
+   * `true`: `memory_delete`, API deletes through a resolved store and retention expiry erase the
+   * record (an `erase` event, then a compaction that removes its content from storage) instead
+   * of a soft delete. Needs a log-backed store (JSONL, in-memory, SQLite). Default `false`.
+   */
+  hardDelete?: boolean
+  /**
+   * Most active records per scope. After each write through the store, the oldest (by
+   * `createdAt`) non-pinned active records over the limit expire (a `delete` event with reason
+   * `retention: maxItems`, or an erase with `hardDelete`). Pinned records never expire by
+   * `maxItems`, so a scope of pinned records may stay above it. Integer >= 1; default none.
+   */
+  maxItems?: number
+  /**
+   * Records older than this (by `createdAt`) stop being returned at once (search, read, export,
+   * recall) and are erased (content compacted away) by `compactMemoryScope` and by writes
+   * through the store, at most once a minute per scope. Milliseconds, or a duration such as
+   * `'90d'`, `'12h'`, `'30m'`, `'45s'`. Applies to pinned records too. Default none.
+   */
+  maxAge?: number | string
 }
 
 /** Options of {@link memory}. */

@@ -226,7 +226,10 @@ describe('seed: Agent-visible tool contract', () => {
   it('memory_search is added when a store allows search and takes query (required), store, kinds, tags, after, before, limit', async () => {
     const search = (await schemas()).memory_search!
     expect(search.required).toEqual(['query'])
-    expect(Object.keys(search.properties)).toEqual(['query', 'store', 'kinds', 'tags', 'after', 'before', 'limit'])
+    // The documented inputs, plus the keywords/topics filters of the hosted-memory document (issue 5).
+    const documented = ['query', 'store', 'kinds', 'tags', 'after', 'before', 'limit']
+    expect(Object.keys(search.properties).filter((key) => documented.includes(key))).toEqual(documented)
+    expect(Object.keys(search.properties).filter((key) => !documented.includes(key))).toEqual(['keywords', 'topics'])
     expect(await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, read: { tools: { search: false } } } } })).toEqual(['memory_read'])
   })
 
@@ -240,7 +243,10 @@ describe('seed: Agent-visible tool contract', () => {
   it('memory_remember is added when a store sets write.mode tool and takes content and kind (required), store, title, tags, metadata, pinned, confidence, supersedes, provenance', async () => {
     const remember = (await schemas()).memory_remember!
     expect(remember.required).toEqual(['content', 'kind'])
-    expect(Object.keys(remember.properties)).toEqual(['content', 'kind', 'store', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'supersedes', 'provenance'])
+    // The documented inputs, plus episode, keywords and topics from the hosted-memory document (issue 5).
+    const documented = ['content', 'kind', 'store', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'supersedes', 'provenance']
+    expect(Object.keys(remember.properties).filter((key) => documented.includes(key))).toEqual(documented)
+    expect(Object.keys(remember.properties).filter((key) => !documented.includes(key))).toEqual(['episode', 'keywords', 'topics'])
   })
 
   it('memory_delete is added when a store sets write.mode tool and takes id (required), store, reason', async () => {
@@ -405,7 +411,7 @@ describe('seed: Workspace JSONL store', () => {
     const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites() } }, driver, workspace)
     const writes: ScriptedCall[] = [
       ['memory_remember', { kind: 'semantic', content: 'nothing here', title: 'About TEA' }],
-      ['memory_remember', { kind: 'semantic', content: 'nothing here', tags: ['Tea'] }],
+      ['memory_remember', { kind: 'semantic', content: 'nothing here either', tags: ['Tea'] }],
       ['memory_remember', { kind: 'semantic', content: 'Tea, tea and more TEA' }],
       ['memory_remember', { kind: 'semantic', content: 'coffee only' }],
       ...Array.from({ length: 10 }, (_, i): ScriptedCall => ['memory_remember', { kind: 'semantic', content: `filler tea ${i}` }]),
@@ -696,9 +702,9 @@ describe('seed: Options', () => {
     expect((await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'x' }]]))[0]?.status).toBe('ok')
   })
 
-  it('stores.*.retention is accepted as reserved and does not change behaviour (delete stays soft)', async () => {
+  it('stores.*.retention is accepted, and without hardDelete a delete stays soft (the seed reserves these settings; issue 5 implements them)', async () => {
     const store = inMemoryMemoryStore()
-    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: { adapter: store, scope: { agent: 'a' }, write: { mode: 'tool' }, retention: { export: false, hardDelete: true } } } }, driver, memoryWorkspace())
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: { adapter: store, scope: { agent: 'a' }, write: { mode: 'tool' }, retention: { export: false, hardDelete: false } } } }, driver, memoryWorkspace())
     const [created] = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'kept' }]])
     const [del, read] = await callTools(agent, [['memory_delete', { id: ok(created).record.id }], ['memory_read', { id: ok(created).record.id }]])
     expect(ok(del).action).toBe('deleted')

@@ -10,7 +10,8 @@
  */
 import { agentError } from '../../errors.ts'
 import { openMemoryLog, type MemoryLog } from '../log.ts'
-import { isInstant, partitionIndex, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
+import { isInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
+import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, validateScope } from '../scope.ts'
 import type {
   MemoryAppendOptions,
@@ -179,7 +180,11 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
       const at = new Date().toISOString()
       const recordId = newRecordId()
       const supersedes = [...new Set(input.supersedes ?? [])]
+      let duplicate: MemoryRecord | undefined
       const [record] = await log.write((state) => {
+        // Issue 5, "Duplicates": decided under the write lock on the current state, so parallel identical writes give one record.
+        duplicate = options.duplicates === 'skip' ? findDuplicate(state, target, input, supersedes) : undefined
+        if (duplicate) return []
         const missing = supersedes.filter(id => findInScope(state, target, id)?.status !== 'active')
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
@@ -199,6 +204,9 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
           metadata: input.metadata ?? {},
           pinned: input.pinned ?? false,
           ...(input.confidence !== undefined ? { confidence: input.confidence } : {}),
+          ...(input.episode !== undefined ? { episode: input.episode } : {}),
+          ...(input.keywords !== undefined ? { keywords: input.keywords } : {}),
+          ...(input.topics !== undefined ? { topics: input.topics } : {}),
           supersedes,
           provenance: input.provenance ?? {},
           createdAt: input.createdAt ?? at,
@@ -215,6 +223,11 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
         }))
         return [remember, ...supersedeEvents]
       })
+      if (duplicate) {
+        const existing = structuredClone(duplicate)
+        options.onDuplicate?.(structuredClone(existing))
+        return existing
+      }
       return structuredClone(record!)
     },
     async delete(target, id, options) {
@@ -242,6 +255,13 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
       return log.view(state => partitionRecords(state, target.store, target.scope).map(record => structuredClone(record)))
     },
   }
+}
+
+/** The active record of the scope and kind with the same normalized content, unless this write supersedes it. */
+function findDuplicate(state: MemoryRecordState, target: MemoryTarget, input: MemoryRecordInput, supersedes: readonly string[]): MemoryRecord | undefined {
+  const id = state.contentKeys.get(duplicateKey(partitionKey(target.store, target.scope), input.kind, input.content))
+  const existing = id === undefined ? undefined : state.records.get(id)
+  return existing && existing.status === 'active' && !supersedes.includes(existing.id) && sameContent(existing.content, input.content) ? existing : undefined
 }
 
 function findInScope(state: MemoryRecordState, target: MemoryTarget, id: string): MemoryRecord | undefined {
@@ -280,6 +300,10 @@ function checkInput(input: MemoryRecordInput): void {
   if (input.supersedes !== undefined && !(Array.isArray(input.supersedes) && input.supersedes.every(id => typeof id === 'string'))) throw invalidInput('`supersedes` must be a list of record ids')
   if (input.provenance !== undefined && !isPlainObject(input.provenance)) throw invalidInput('`provenance` must be an object')
   if (input.createdAt !== undefined && !isInstant(input.createdAt)) throw invalidInput('`createdAt` must be an ISO 8601 instant')
+  if (input.episode !== undefined && !(isPlainObject(input.episode) && typeof input.episode.observation === 'string' && (['thoughts', 'action', 'result'] as const).every(field => input.episode![field] === undefined || typeof input.episode![field] === 'string'))) throw invalidInput('`episode` must be { observation, thoughts?, action?, result? } of strings')
+  for (const field of ['keywords', 'topics'] as const) {
+    if (input[field] !== undefined && !(Array.isArray(input[field]) && input[field].every(item => typeof item === 'string'))) throw invalidInput(`\`${field}\` must be a list of strings`)
+  }
 }
 
 function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryAudit {

@@ -1,0 +1,125 @@
+/**
+ * `agent memory export` and `agent memory import --file` (issue 5, `retention.export`): a
+ * portable JSON file of one user's memory scope, and taking it back. The `import` subcommand
+ * keeps `--locomo` (LoCoMo conversations, see `../import-locomo.ts`) and adds `--file`.
+ */
+import { readFile, writeFile } from 'node:fs/promises'
+import { resolve as resolvePath } from 'node:path'
+import { defineCommand, type CommandDef } from 'citty'
+import { consola } from 'consola'
+import { agentError, toErrorShape } from '../../errors.ts'
+import { memoryStoreConfigOf } from '../../memory/capability.ts'
+import { openMemoryStore } from '../../memory/open-store.ts'
+import { exportMemoryScope, importMemoryScope } from '../../memory/retention.ts'
+import { formatError } from '../format.ts'
+import { loadAgent, resolveRoot } from '../load-agent.ts'
+
+const DEFAULT_USER = 'demo'
+
+const commonArgs = {
+  agent: { type: 'string', description: 'Agent name: server/agents/<name>.ts or server/agents/<name>/agent.ts', required: true },
+  root: { type: 'string', description: 'Project root holding server/agents (default: cwd, or ./playground when cwd has playground/server/agents)' },
+  user: { type: 'string', description: `User id whose scope is exported or imported into (default: ${DEFAULT_USER})`, default: DEFAULT_USER },
+  store: { type: 'string', description: 'Memory store name (default: the only store, or the store named "agent")' },
+} as const
+
+function print(text: string): void {
+  process.stdout.write(`${text}\n`)
+}
+
+function rejectUnknown(args: Record<string, unknown>, known: Record<string, unknown>): void {
+  const unknown = Object.keys(args).filter(key => key !== '_' && !(key in known) && !Object.values(known).some(spec => (spec as { alias?: string | string[] }).alias?.includes(key)))
+  if (unknown.length) {
+    throw agentError('CLI_UNKNOWN_OPTION', `unknown option ${unknown.map(key => `--${key}`).join(', ')}`, `use only ${Object.keys(known).map(key => `--${key}`).join(', ')} (see --help)`, { options: unknown })
+  }
+}
+
+async function guarded(task: () => Promise<void>): Promise<void> {
+  try {
+    await task()
+  }
+  catch (error) {
+    consola.error(formatError(toErrorShape(error)))
+    process.exitCode = 1
+  }
+}
+
+async function openScope(args: { agent: string; root?: string; user: string; store?: string }) {
+  const root = resolveRoot(args.root)
+  process.chdir(root)
+  const { agent } = await loadAgent(root, args.agent)
+  const opened = await openMemoryStore(agent, { user: { id: args.user }, ...(args.store ? { store: args.store } : {}) })
+  return { agent, opened, config: memoryStoreConfigOf(agent, opened.store) }
+}
+
+/**
+ * `agent memory export --agent A [--user U] [--store S] [--out FILE]`: writes the user's scope of
+ * the store as a `MemoryScopeExport` JSON file (stdout without `--out`). Fails with
+ * `MEMORY_EXPORT_DISABLED` when the store sets `retention.export: false`.
+ */
+export const exportCommand = defineCommand({
+  meta: { name: 'export', description: 'Write a user\'s memory scope to a portable JSON file (every record, any status)' },
+  args: { ...commonArgs, out: { type: 'string', description: 'File to write (default: stdout)' } },
+  run: ({ args, cmd }) => guarded(async () => {
+    rejectUnknown(args, cmd.args as Record<string, unknown>)
+    // Resolved before the working directory moves to the project root.
+    const out = args.out === undefined ? undefined : resolvePath(args.out)
+    const { agent, opened, config } = await openScope(args)
+    if (config.retention?.export === false) {
+      throw agentError('MEMORY_EXPORT_DISABLED', `memory store "${opened.store}" has retention.export set to false`, 'enable export in the store options (retention.export) to export its scopes', { store: opened.store })
+    }
+    const data = await exportMemoryScope(opened.adapter, opened.target, { agent: agent.name })
+    const text = `${JSON.stringify(data, null, 2)}\n`
+    if (out === undefined) {
+      process.stdout.write(text)
+      return
+    }
+    await writeFile(out, text, 'utf8')
+    print(`exported ${data.records.length} ${data.records.length === 1 ? 'record' : 'records'} of store ${opened.store}, scope ${JSON.stringify(opened.target.scope)} to ${out}`)
+  }),
+})
+
+/** The `--file` half of `agent memory import`: imports an export file into the user's scope. */
+async function importFile(args: { agent: string; root?: string; user: string; store?: string; file: string }): Promise<void> {
+  const file = resolvePath(args.file)
+  let data: unknown
+  try {
+    data = JSON.parse(await readFile(file, 'utf8'))
+  }
+  catch (error) {
+    throw agentError('MEMORY_IMPORT_INVALID', `cannot read ${args.file} as JSON: ${error instanceof Error ? error.message : String(error)}`, 'pass a file written by `agent memory export`', { file: args.file }, error)
+  }
+  const { agent, opened } = await openScope(args)
+  const counts = await importMemoryScope(opened.adapter, opened.target, data, { audit: { via: 'import', agent: agent.name, user: args.user } })
+  print(`imported ${counts.added} ${counts.added === 1 ? 'record' : 'records'} into store ${opened.store}, scope ${JSON.stringify(opened.target.scope)} (${counts.skipped} already present, ${counts.duplicates} duplicates, ${counts.renamed} renamed, ${counts.expired} expired by retention)`)
+}
+
+/**
+ * Extends the `agent memory import` command: `--file F` imports an export file (this module);
+ * `--locomo F` runs `locomo` (the LoCoMo import, unchanged). Exactly one of them is required.
+ */
+export function withFileImport(locomo: { args?: unknown; run?: (context: never) => unknown }): CommandDef {
+  const locomoArgs = (locomo.args ?? {}) as Record<string, { type: string; description?: string; required?: boolean }>
+  const args = {
+    ...locomoArgs,
+    ...(locomoArgs.locomo ? { locomo: { ...locomoArgs.locomo, required: false } } : {}),
+    user: commonArgs.user,
+    file: { type: 'string', description: 'Path of a JSON file written by `agent memory export`' },
+  }
+  return defineCommand({
+    meta: { name: 'import', description: 'Import an export file (--file) into a user\'s scope, or the observations of a LoCoMo conversation (--locomo)' },
+    args: args as never,
+    run: (context) => {
+      const values = context.args as unknown as Record<string, unknown> & { agent: string; root?: string; user: string; store?: string; file?: string; locomo?: string }
+      if (values.file !== undefined && values.locomo !== undefined) return guarded(async () => { throw agentError('CLI_INVALID_ARGUMENTS', 'pass either --file or --locomo, not both', 'run `agent memory import --file F` or `agent memory import --locomo F`') })
+      if (values.file !== undefined) {
+        return guarded(async () => {
+          rejectUnknown(values, args)
+          await importFile({ ...values, file: values.file! })
+        })
+      }
+      if (values.locomo === undefined) return guarded(async () => { throw agentError('CLI_INVALID_ARGUMENTS', 'agent memory import needs --file or --locomo', 'pass --file <export.json> (from `agent memory export`) or --locomo <conversation.json>') })
+      return locomo.run?.(context as never)
+    },
+  }) as CommandDef
+}

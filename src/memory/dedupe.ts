@@ -1,0 +1,60 @@
+/**
+ * Duplicate detection of memory writes (issue 5, "Duplicates": "remembering content that is
+ * already active in the same scope and kind (equal after Unicode normalization, case folding and
+ * whitespace collapsing) appends nothing and returns the existing record with
+ * `action: 'duplicate'`. Decided before any embedding step, inside the scope only").
+ *
+ * The log's materialized state keeps one entry per active record: {@link duplicateKey} of its
+ * partition, kind and normalized content -> record id (`MemoryRecordState.contentKeys`, kept by
+ * `applyEvent` in records.ts). A write looks its key up inside the log's write lock, so the check
+ * is O(length of the content) per remember and race-free. This module imports nothing from the
+ * log so that records.ts can use it.
+ */
+
+/**
+ * The comparison form of a record's content: Unicode NFKC, full case folding (lower case of the
+ * upper case of the lower case, so `ß` and `SS` fold alike, and `ς` and `σ`), every run of white
+ * space (`\s`, which covers Unicode spaces) and format characters (`\p{Cf}`, such as zero-width
+ * spaces) collapsed to one space, trimmed.
+ *
+ * `normalizeContent('  Likes   GREEN tea ')` and `normalizeContent('likes green tea')` are equal.
+ */
+export function normalizeContent(content: string): string {
+  return content
+    .normalize('NFKC')
+    .toLowerCase()
+    .toUpperCase()
+    .toLowerCase()
+    .replace(/[\s\p{Cf}]+/gu, ' ')
+    .trim()
+}
+
+/**
+ * The key of the duplicate map: partition (`partitionKey(store, scope)`), kind and a 53-bit hash
+ * plus the length of the normalized content. Two different contents may share a key only by a
+ * hash collision; lookups compare the normalized contents again (see {@link sameContent}), so a
+ * collision can only hide a duplicate, never merge two different facts.
+ */
+export function duplicateKey(partition: string, kind: string, content: string): string {
+  const normalized = normalizeContent(content)
+  return `${partition}\u0000${kind}\u0000${normalized.length}:${hash53(normalized)}`
+}
+
+/** True when two contents are equal after {@link normalizeContent}. */
+export function sameContent(a: string, b: string): boolean {
+  return normalizeContent(a) === normalizeContent(b)
+}
+
+/** cyrb53: a fast non-cryptographic 53-bit string hash (public domain), as 14 hex digits. */
+function hash53(text: string): string {
+  let h1 = 0xdeadbeef
+  let h2 = 0x41c6ce57
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index)
+    h1 = Math.imul(h1 ^ code, 2654435761)
+    h2 = Math.imul(h2 ^ code, 1597334677)
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909)
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909)
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, '0')
+}

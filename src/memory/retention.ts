@@ -1,0 +1,481 @@
+/**
+ * Retention of memory stores (issue 5, "Retention"): `maxItems` and `maxAge` expiry, hard
+ * deletes, erasing a whole scope, and the portable export/import of a scope.
+ *
+ * The operations that change the log run on log-backed adapters (the workspace JSONL, in-memory
+ * and SQLite stores: `memoryLogAdapter` with its `log`), each as one `log.write(build)` whose
+ * `build` sees the current state under the log's write lock, so concurrent writers never expire
+ * or import on a stale view. Erasures are `erase` events followed by one compaction (the log
+ * engine removes the payload of the erased records' lines; the chain still verifies).
+ *
+ * `withRetention(adapter, config)` is what `memory()` (and `openMemoryStore`, the CLI, the
+ * inspector) put in front of a store's adapter when the store has `retention` options.
+ * See docs/memory-kinds-and-retention.md.
+ */
+import { z } from 'zod'
+import { agentError } from '../errors.ts'
+import { duplicateKey, sameContent } from './dedupe.ts'
+import { isInstant, parseInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
+import type { MemoryRetentionConfig } from './schemas.ts'
+import { sameScope, validateScope } from './scope.ts'
+import type { MemoryLogStoreAdapter } from './stores/workspace-jsonl.ts'
+import type { MemoryAudit, MemoryRecord, MemoryScope, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from './types.ts'
+
+/** `format` of an export file. */
+export const MEMORY_EXPORT_FORMAT = 'vite-agent-memory/scope-export'
+
+/** Reason written on the `delete` events of `maxItems` expiry. */
+export const MAX_ITEMS_REASON = 'retention: maxItems'
+/** Reason written on the `erase` events of `maxAge` expiry. */
+export const MAX_AGE_REASON = 'retention: maxAge'
+
+/** Writes through a store sweep `maxAge` at most this often per scope (milliseconds). */
+export const AGE_SWEEP_INTERVAL_MS = 60_000
+
+/**
+ * A portable export of one store scope (issue 5, `retention.export`): every record of the scope
+ * in creation order, in any status, as `MemoryRecord`s. Written by {@link exportMemoryScope} and
+ * `agent memory export`, read by {@link importMemoryScope} and `agent memory import --file`.
+ * (The inspector's `exportScope` writes the same fields without `format` and `version`; import
+ * accepts both.)
+ */
+export interface MemoryScopeExport {
+  format: typeof MEMORY_EXPORT_FORMAT
+  version: 1
+  /** The agent the scope was exported from, when known. */
+  agent?: string
+  store: string
+  scope: MemoryScope
+  /** ISO 8601 instant of the export. */
+  exportedAt: string
+  records: MemoryRecord[]
+}
+
+/** Counts of {@link importMemoryScope}. */
+export interface MemoryImportResult {
+  /** Records written. */
+  added: number
+  /** Records whose id the target scope already holds (any status): not written again (re-importing a file adds nothing). */
+  skipped: number
+  /** Active records whose content the target scope already holds, active, in the same kind: not written. */
+  duplicates: number
+  /** Records written under a new id because their id belongs to another scope of the same log or was erased there. */
+  renamed: number
+  /** Records of the scope erased or expired by the store's retention right after the import. */
+  expired: number
+}
+
+/** What {@link applyMemoryRetention} did. */
+export interface MemoryRetentionResult {
+  /** Ids soft-deleted (`maxItems` without `hardDelete`). */
+  deleted: string[]
+  /** Ids erased (`maxAge`, or `maxItems` with `hardDelete`). */
+  erased: string[]
+}
+
+function isLogAdapter(adapter: MemoryStoreAdapter): adapter is MemoryLogStoreAdapter {
+  const candidate = adapter as Partial<MemoryLogStoreAdapter>
+  return typeof candidate.hardDelete === 'function' && typeof candidate.log === 'object' && candidate.log !== null && typeof candidate.log.write === 'function'
+}
+
+function requireLog(adapter: MemoryStoreAdapter, operation: string): MemoryLogStoreAdapter {
+  if (!isLogAdapter(adapter)) {
+    throw agentError('MEMORY_RETENTION_UNSUPPORTED', `${operation} needs a log-backed memory store, and this adapter has no memory log`, 'use workspaceJsonlMemoryStore(), inMemoryMemoryStore() or sqliteMemoryStore(), or leave the retention option out for a custom adapter', { operation })
+  }
+  return adapter
+}
+
+function checkTarget(target: MemoryTarget): void {
+  if (!target || typeof target.store !== 'string' || target.store === '') {
+    throw agentError('MEMORY_TARGET_INVALID', 'the memory operation has no store name', 'pass the target as { store, scope } with the store\'s configured name')
+  }
+  validateScope(target.scope)
+}
+
+function checkAudit(audit: MemoryAudit | undefined): MemoryAudit {
+  if (!audit || typeof audit !== 'object' || typeof audit.via !== 'string') {
+    throw agentError('MEMORY_AUDIT_REQUIRED', 'the memory operation has no audit block with `via`', 'pass { audit: { via: "api" | "cli" | "import" | "retention", agent, user } }')
+  }
+  return audit
+}
+
+function eraseEvent(record: MemoryRecord, audit: MemoryAudit, at: string, reason: string | undefined): MemoryEventDraft {
+  return { type: 'erase', recordId: record.id, store: record.store, scope: record.scope, version: record.version + 1, at, audit, ...(reason !== undefined ? { reason } : {}) }
+}
+
+/**
+ * Erases every record of one store scope, in any status (issue 5, "an operation to erase a whole
+ * scope, idempotent, reporting the count"): one write of `erase` events, then one compaction, so
+ * the content is gone from storage while the chain verifies. Search, read, export and recall
+ * know none of the records afterwards, in the same process at once. A second call erases 0 and
+ * writes nothing. Other scopes and stores of the log are untouched.
+ *
+ * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` for an adapter without a memory log,
+ * `MEMORY_TARGET_INVALID`, `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`, and the log's errors.
+ */
+export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, options: { audit: MemoryAudit; reason?: string }): Promise<{ erased: number }> {
+  const store = requireLog(adapter, 'Erasing a scope')
+  checkTarget(target)
+  const audit = checkAudit(options?.audit)
+  const at = new Date().toISOString()
+  const written = await store.log.write(state => partitionRecords(state, target.store, target.scope).map(record => eraseEvent(record, audit, at, options.reason)))
+  if (written.length > 0) await store.log.compact()
+  return { erased: written.length }
+}
+
+/** Active, non-pinned records beyond `maxItems`, oldest first (`createdAt`, then creation order). */
+function overLimit(state: MemoryRecordState, target: MemoryTarget, maxItems: number): MemoryRecord[] {
+  // The partition's search index counts active records: O(1) when under the limit.
+  const active = partitionIndex(state, target.store, target.scope).size
+  if (active <= maxItems) return []
+  const candidates = partitionRecords(state, target.store, target.scope)
+    .map((record, position) => ({ record, position, created: parseInstant(record.createdAt) ?? 0 }))
+    .filter(entry => entry.record.status === 'active' && !entry.record.pinned)
+    .sort((a, b) => a.created - b.created || a.position - b.position)
+  return candidates.slice(0, active - maxItems).map(entry => entry.record)
+}
+
+/** Records of the scope (any status) created before `cutoff` (epoch ms). */
+function olderThan(state: MemoryRecordState, target: MemoryTarget, cutoff: number): MemoryRecord[] {
+  return partitionRecords(state, target.store, target.scope).filter(record => (parseInstant(record.createdAt) ?? 0) < cutoff)
+}
+
+/**
+ * Applies a store's retention to one scope now (the explicit "compact" call of issue 5; writes
+ * through a store with retention run it too):
+ * 1. `maxAge`: every record created before `now - maxAge` (any status, pinned too) is erased;
+ * 2. `maxItems`: while the scope has more active records than `maxItems`, the oldest non-pinned
+ *    active record expires: a `delete` event with reason `retention: maxItems` (an `erase` with
+ *    `hardDelete`). Pinned records never expire by `maxItems`.
+ * Each step is one write computed on the current state under the log's lock; erasures are
+ * followed by one compaction. Custom adapters (no memory log) get `maxItems` through `export`
+ * and `delete`; `maxAge` and `hardDelete` need a log-backed store.
+ *
+ * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` (`maxAge`/`hardDelete` on a custom adapter),
+ * `MEMORY_AUDIT_REQUIRED`, and the log's errors.
+ */
+export async function applyMemoryRetention(adapter: MemoryStoreAdapter, target: MemoryTarget, retention: Pick<MemoryRetentionConfig, 'maxItems' | 'maxAgeMs' | 'hardDelete'>, options: { audit: MemoryAudit; now?: Date }): Promise<MemoryRetentionResult> {
+  checkTarget(target)
+  const audit: MemoryAudit = { ...checkAudit(options?.audit), via: 'retention' }
+  const now = options.now ?? new Date()
+  const at = now.toISOString()
+  const result: MemoryRetentionResult = { deleted: [], erased: [] }
+  if (!isLogAdapter(adapter)) {
+    if (retention.maxAgeMs !== undefined || retention.hardDelete) requireLog(adapter, 'retention.maxAge and retention.hardDelete')
+    if (retention.maxItems === undefined) return result
+    const active = (await adapter.export(target)).map((record, position) => ({ record, position, created: parseInstant(record.createdAt) ?? 0 }))
+      .filter(entry => entry.record.status === 'active')
+    const expire = active.filter(entry => !entry.record.pinned).sort((a, b) => a.created - b.created || a.position - b.position).slice(0, Math.max(0, active.length - retention.maxItems))
+    for (const { record } of expire) if (await adapter.delete(target, record.id, { audit, reason: MAX_ITEMS_REASON })) result.deleted.push(record.id)
+    return result
+  }
+  const { log } = adapter
+  if (retention.maxAgeMs !== undefined) {
+    const cutoff = now.getTime() - retention.maxAgeMs
+    const erased = await log.write(state => olderThan(state, target, cutoff).map(record => eraseEvent(record, audit, at, MAX_AGE_REASON)))
+    result.erased.push(...erased.map(record => record.id))
+  }
+  if (retention.maxItems !== undefined) {
+    const maxItems = retention.maxItems
+    const expired = await log.write(state => overLimit(state, target, maxItems).map((record): MemoryEventDraft => retention.hardDelete
+      ? eraseEvent(record, audit, at, MAX_ITEMS_REASON)
+      : { type: 'delete', recordId: record.id, store: record.store, scope: record.scope, version: record.version + 1, at, audit, reason: MAX_ITEMS_REASON }))
+    for (const record of expired) (retention.hardDelete ? result.erased : result.deleted).push(record.id)
+  }
+  if (result.erased.length > 0) await log.compact()
+  return result
+}
+
+// ---------------------------------------------------------------------------------------------
+// The adapter a store with retention resolves to
+// ---------------------------------------------------------------------------------------------
+
+const retentionOfAdapter = new WeakMap<MemoryStoreAdapter, MemoryRetentionConfig>()
+// Last maxAge sweep per log value and scope (the workspace object holds the log's state).
+const lastSweep = new WeakMap<object, Map<string, number>>()
+
+/** The retention config of an adapter returned by {@link withRetention}; `undefined` for any other adapter. */
+export function retentionOf(adapter: MemoryStoreAdapter): MemoryRetentionConfig | undefined {
+  return retentionOfAdapter.get(adapter)
+}
+
+/**
+ * Checks that `adapter` can carry `retention` (`maxAge` and `hardDelete` need a log-backed
+ * store) and returns the adapter a store with retention uses:
+ * - `search` and preflight recall only see records created at or after `now - maxAge` (the cut
+ *   is an `after` filter, so it applies before the limit); `read` answers `undefined` and
+ *   `export` leaves out older records: they stop being returned at once, before they are erased;
+ * - `append` runs {@link applyMemoryRetention} after each record it writes (not after a
+ *   duplicate): `maxItems` every time (O(1) while under the limit), `maxAge` at most once per
+ *   {@link AGE_SWEEP_INTERVAL_MS} per scope and process;
+ * - `delete` with `hardDelete` erases the record (`hardDelete` of the log adapter: erase event
+ *   plus compaction) and returns it as it was, with `status: 'deleted'`.
+ * Other members (`log`, `hardDelete`) pass through.
+ *
+ * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` when `maxAge` or `hardDelete` is set and the
+ * adapter has no memory log.
+ */
+export function withRetention(adapter: MemoryStoreAdapter, retention: MemoryRetentionConfig, store = 'the store'): MemoryStoreAdapter {
+  if ((retention.maxAgeMs !== undefined || retention.hardDelete) && !isLogAdapter(adapter)) {
+    throw agentError('MEMORY_RETENTION_UNSUPPORTED', `memory store "${store}" sets retention.${retention.hardDelete ? 'hardDelete' : 'maxAge'}, which needs a log-backed store, and its adapter has no memory log`, 'use workspaceJsonlMemoryStore(), inMemoryMemoryStore() or sqliteMemoryStore(), or remove retention.maxAge and retention.hardDelete', { store })
+  }
+  const maxAge = retention.maxAgeMs
+  const cutoff = () => (maxAge === undefined ? undefined : Date.now() - maxAge)
+  const fresh = (record: MemoryRecord, limit: number | undefined) => limit === undefined || (parseInstant(record.createdAt) ?? 0) >= limit
+  const wrapped: MemoryStoreAdapter = {
+    ...adapter,
+    async search(target, query) {
+      const limit = cutoff()
+      if (limit === undefined) return adapter.search(target, query)
+      let narrowed: MemorySearchQuery = query
+      // An invalid `after` is left for the adapter to reject (never silently replaced).
+      if (query && (query.after === undefined || isInstant(query.after))) {
+        const after = query.after === undefined ? limit : Math.max(limit, parseInstant(query.after)!)
+        narrowed = { ...query, after: new Date(after).toISOString() }
+      }
+      return (await adapter.search(target, narrowed)).filter(hit => fresh(hit.record, limit))
+    },
+    async read(target, id) {
+      const record = await adapter.read(target, id)
+      return record && fresh(record, cutoff()) ? record : undefined
+    },
+    async export(target) {
+      const limit = cutoff()
+      return (await adapter.export(target)).filter(record => fresh(record, limit))
+    },
+    async append(target, input, options) {
+      let duplicate = false
+      const record = await adapter.append(target, input, { ...options, onDuplicate: (existing) => {
+        duplicate = true
+        options?.onDuplicate?.(existing)
+      } })
+      if (!duplicate) await enforce(adapter, target, retention, options.audit)
+      return record
+    },
+    async delete(target, id, options) {
+      if (!retention.hardDelete) return adapter.delete(target, id, options)
+      const record = await adapter.read(target, id)
+      if (!record || record.status === 'deleted') return undefined
+      if (!(await (adapter as MemoryLogStoreAdapter).hardDelete(target, id, options))) return undefined
+      const at = new Date().toISOString()
+      return { ...record, status: 'deleted', deletedAt: at, updatedAt: at, version: record.version + 1, ...(options.reason !== undefined ? { deleteReason: options.reason } : {}) }
+    },
+  }
+  retentionOfAdapter.set(wrapped, retention)
+  return wrapped
+}
+
+async function enforce(adapter: MemoryStoreAdapter, target: MemoryTarget, retention: MemoryRetentionConfig, audit: MemoryAudit): Promise<MemoryRetentionResult> {
+  let sweepAge = false
+  if (retention.maxAgeMs !== undefined && isLogAdapter(adapter)) {
+    let byScope = lastSweep.get(adapter.log.workspace)
+    if (!byScope) lastSweep.set(adapter.log.workspace, byScope = new Map())
+    const key = `${adapter.log.key}\u0000${partitionKey(target.store, target.scope)}`
+    const now = Date.now()
+    const last = byScope.get(key)
+    if (last === undefined || now - last >= AGE_SWEEP_INTERVAL_MS) {
+      byScope.set(key, now)
+      sweepAge = true
+    }
+  }
+  if (retention.maxItems === undefined && !sweepAge) return { deleted: [], erased: [] }
+  return applyMemoryRetention(adapter, target, { ...retention, ...(sweepAge ? {} : { maxAgeMs: undefined }) }, { audit })
+}
+
+/**
+ * Applies the retention of a store resolved by `memory()`/`openMemoryStore` (an adapter from
+ * {@link withRetention}) to one scope now: the `compact` call of issue 5 (`maxAge` erasure does
+ * not wait for the next write). Returns empty lists for a store without retention.
+ */
+export async function compactMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, options: { audit: MemoryAudit; now?: Date }): Promise<MemoryRetentionResult> {
+  const retention = retentionOf(adapter)
+  if (!retention) return { deleted: [], erased: [] }
+  return applyMemoryRetention(adapter, target, retention, options)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Export and import
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Exports one store scope as a {@link MemoryScopeExport} (issue 5, `retention.export`): the
+ * adapter's `export` (every record in creation order, any status; a store with `maxAge` leaves
+ * out records past it). Works with any adapter. `retention.export: false` is checked by the
+ * callers that know the store's options (`agent memory export`, the inspector).
+ */
+export async function exportMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, options: { agent?: string; now?: Date } = {}): Promise<MemoryScopeExport> {
+  checkTarget(target)
+  return {
+    format: MEMORY_EXPORT_FORMAT,
+    version: 1,
+    ...(options.agent !== undefined ? { agent: options.agent } : {}),
+    store: target.store,
+    scope: { ...target.scope },
+    exportedAt: (options.now ?? new Date()).toISOString(),
+    records: await adapter.export(target),
+  }
+}
+
+const instant = z.string().refine(isInstant, 'expected an ISO 8601 instant')
+const text = z.string()
+const exportedRecordSchema = z.object({
+  id: z.string().min(1).max(128),
+  store: z.string().optional(),
+  scope: z.record(z.string(), z.string()).optional(),
+  kind: z.string().min(1),
+  content: text,
+  title: text.optional(),
+  tags: z.array(text),
+  metadata: z.record(z.string(), z.unknown()),
+  pinned: z.boolean(),
+  confidence: z.number().min(0).max(1).optional(),
+  episode: z.object({ observation: text, thoughts: text.optional(), action: text.optional(), result: text.optional() }).optional(),
+  keywords: z.array(text).optional(),
+  topics: z.array(text).optional(),
+  supersedes: z.array(text),
+  provenance: z.record(z.string(), z.unknown()),
+  audit: z.looseObject({ via: z.string() }),
+  createdAt: instant,
+  updatedAt: instant,
+  version: z.number().int().min(1).max(3),
+  status: z.enum(['active', 'superseded', 'deleted']),
+  supersededBy: text.optional(),
+  deletedAt: instant.optional(),
+  deleteReason: text.optional(),
+}).superRefine((record, context) => {
+  // The versions a record can reach with remember, supersede and delete events.
+  const expected = record.status === 'active' ? 1 : record.status === 'superseded' ? 2 : record.supersededBy !== undefined ? 3 : 2
+  if (record.version !== expected) context.addIssue({ code: 'custom', message: `a ${record.status} record${record.status === 'deleted' && record.supersededBy ? ' that was superseded' : ''} has version ${expected}, not ${record.version}`, path: ['version'] })
+  if (record.status === 'superseded' && record.supersededBy === undefined) context.addIssue({ code: 'custom', message: 'a superseded record needs supersededBy', path: ['supersededBy'] })
+  if (record.status === 'active' && (record.supersededBy !== undefined || record.deletedAt !== undefined)) context.addIssue({ code: 'custom', message: 'an active record has no supersededBy or deletedAt', path: ['status'] })
+  if (record.status === 'deleted' && record.deletedAt !== record.updatedAt) context.addIssue({ code: 'custom', message: 'a deleted record has deletedAt equal to updatedAt', path: ['deletedAt'] })
+})
+
+const exportFileSchema = z.object({
+  format: z.literal(MEMORY_EXPORT_FORMAT).optional(),
+  version: z.literal(1).optional(),
+  agent: z.string().optional(),
+  store: z.string().min(1),
+  scope: z.record(z.string(), z.unknown()),
+  exportedAt: instant.optional(),
+  records: z.array(exportedRecordSchema),
+})
+
+/**
+ * Checks an export file's parsed JSON and returns it typed (records keep only the fields of
+ * {@link MemoryRecord}).
+ *
+ * @throws AgentError `MEMORY_IMPORT_INVALID` naming the first bad path, for example
+ * `records.3.version`; nothing is written.
+ */
+export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
+  const parsed = exportFileSchema.safeParse(value)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    throw agentError('MEMORY_IMPORT_INVALID', `the memory export is not valid at ${issue.path.length > 0 ? issue.path.join('.') : 'the top level'}: ${issue.message}`, 'pass a file written by `agent memory export` (or exportMemoryScope) unchanged', { path: issue.path.join('.'), issues: parsed.error.issues.slice(0, 10).map(i => ({ path: i.path.join('.'), message: i.message })) })
+  }
+  const data = parsed.data
+  return { format: MEMORY_EXPORT_FORMAT, version: 1, ...(data.agent !== undefined ? { agent: data.agent } : {}), store: data.store, scope: data.scope as MemoryScope, exportedAt: data.exportedAt ?? new Date(0).toISOString(), records: data.records.map(record => ({ ...record, store: record.store ?? data.store, scope: (record.scope ?? data.scope) as MemoryScope }) as MemoryRecord) }
+}
+
+function newRecordId(): string {
+  return `mem_${globalThis.crypto.randomUUID().replaceAll('-', '')}`
+}
+
+/**
+ * Imports an export file into `target` (issue 5: "export then import into an empty workspace
+ * reproduces the scope exactly: ids, timestamps, provenance, audit, status"), as one
+ * all-or-nothing write on a log-backed store. Each record becomes its events again: `remember`
+ * (with the record's id, `createdAt`, `audit` and every field), then `supersede` and `delete`
+ * events that give it its status, version, `supersededBy`, `updatedAt`, `deletedAt` and
+ * `deleteReason`; those status events carry `options.audit`. Records keep the file's order.
+ *
+ * - A record whose id the target scope already has (any status) is skipped: re-importing a file
+ *   adds nothing, and existing records are never changed.
+ * - An active record whose content and kind the target scope already holds in an active record
+ *   is skipped as a duplicate (references to it point to the existing record).
+ * - A record whose id another scope of the same log holds (or held: erased) gets a new id;
+ *   `supersedes` and `supersededBy` references follow it.
+ * - The file's `store` and `scope` are not used: records go to `target`.
+ * - Afterwards the store's retention (an adapter from {@link withRetention}) applies.
+ *
+ * @throws AgentError `MEMORY_IMPORT_INVALID` (bad file, or a `supersededBy` naming a record that
+ * is neither in the file nor in the scope), `MEMORY_RETENTION_UNSUPPORTED` (custom adapter),
+ * `MEMORY_AUDIT_REQUIRED`, and the log's errors.
+ */
+export async function importMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, data: unknown, options: { audit: MemoryAudit }): Promise<MemoryImportResult> {
+  const store = requireLog(adapter, 'Importing a scope')
+  checkTarget(target)
+  const audit = checkAudit(options?.audit)
+  const file = parseMemoryScopeExport(data)
+  const result: MemoryImportResult = { added: 0, skipped: 0, duplicates: 0, renamed: 0, expired: 0 }
+  await store.log.write((state) => {
+    Object.assign(result, { added: 0, skipped: 0, duplicates: 0, renamed: 0 })
+    const partition = partitionKey(target.store, target.scope)
+    const ids = new Map<string, string>()
+    const written: MemoryRecord[] = []
+    const taken = new Set<string>()
+    for (const record of file.records) {
+      const existing = state.records.get(record.id)
+      if (existing && existing.store === target.store && sameScope(existing.scope, target.scope)) {
+        ids.set(record.id, record.id)
+        result.skipped++
+        continue
+      }
+      if (record.status === 'active') {
+        const duplicateId = state.contentKeys.get(duplicateKey(partition, record.kind, record.content))
+        const duplicate = duplicateId === undefined ? undefined : state.records.get(duplicateId)
+        if (duplicate?.status === 'active' && sameContent(duplicate.content, record.content)) {
+          ids.set(record.id, duplicate.id)
+          result.duplicates++
+          continue
+        }
+      }
+      const clash = existing !== undefined || state.erased.has(record.id) || taken.has(record.id)
+      const id = clash ? newRecordId() : record.id
+      if (clash) result.renamed++
+      taken.add(id)
+      ids.set(record.id, id)
+      written.push(record)
+    }
+    const remembers: MemoryEventDraft[] = []
+    const supersedes: MemoryEventDraft[] = []
+    const deletes: MemoryEventDraft[] = []
+    const missing: string[] = []
+    for (const record of written) {
+      const id = ids.get(record.id)!
+      const head = { recordId: id, store: target.store, scope: target.scope }
+      remembers.push({
+        type: 'remember', ...head, version: 1, at: record.version === 1 ? record.updatedAt : record.createdAt, audit: record.audit as MemoryAudit,
+        kind: record.kind, content: record.content,
+        ...(record.title !== undefined ? { title: record.title } : {}),
+        tags: record.tags, metadata: record.metadata, pinned: record.pinned,
+        ...(record.confidence !== undefined ? { confidence: record.confidence } : {}),
+        ...(record.episode !== undefined ? { episode: record.episode } : {}),
+        ...(record.keywords !== undefined ? { keywords: record.keywords } : {}),
+        ...(record.topics !== undefined ? { topics: record.topics } : {}),
+        supersedes: record.supersedes.map(old => ids.get(old) ?? old),
+        provenance: record.provenance, createdAt: record.createdAt,
+      })
+      if (record.supersededBy !== undefined) {
+        const newer = ids.get(record.supersededBy) ?? (state.records.get(record.supersededBy)?.store === target.store && sameScope(state.records.get(record.supersededBy)!.scope, target.scope) ? record.supersededBy : undefined)
+        if (newer === undefined) missing.push(record.id)
+        else supersedes.push({ type: 'supersede', ...head, version: 2, at: record.updatedAt, audit, supersededBy: newer })
+      }
+      if (record.status === 'deleted') {
+        deletes.push({ type: 'delete', ...head, version: record.version, at: record.updatedAt, audit, ...(record.deleteReason !== undefined ? { reason: record.deleteReason } : {}) })
+      }
+    }
+    if (missing.length > 0) {
+      throw agentError('MEMORY_IMPORT_INVALID', `the memory export has superseded records whose newer record is neither in the file nor in the scope: ${missing.slice(0, 5).map(id => `"${id}"`).join(', ')}${missing.length > 5 ? ', ...' : ''}`, 'export the whole scope again with `agent memory export` and import that file; nothing was written', { ids: missing })
+    }
+    result.added = written.length
+    return [...remembers, ...supersedes, ...deletes]
+  })
+  const retention = retentionOf(adapter)
+  if (retention && (retention.maxItems !== undefined || retention.maxAgeMs !== undefined)) {
+    const expired = await applyMemoryRetention(adapter, target, retention, { audit })
+    result.expired = expired.deleted.length + expired.erased.length
+  }
+  return result
+}
