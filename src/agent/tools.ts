@@ -111,14 +111,15 @@ function deniedByPolicy(toolName: string) {
  * keeps the exact validated input, a reason (the tool's `approvalReason` or
  * `"<tool> requires approval"`) and the tool's fingerprint of the state it acts on.
  * Persisted before the `approval-request` event, so whatever a client sees survives a restart.
+ * `via: 'mcp'` marks a call that waits in the MCP bridge for its decision.
  */
-export async function requestApproval(invocation: Invocation, toolName: string, input: unknown, toolCallId: string, id = randomId('apr')): Promise<ApprovalRequest> {
+export async function requestApproval(invocation: Invocation, toolName: string, input: unknown, toolCallId: string, options: { id?: string; via?: ApprovalRequest['via'] } = {}): Promise<ApprovalRequest> {
   const tool = invocation.tools[toolName]!
   const context = toolContext(invocation, toolName, toolCallId)
   const reason = (await tool.approvalReason?.(input, context)) ?? `${toolName} requires approval`
   const fingerprint = await tool.approvalFingerprint?.(input, context)
   const approval: ApprovalRequest = {
-    id,
+    id: options.id ?? randomId('apr'),
     agent: invocation.agent.name,
     runId: invocation.runId,
     threadId: invocation.threadId,
@@ -131,6 +132,7 @@ export async function requestApproval(invocation: Invocation, toolName: string, 
     createdAt: new Date().toISOString(),
     status: 'pending',
     ...(fingerprint !== undefined ? { fingerprint } : {}),
+    ...(options.via ? { via: options.via } : {}),
   }
   await saveApproval(invocation.store, approval)
   invocation.emit({ type: 'approval-request', approval })

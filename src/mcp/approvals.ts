@@ -1,7 +1,6 @@
 import { agentError, type AgentErrorShape } from '../errors.ts'
 import type { Invocation } from '../agent/invocation.ts'
 import { approvalKey, loadApproval, saveApproval } from '../agent/store.ts'
-import { toolContext } from '../agent/tools.ts'
 import type { ApprovalRequest } from '../agent/types.ts'
 
 /**
@@ -24,37 +23,6 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 300_000
 
 /** How often a waiting call re-reads its approval from the workspace (decisions made by another process), in ms. */
 export const APPROVAL_POLL_MS = 200
-
-/**
- * Persists and announces an approval request for a bridge call, exactly as the host pipeline's
- * `requestApproval` does (the tool's `approvalReason` and `approvalFingerprint`, the invocation's
- * user and metadata, persisted before the `approval-request` event), marked `via: 'mcp'`.
- */
-export async function requestBridgeApproval(invocation: Invocation, toolName: string, input: unknown, toolCallId: string, id: string): Promise<ApprovalRequest> {
-  const tool = invocation.tools[toolName]!
-  const context = toolContext(invocation, toolName, toolCallId)
-  const reason = (await tool.approvalReason?.(input, context)) ?? `${toolName} requires approval`
-  const fingerprint = await tool.approvalFingerprint?.(input, context)
-  const approval: ApprovalRequest = {
-    id,
-    agent: invocation.agent.name,
-    runId: invocation.runId,
-    threadId: invocation.threadId,
-    ...(invocation.user ? { user: invocation.user } : {}),
-    ...(Object.keys(invocation.metadata).length ? { metadata: invocation.metadata } : {}),
-    toolName,
-    toolCallId,
-    input,
-    reason,
-    createdAt: new Date().toISOString(),
-    status: 'pending',
-    ...(fingerprint !== undefined ? { fingerprint } : {}),
-    via: 'mcp',
-  }
-  await saveApproval(invocation.store, approval)
-  invocation.emit({ type: 'approval-request', approval })
-  return approval
-}
 
 /**
  * Called by `resolveApproval` after it stored the decision of a `via: 'mcp'` approval: wakes the

@@ -2,8 +2,8 @@ import { agentError, type AgentErrorShape } from '../errors.ts'
 import { toolInputJsonSchema } from '../agent/drivers/custom-run.ts'
 import { randomId } from '../agent/ids.ts'
 import type { Invocation } from '../agent/invocation.ts'
-import { emitExecution, executeTool, planToolCall } from '../agent/tools.ts'
-import { awaitDecision, DEFAULT_APPROVAL_TIMEOUT_MS, requestBridgeApproval } from './approvals.ts'
+import { emitExecution, executeTool, planToolCall, requestApproval } from '../agent/tools.ts'
+import { awaitDecision, DEFAULT_APPROVAL_TIMEOUT_MS } from './approvals.ts'
 
 /** One tool as the bridge lists it over MCP (`tools/list`). */
 export interface BridgeTool {
@@ -82,7 +82,7 @@ export function createToolBridge(invocation: Invocation, options: ToolBridgeOpti
     }
     let approval
     try {
-      approval = await requestBridgeApproval(invocation, name, plan.input, toolCallId, randomId('apr'))
+      approval = await requestApproval(invocation, name, plan.input, toolCallId, { via: 'mcp' })
     }
     catch (error) {
       return failure(name, toolCallId, agentError('APPROVAL_REQUEST_FAILED', `the approval request for "${name}" could not be stored: ${error instanceof Error ? error.message : String(error)}`, 'check the agent workspace; the call was not run').toJSON())
