@@ -152,17 +152,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
       if (options.reason !== undefined && typeof options.reason !== 'string') throw invalidInput('`reason` must be a string')
       const [erased] = await log.write((state) => {
         const existing = findInScope(state, target, id)
-        if (!existing) return []
-        return [{
-          type: 'erase',
-          recordId: id,
-          store: target.store,
-          scope: target.scope,
-          version: existing.version + 1,
-          at: new Date().toISOString(),
-          audit,
-          ...(options.reason !== undefined ? { reason: options.reason } : {}),
-        }]
+        return existing ? [tombstone('erase', target, existing, audit, options.reason)] : []
       })
       if (!erased) return false
       await log.compact()
@@ -236,17 +226,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
       if (options.reason !== undefined && typeof options.reason !== 'string') throw invalidInput('`reason` must be a string')
       const [record] = await log.write((state) => {
         const existing = findInScope(state, target, id)
-        if (!existing || existing.status === 'deleted') return []
-        return [{
-          type: 'delete',
-          recordId: id,
-          store: target.store,
-          scope: target.scope,
-          version: existing.version + 1,
-          at: new Date().toISOString(),
-          audit,
-          ...(options.reason !== undefined ? { reason: options.reason } : {}),
-        }]
+        return existing && existing.status !== 'deleted' ? [tombstone('delete', target, existing, audit, options.reason)] : []
       })
       return record && structuredClone(record)
     },
@@ -315,4 +295,18 @@ function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryA
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+/** The `delete` (soft) or `erase` (hard) event of a record: the next version, with the caller's audit and reason. */
+function tombstone<T extends 'delete' | 'erase'>(type: T, target: MemoryTarget, existing: MemoryRecord, audit: MemoryAudit, reason: string | undefined) {
+  return {
+    type,
+    recordId: existing.id,
+    store: target.store,
+    scope: target.scope,
+    version: existing.version + 1,
+    at: new Date().toISOString(),
+    audit,
+    ...(reason !== undefined ? { reason } : {}),
+  }
 }
