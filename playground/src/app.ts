@@ -85,6 +85,11 @@ export async function mountPlayground(root: HTMLElement, options: PlaygroundOpti
     let text: HTMLElement | undefined
     const steps = new Map<string, HTMLElement>()
     return (event: RunEvent) => {
+      handle(event)
+      // Keep the newest step in view as it streams in.
+      transcript.scrollTop = transcript.scrollHeight
+    }
+    function handle(event: RunEvent): void {
       switch (event.type) {
         case 'start':
           if (typeof event.threadId === 'string' && event.threadId) {
@@ -164,6 +169,7 @@ export async function mountPlayground(root: HTMLElement, options: PlaygroundOpti
     status.className = 'status'
     const entry = h('li', { class: 'turn' }, h('p', { class: 'user' }, h('span', { class: 'who' }, `${user}: `), message))
     transcript.append(entry)
+    transcript.scrollTop = transcript.scrollHeight
     sendButton.disabled = true
     try {
       await api.run(agent, message, threadOf(), renderRun(entry))
@@ -234,7 +240,7 @@ export async function mountPlayground(root: HTMLElement, options: PlaygroundOpti
       const result = await api.verify(agent, store)
       verifyResult.className = `verify ${result.ok ? 'ok' : 'error'}`
       verifyResult.textContent = result.ok
-        ? `Chain verified: ${result.lines} lines, every digest matches${result.torn ? ` (torn tail at line ${result.torn.line})` : ''}.`
+        ? `Chain verified: ${result.lines} ${result.lines === 1 ? 'line' : 'lines'}, every digest matches${result.torn ? ` (torn tail at line ${result.torn.line})` : ''}.`
         : `Chain broken at line ${result.firstBad?.line}: ${result.firstBad?.reason}`
     } catch (error) {
       verifyResult.textContent = error instanceof ApiFailure ? error.error.message : String(error)

@@ -98,7 +98,12 @@ export async function runChat(options: ChatOptions): Promise<void> {
     while (pending.length > 0) {
       const approval = pending[0]!
       asked.add(approval.id)
-      const answer = await ask(formatApprovalPrompt(approval, limit))
+      let answer = await ask(formatApprovalPrompt(approval, limit))
+      // A command typed at the question (say /approvals) is not an answer: say so and ask again.
+      while (answer !== undefined && answer.trim().startsWith('/')) {
+        line('answer y or n (then an optional reason); commands work after the approval is answered')
+        answer = await ask(formatApprovalPrompt(approval, limit))
+      }
       if (answer === undefined) {
         line(`approval ${approval.id} left pending (end of input); answer it later with /approve ${approval.id} or /deny ${approval.id}`)
         return false

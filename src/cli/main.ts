@@ -112,11 +112,18 @@ const importCommand = defineCommand({
     // Resolved before the working directory moves to the project root.
     const file = resolvePath(args.locomo)
     const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
+    let text: string
+    try {
+      text = await readFile(file, 'utf8')
+    } catch (error) {
+      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT'
+      throw agentError('LOCOMO_UNREADABLE', missing ? `there is no file ${file}` : `cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`, 'pass the path of a LoCoMo conversation file (relative to the folder you run the command in), for example conv-26.json from the LoCoMo data', { file }, error)
+    }
     let data: unknown
     try {
-      data = JSON.parse(await readFile(file, 'utf8'))
+      data = JSON.parse(text)
     } catch (error) {
-      throw agentError('LOCOMO_UNREADABLE', `cannot read ${args.locomo} as JSON: ${error instanceof Error ? error.message : String(error)}`, 'pass the path of a LoCoMo conversation file such as ../shared/data/locomo/conv-26.json', { file: args.locomo }, error)
+      throw agentError('LOCOMO_UNREADABLE', `${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, 'pass an unmodified LoCoMo conversation file', { file }, error)
     }
     const observations = parseLocomoConversation(data, args.locomo)
     let added = 0

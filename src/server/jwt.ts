@@ -21,6 +21,8 @@ export interface JwtIdentityOptions {
   tenantClaim?: string
   /** Clock tolerance for `exp`/`nbf` in seconds. Default 5. */
   clockToleranceSeconds?: number
+  /** Refuse tokens without an `exp` claim (they would never expire). Default `true`. */
+  requireExpiry?: boolean
 }
 
 /** Reads the bearer token from `authorization: Bearer <jwt>`. */
@@ -32,7 +34,7 @@ function bearer(event: H3Event): string | undefined {
 
 /**
  * An `identify(event)` hook that verifies a JWT from `authorization: Bearer <jwt>` with jose
- * (signature, `exp`, `nbf`, and `iss`/`aud` when configured) and returns
+ * (signature, `exp` (required unless `requireExpiry: false`), `nbf`, and `iss`/`aud` when configured) and returns
  * `{ id: <sub>, tenant?: <tenant claim>, claims }` (source: issue 4, "Ship a ready
  * `jwtIdentity({ secret | jwks })` built on `jose`").
  *
@@ -44,7 +46,7 @@ function bearer(event: H3Event): string | undefined {
  * or for an unknown option key.
  */
 export function jwtIdentity(options: JwtIdentityOptions): IdentifyHook {
-  const known = ['secret', 'jwks', 'issuer', 'audience', 'algorithms', 'userClaim', 'tenantClaim', 'clockToleranceSeconds']
+  const known = ['secret', 'jwks', 'issuer', 'audience', 'algorithms', 'userClaim', 'tenantClaim', 'clockToleranceSeconds', 'requireExpiry']
   const unknown = Object.keys(options ?? {}).filter(key => !known.includes(key))
   if (unknown.length) throw agentError('SERVER_OPTIONS_INVALID', `jwtIdentity() got unknown option ${unknown.map(key => `"${key}"`).join(', ')}`, `use only ${known.join(', ')}`, { options: unknown })
   if ((options?.secret === undefined) === (options?.jwks === undefined)) {
@@ -56,6 +58,7 @@ export function jwtIdentity(options: JwtIdentityOptions): IdentifyHook {
     ...(options.issuer ? { issuer: options.issuer } : {}),
     ...(options.audience ? { audience: options.audience } : {}),
     clockTolerance: options.clockToleranceSeconds ?? 5,
+    ...(options.requireExpiry === false ? {} : { requiredClaims: ['exp'] }),
   }
   let verify: (token: string) => Promise<JWTPayload>
   if (options.secret !== undefined) {

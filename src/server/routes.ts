@@ -241,7 +241,7 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     const { agent, store } = await opened(event, identity)
     const exported = await exportScope(agent, store)
     return new Response(JSON.stringify(exported, null, 2), {
-      headers: { 'content-type': 'application/json; charset=utf-8', 'content-disposition': `attachment; filename="${agent.name}-${store.store}-export.json"` },
+      headers: { 'content-type': 'application/json; charset=utf-8', 'content-disposition': `attachment; filename="${exportFileName(agent.name, store.store, identity.id)}"` },
     })
   }))
 
@@ -250,4 +250,9 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     throw agentError('ROUTE_NOT_FOUND', `no route ${event.req.method} ${new URL(event.req.url).pathname}`, 'see the route table in docs/playground-and-server.md')
   }))
   return app
+}
+
+/** `<agent>-<store>-<user>-export.json`, with anything outside `[A-Za-z0-9_.-]` replaced, so exports of two users never share a name. */
+function exportFileName(agent: string, store: string, user: string): string {
+  return `${[agent, store, user].map(part => part.replace(/[^\w.-]+/g, '_')).join('-')}-export.json`
 }

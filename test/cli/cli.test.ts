@@ -105,6 +105,14 @@ describe('agent dev', () => {
     expect(valuesOf(line, 'approver')).toContain('demo')
   })
 
+  it('a command typed at the approval question is not taken as a denial: the question is asked again', () => {
+    const workspace = freshWorkspace()
+    const { stdout } = agentCli(['dev', '--agent', 'support', '--user', 'demo'], { workspace, input: 'remember I prefer oolong\n/approvals\ny\n' })
+    expect(stdout).toContain('answer y or n (then an optional reason)')
+    expect(stdout).toMatch(/Saved mem_/)
+    expect(stdout).not.toContain('denied')
+  })
+
   it('remember answered n writes nothing and says why', () => {
     const workspace = freshWorkspace()
     const { stdout, status } = agentCli(['dev', '--agent', 'support'], { workspace, input: 'remember I prefer green tea\nn not now\n' })

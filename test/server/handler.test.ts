@@ -80,6 +80,15 @@ describe('identity', () => {
     }
   })
 
+  test('a token without an exp claim is refused unless requireExpiry is false', async () => {
+    const forever = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('ann').setIssuedAt().sign(new TextEncoder().encode(SECRET))
+    const refused = await call('/me', { token: forever })
+    expect([refused.status, refused.json?.error.code]).toEqual([401, 'AUTH_TOKEN_INVALID'])
+    const lenient = createAgentHandler({ agents: {}, identify: jwtIdentity({ secret: SECRET, requireExpiry: false }) })
+    const response = await lenient.fetch(new Request('http://test/api/agents/me', { headers: { authorization: `Bearer ${forever}` } }))
+    expect(response.status).toBe(200)
+  })
+
   test('a valid token names the identity from its sub claim', async () => {
     expect((await call('/me', { token: ann })).json).toEqual({ identity: expect.objectContaining({ id: 'ann' }) })
   })
@@ -149,6 +158,14 @@ describe('runs and approvals', () => {
     const exported = (await call('/agents/support/stores/agent/export', { token: ann })).json
     expect(exported?.records.some((record: { content: string }) => record.content.includes('4411'))).toBe(false)
   })
+})
+
+test('an export is offered as a file named after the agent, store and user, so two users\' exports never share a name', async () => {
+  const names = await Promise.all([ann, ben].map(async (token) => {
+    const response = await app.fetch(new Request('http://test/api/agents/agents/support/stores/agent/export', { headers: { authorization: `Bearer ${token}` } }))
+    return response.headers.get('content-disposition')
+  }))
+  expect(names).toEqual(['attachment; filename="support-agent-ann-export.json"', 'attachment; filename="support-agent-ben-export.json"'])
 })
 
 describe('memory inspector across identities', () => {

@@ -88,7 +88,8 @@ async function answerQuestion(context: CustomRunContext, question: string): Prom
   if (problem) return context.write(`I could not search my memory: ${problem}`)
   const direct = searchResults(whole)
   if (direct.length > 0) {
-    return context.write(`I found ${direct.length} record${direct.length === 1 ? '' : 's'} matching "${question}":\n${listResults(direct.slice(0, REPLY_RESULTS))}`)
+    const shown = direct.slice(0, REPLY_RESULTS)
+    return context.write(`I found ${direct.length} record${direct.length === 1 ? '' : 's'} for "${question}"${shown.length < direct.length ? `; the best ${shown.length}` : ''}:\n${listResults(shown)}`)
   }
   const words = significantWords(question).slice(0, MAX_WORD_SEARCHES)
   if (words.length === 0) return context.write('I found nothing in my memory for that.')

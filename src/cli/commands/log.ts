@@ -2,10 +2,10 @@
  * `agent memory verify` and `agent memory compact` (issue 3, "Chain and verification" and
  * "Compaction and erasure"): check or rewrite a workspace memory log without loading an agent.
  */
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
-import { toErrorShape } from '../../errors.ts'
+import { agentError, toErrorShape } from '../../errors.ts'
 import { compactLog, verifyLog } from '../../memory/log.ts'
 import { checkLogPath, DEFAULT_MEMORY_LOG_PATH } from '../../memory/stores/workspace-jsonl.ts'
 import { createWorkspace, DEFAULT_WORKSPACE_DIR } from '../../workspace/workspace.ts'
@@ -15,6 +15,20 @@ const logArgs = {
   dir: { type: 'string', description: `Workspace folder (default: ${DEFAULT_WORKSPACE_DIR})`, default: DEFAULT_WORKSPACE_DIR },
   path: { type: 'string', description: `Workspace-relative log path (default: ${DEFAULT_MEMORY_LOG_PATH})`, default: DEFAULT_MEMORY_LOG_PATH },
 } as const
+
+/**
+ * The workspace and log path the command acts on; a log that does not exist is an error
+ * (`MEMORY_LOG_NOT_FOUND`), never "0 lines verify".
+ */
+async function existingLog(args: { dir: string; path: string }, writable: boolean) {
+  const path = checkLogPath(args.path)
+  const dir = resolve(args.dir)
+  const workspace = createWorkspace({ dir, writable })
+  if (!(await workspace.has(path))) {
+    throw agentError('MEMORY_LOG_NOT_FOUND', `there is no memory log at ${join(dir, path)}`, 'pass --dir with the agent\'s workspace folder (the playground\'s is playground/.agent/workspace) and --path when the store sets one', { dir, path })
+  }
+  return { workspace, path }
+}
 
 function print(text: string): void {
   process.stdout.write(`${text}\n`)
@@ -30,8 +44,8 @@ export const verifyCommand = defineCommand({
   args: logArgs,
   run: async ({ args }) => {
     try {
-      const path = checkLogPath(args.path)
-      const result = await verifyLog(createWorkspace({ dir: resolve(args.dir), writable: false }), path)
+      const { workspace, path } = await existingLog(args, false)
+      const result = await verifyLog(workspace, path)
       if (result.ok) {
         print(`ok: ${result.lines} ${result.lines === 1 ? 'line' : 'lines'} verify in ${path}${result.torn ? ` (torn tail of ${result.torn.bytes} bytes from line ${result.torn.line}, moved aside at the next write)` : ''}`)
         return
@@ -55,8 +69,8 @@ export const compactCommand = defineCommand({
   args: logArgs,
   run: async ({ args }) => {
     try {
-      const path = checkLogPath(args.path)
-      const result = await compactLog(createWorkspace({ dir: resolve(args.dir) }), path)
+      const { workspace, path } = await existingLog(args, true)
+      const result = await compactLog(workspace, path)
       print(`compacted ${path}: ${result.lines} lines, ${result.bytesBefore} -> ${result.bytesAfter} bytes, ${result.erasedLines} erased payloads removed${result.rechained ? ', version 1 lines rewritten as version 2' : ''}`)
     }
     catch (error) {

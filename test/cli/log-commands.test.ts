@@ -1,0 +1,45 @@
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
+import { createWorkspace } from '../../src/workspace/workspace.ts'
+import { REPO_ROOT } from './locomo.ts'
+
+function memoryCli(args: string[]) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'memory', ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } })
+  return { stdout: result.stdout, stderr: result.stderr, status: result.status }
+}
+
+async function logWithTwoRecords(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'vam-cli-log-'))
+  const adapter = await workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'support', workspace: createWorkspace({ dir }), writable: true })
+  for (const content of ['first fact', 'second fact']) await adapter.append({ store: 'agent', scope: { agent: 'support' } }, { kind: 'semantic', content }, { audit: { via: 'cli' } })
+  return dir
+}
+
+describe('agent memory verify', () => {
+  it('a log that verifies exits 0 and says how many lines', async () => {
+    const dir = await logWithTwoRecords()
+    const { stdout, status } = memoryCli(['verify', '--dir', dir])
+    expect(status).toBe(0)
+    expect(stdout).toContain('ok: 2 lines verify in memory/memory.jsonl')
+  })
+
+  it('a changed line exits 1 naming its line number', async () => {
+    const dir = await logWithTwoRecords()
+    const file = join(dir, 'memory', 'memory.jsonl')
+    writeFileSync(file, readFileSync(file, 'utf8').replace('second fact', 'second FACT'))
+    const { stdout, status } = memoryCli(['verify', '--dir', dir])
+    expect(status).toBe(1)
+    expect(stdout).toMatch(/^BAD: line 2 of memory\/memory\.jsonl: /m)
+  })
+
+  it('a log that does not exist exits 2 with MEMORY_LOG_NOT_FOUND instead of "0 lines verify"', () => {
+    const { stdout, stderr, status } = memoryCli(['verify', '--dir', mkdtempSync(join(tmpdir(), 'vam-cli-empty-'))])
+    expect(status).toBe(2)
+    expect(stderr).toContain('MEMORY_LOG_NOT_FOUND')
+    expect(stdout).not.toContain('ok:')
+  })
+})
