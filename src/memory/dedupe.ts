@@ -4,11 +4,14 @@
  * whitespace collapsing) appends nothing and returns the existing record with
  * `action: 'duplicate'`. Decided before any embedding step, inside the scope only").
  *
- * The log's materialized state keeps one entry per active record: {@link duplicateKey} of its
- * partition, kind and normalized content -> record id (`MemoryRecordState.contentKeys`, kept by
- * `applyEvent` in records.ts). A write looks its key up inside the log's write lock, so the check
- * is O(length of the content) per remember and race-free. This module imports nothing from the
- * log so that records.ts can use it.
+ * The log's materialized state answers "which active record of this partition and kind has this
+ * content?" (`MemoryRecordState.contentKeys.get(duplicateKey(...))`, records.ts). A partition's
+ * map is built lazily, on its first duplicate check, and kept current by `applyEvent` from then
+ * on; it holds one number per active record ({@link contentKeyHash}, a 53-bit hash of kind and
+ * normalized content), never the normalized text, so a replay pays nothing for it (issue 3,
+ * "Benchmark": memory and cold open). A write looks its key up inside the log's write lock, so
+ * the check is O(length of the content) per remember and race-free. This module imports nothing
+ * from the log so that records.ts can use it.
  */
 
 /**
@@ -36,8 +39,19 @@ export function normalizeContent(content: string): string {
  * collision can only hide a duplicate, never merge two different facts.
  */
 export function duplicateKey(partition: string, kind: string, content: string): string {
+  return `${partition}\u0000${contentKey(kind, content)}`
+}
+
+/** The part of {@link duplicateKey} after its partition: kind, length and hash of the normalized content. */
+export function contentKey(kind: string, content: string): string {
   const normalized = normalizeContent(content)
-  return `${partition}\u0000${kind}\u0000${normalized.length}:${hash53(normalized)}`
+  return `${kind}\u0000${normalized.length}:${hash53(normalized)}`
+}
+
+/** A {@link contentKey} as a 53-bit number (what a partition's duplicate map stores per record). */
+export function contentKeyHash(key: string): number {
+  const [h1, h2] = cyrb53(key)
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0)
 }
 
 /** True when two contents are equal after {@link normalizeContent}. */
@@ -47,6 +61,11 @@ export function sameContent(a: string, b: string): boolean {
 
 /** cyrb53: a fast non-cryptographic 53-bit string hash (public domain), as 14 hex digits. */
 function hash53(text: string): string {
+  const [h1, h2] = cyrb53(text)
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, '0')
+}
+
+function cyrb53(text: string): [number, number] {
   let h1 = 0xdeadbeef
   let h2 = 0x41c6ce57
   for (let index = 0; index < text.length; index++) {
@@ -56,5 +75,5 @@ function hash53(text: string): string {
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909)
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909)
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, '0')
+  return [h1, h2]
 }

@@ -613,6 +613,11 @@ function canonicalMembers(text: string): { keys: string[]; starts: number[] } | 
   return depth === 0 && starts.length === keys.length + 1 ? { keys, starts } : false
 }
 
+// Reasons of a line that fails (one string each: no closure per checked line).
+const NOT_CANONICAL = 'the line is not in canonical JSON form (it was reformatted after it was written)'
+const DIGEST_CHANGED = 'digest does not match the line (it was changed after it was written)'
+const PAYLOAD_CHANGED = 'the payload digest does not match the payload (it was changed after it was written)'
+
 /** Parsed values of repeated field texts (scopes, audits, empty lists and objects), shared by the records of one read. */
 type Interner = Map<string, unknown>
 const INTERNED_FIELDS = new Set(['scope', 'audit', 'tags', 'metadata', 'provenance', 'supersedes'])
@@ -642,44 +647,40 @@ function checkLineSync(text: string, line: number, prev: string | null, hash: (t
   if (event.seq !== line) throw new CorruptLine(line, `seq is ${event.seq}, expected ${line}`)
   if (event.prev !== prev) throw new CorruptLine(line, 'prev does not match the digest of the previous line (the chain is broken)')
   const record = event as unknown as Record<string, unknown>
-  const notCanonical = () => new CorruptLine(line, 'the line is not in canonical JSON form (it was reformatted after it was written)')
-  const changed = () => new CorruptLine(line, 'digest does not match the line (it was changed after it was written)')
-  const payloadChanged = () => new CorruptLine(line, 'the payload digest does not match the payload (it was changed after it was written)')
   const members = canonicalMembers(text)
-  if (members === false) throw notCanonical()
+  if (members === false) throw new CorruptLine(line, NOT_CANONICAL)
   if (members === undefined) {
     // General path (rare: \u escapes): full canonical form and digests over rebuilt objects.
-    if (canonicalJson(value) !== text) throw notCanonical()
+    if (canonicalJson(value) !== text) throw new CorruptLine(line, NOT_CANONICAL)
     if (event.v === 1) {
       const { digest, ...rest } = event
-      if (hash(canonicalJson(rest)) !== digest) throw changed()
+      if (hash(canonicalJson(rest)) !== digest) throw new CorruptLine(line, DIGEST_CHANGED)
       return event
     }
     const header: Record<string, unknown> = {}
     for (const field of HEADER_FIELDS) if (record[field] !== undefined) header[field] = record[field]
-    if (hash(canonicalJson(header)) !== event.digest) throw changed()
-    if (!event.erased && hash(canonicalJson(payloadFields(record as MemoryEventDraft & Record<string, unknown>))) !== event.payloadDigest) throw payloadChanged()
+    if (hash(canonicalJson(header)) !== event.digest) throw new CorruptLine(line, DIGEST_CHANGED)
+    if (!event.erased && hash(canonicalJson(payloadFields(record as MemoryEventDraft & Record<string, unknown>))) !== event.payloadDigest) throw new CorruptLine(line, PAYLOAD_CHANGED)
     return event
   }
   const { keys, starts } = members
-  const part = (index: number) => text.slice(starts[index]!, starts[index + 1]! - 1)
   const header: string[] = []
   const payload: string[] = []
   const payloadSet = PAYLOAD_SETS[event.type]
   for (let index = 0; index < keys.length; index++) {
     const key = keys[index]!
     if (key === 'digest') continue
-    if (event.v === 1 || HEADER_SET.has(key)) header.push(part(index))
-    else if (payloadSet?.has(key)) payload.push(part(index))
+    if (event.v === 1 || HEADER_SET.has(key)) header.push(text.slice(starts[index]!, starts[index + 1]! - 1))
+    else if (payloadSet?.has(key)) payload.push(text.slice(starts[index]!, starts[index + 1]! - 1))
   }
-  if (hash(`{${header.join(',')}}`) !== event.digest) throw changed()
-  if (event.v === 2 && !event.erased && hash(`{${payload.join(',')}}`) !== event.payloadDigest) throw payloadChanged()
+  if (hash(`{${header.join(',')}}`) !== event.digest) throw new CorruptLine(line, DIGEST_CHANGED)
+  if (event.v === 2 && !event.erased && hash(`{${payload.join(',')}}`) !== event.payloadDigest) throw new CorruptLine(line, PAYLOAD_CHANGED)
   // Share the parsed values of repeated texts (a scope, an audit block, `[]`, `{}`) between records.
   if (interner.size > INTERNER_MAX) interner.clear()
   for (let index = 0; index < keys.length; index++) {
     const key = keys[index]!
     if (!INTERNED_FIELDS.has(key)) continue
-    const piece = part(index)
+    const piece = text.slice(starts[index]!, starts[index + 1]! - 1)
     if (piece.length > 512) continue
     const known = interner.get(piece)
     if (known !== undefined) record[key] = known

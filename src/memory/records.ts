@@ -9,7 +9,7 @@
  * delete. The JSONL store appends a tombstone and keeps the original line").
  */
 import type { MemoryAudit, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope } from './types.ts'
-import { duplicateKey } from './dedupe.ts'
+import { contentKey, contentKeyHash } from './dedupe.ts'
 import { sameScope, scopeKey, validateScope } from './scope.ts'
 import type { MemorySearchIndex } from './search.ts'
 
@@ -112,10 +112,48 @@ export interface MemoryRecordState {
   indexes: Map<string, MemorySearchIndex>
   /** Ids of erased (hard-deleted) records. */
   erased: Set<string>
-  /** Active records by `duplicateKey(partition, kind, content)` (dedupe.ts): the duplicate check of a write (issue 5). */
-  contentKeys: Map<string, string>
+  /**
+   * Active records by `duplicateKey(partition, kind, content)` (dedupe.ts): the duplicate check of
+   * a write (issue 5). Built per partition on its first lookup, then kept by {@link applyEvent}.
+   */
+  contentKeys: MemoryDuplicateIndex
   /** Makes the index of a new partition (the log passes `createSearchIndex` of `search.ts`). */
   createIndex: () => MemorySearchIndex
+}
+
+/** Looks up the active record holding a `duplicateKey(partition, kind, content)` of dedupe.ts. */
+export interface MemoryDuplicateIndex {
+  /** The id of an active record of the key's partition and kind whose content may be equal (compare with `sameContent`), or `undefined`. */
+  get(key: string): string | undefined
+}
+
+interface DuplicateMaps extends MemoryDuplicateIndex {
+  /** Partition -> content key hash -> record id, for the partitions looked up so far. */
+  built: Map<string, Map<number, string>>
+}
+
+function duplicateIndex(state: Pick<MemoryRecordState, 'records' | 'partitions'>): DuplicateMaps {
+  const built = new Map<string, Map<number, string>>()
+  return {
+    built,
+    get(key) {
+      const cut = key.indexOf('\u0000')
+      const partition = key.slice(0, cut)
+      let map = built.get(partition)
+      if (!map) {
+        // First check in this partition: hash its active records once, in creation order.
+        map = new Map()
+        for (const id of state.partitions.get(partition) ?? []) {
+          const record = state.records.get(id)
+          if (record?.status !== 'active') continue
+          const hash = contentKeyHash(contentKey(record.kind, record.content))
+          if (!map.has(hash)) map.set(hash, id)
+        }
+        built.set(partition, map)
+      }
+      return map.get(contentKeyHash(key.slice(cut + 1)))
+    },
+  }
 }
 
 /**
@@ -124,7 +162,9 @@ export interface MemoryRecordState {
  * which imports this one).
  */
 export function emptyRecordState(createIndex?: () => MemorySearchIndex): MemoryRecordState {
-  return { records: new Map(), partitions: new Map(), indexes: new Map(), erased: new Set(), contentKeys: new Map(), createIndex: createIndex ?? (() => defaultIndexFactory()) }
+  const records = new Map<string, MemoryRecord>()
+  const partitions = new Map<string, string[]>()
+  return { records, partitions, indexes: new Map(), erased: new Set(), contentKeys: duplicateIndex({ records, partitions }), createIndex: createIndex ?? (() => defaultIndexFactory()) }
 }
 
 let defaultIndexFactory: () => MemorySearchIndex = () => {
@@ -268,14 +308,15 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft): M
   const previous = lookup(event.recordId)
   const record = foldEvent(previous, event)
   const partition = partitionKey(event.store, event.scope)
-  // The duplicate map holds active records only (dedupe.ts).
-  if (event.type === 'remember') {
-    const key = duplicateKey(partition, record.kind, record.content)
-    if (!state.contentKeys.has(key)) state.contentKeys.set(key, record.id)
+  // The duplicate map holds active records only (dedupe.ts); only partitions already looked up keep one.
+  const duplicates = (state.contentKeys as Partial<DuplicateMaps>).built?.get(partition)
+  if (duplicates && event.type === 'remember') {
+    const hash = contentKeyHash(contentKey(record.kind, record.content))
+    if (!duplicates.has(hash)) duplicates.set(hash, record.id)
   }
-  else if (previous?.status === 'active') {
-    const key = duplicateKey(partition, previous.kind, previous.content)
-    if (state.contentKeys.get(key) === previous.id) state.contentKeys.delete(key)
+  else if (duplicates && previous?.status === 'active') {
+    const hash = contentKeyHash(contentKey(previous.kind, previous.content))
+    if (duplicates.get(hash) === previous.id) duplicates.delete(hash)
   }
   if (event.type === 'erase') {
     state.records.delete(record.id)

@@ -9,7 +9,7 @@
 import { agentError } from '../errors.ts'
 import { isInstant, parseInstant } from './records.ts'
 import { MEMORY_LIMITS } from './schemas.ts'
-import { editDistance, foldText, stemWord, tokenizeWords } from './text.ts'
+import { editDistance, foldText, forEachSurface, stemWord, tokenizeWords } from './text.ts'
 import { searchableContent, searchableTags } from './kinds.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery } from './types.ts'
 
@@ -179,25 +179,153 @@ export interface MemorySearchIndex {
   readonly size: number
 }
 
-interface IndexedRecord {
-  record: MemoryRecord
-  /** Order of first insertion (the substring rule's last tie-break). */
-  position: number
-  created: number
-  /** Lower-cased fields for the substring rule (cached: the rule runs on every ranked search). */
-  lower: { title: string; content: string; tags: string[] }
-  /** Term -> occurrences per field, in {@link SEARCH_FIELDS} order. */
-  terms: Map<string, [number, number, number]>
-  /** Field lengths in terms. */
-  lengths: [number, number, number]
-  /** Distinct Latin surface words of the record. */
-  surfaces: string[]
-  /** Scratch of the running search: its stamp and the score accumulated so far. */
-  stamp: number
-  score: number
+const LATIN_SURFACE = /^[a-z]+$/
+
+/**
+ * Growable lists of (key, value) int32 pairs, one list per id, stored in one shared `Int32Array`
+ * as linked blocks (2 header ints, then pairs; block sizes double from 2 to 512 pairs). One
+ * posting list costs a few ints instead of a typed array or a `Map` per term: a vocabulary of
+ * 100,000 one-record terms stays small.
+ */
+class PairLists {
+  private arena = new Int32Array(1 << 12)
+  private used = 0
+  /** Per list: first block, last block, pairs used in the last block, pairs in all. */
+  private heads = new Int32Array(64)
+  private tails = new Int32Array(64)
+  private fills = new Int32Array(64)
+  private lengths = new Int32Array(64)
+  count = 0
+
+  /** A new empty list; returns its id. */
+  create(): number {
+    const id = this.count++
+    if (id >= this.heads.length) {
+      this.heads = grow(this.heads, id + 1)
+      this.tails = grow(this.tails, id + 1)
+      this.fills = grow(this.fills, id + 1)
+      this.lengths = grow(this.lengths, id + 1)
+    }
+    this.heads[id] = -1
+    this.tails[id] = -1
+    this.fills[id] = 0
+    this.lengths[id] = 0
+    return id
+  }
+
+  length(id: number): number {
+    return this.lengths[id]!
+  }
+
+  push(id: number, key: number, value: number): void {
+    let tail = this.tails[id]!
+    let fill = this.fills[id]!
+    if (tail === -1 || fill === this.arena[tail + 1]!) {
+      const capacity = tail === -1 ? 2 : Math.min(512, this.arena[tail + 1]! * 2)
+      const block = this.allocate(2 + capacity * 2)
+      this.arena[block] = -1
+      this.arena[block + 1] = capacity
+      if (tail === -1) this.heads[id] = block
+      else this.arena[tail] = block
+      this.tails[id] = tail = block
+      fill = 0
+    }
+    const at = tail + 2 + fill * 2
+    this.arena[at] = key
+    this.arena[at + 1] = value
+    this.fills[id] = fill + 1
+    this.lengths[id]!++
+  }
+
+  /** Calls `visit(key, value)` for every pair of list `id`, in push order. */
+  forEach(id: number, visit: (key: number, value: number) => void): void {
+    const arena = this.arena
+    for (let block = this.heads[id]!; block !== -1; block = arena[block]!) {
+      const filled = block === this.tails[id] ? this.fills[id]! : arena[block + 1]!
+      const end = block + 2 + filled * 2
+      for (let at = block + 2; at < end; at += 2) visit(arena[at]!, arena[at + 1]!)
+    }
+  }
+
+  /** The blocks of list `id` as [start, end) ranges of pair offsets in {@link data} (for tight loops). */
+  blocks(id: number, out: number[]): number[] {
+    out.length = 0
+    const arena = this.arena
+    for (let block = this.heads[id]!; block !== -1; block = arena[block]!) {
+      const filled = block === this.tails[id] ? this.fills[id]! : arena[block + 1]!
+      out.push(block + 2, block + 2 + filled * 2)
+    }
+    return out
+  }
+
+  get data(): Int32Array {
+    return this.arena
+  }
+
+  private allocate(size: number): number {
+    if (this.used + size > this.arena.length) {
+      const next = new Int32Array(Math.max(this.arena.length * 2, this.used + size))
+      next.set(this.arena.subarray(0, this.used))
+      this.arena = next
+    }
+    const at = this.used
+    this.used += size
+    return at
+  }
 }
 
-const LATIN_SURFACE = /^[a-z]+$/
+function grow<T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(array: T, minimum: number): T {
+  const next = new (array.constructor as new (length: number) => T)(Math.max(minimum, array.length * 2))
+  next.set(array)
+  return next
+}
+
+// Letters, digits and marks: the characters of a "run". An occurrence of a query made only of
+// them lies inside one run of the lower-cased text, so the substring rule can be answered from
+// the runs alone.
+const RUN = /[\p{L}\p{N}\p{M}]+/gu
+const ONLY_RUN = /^[\p{L}\p{N}\p{M}]+$/u
+const ASCII_TEXT = /^[\x00-\x7f]*$/
+
+/** Calls `visit` with every run of `lower` (already lower case). */
+function forEachRun(lower: string, visit: (run: string) => void): void {
+  if (ASCII_TEXT.test(lower)) {
+    let start = -1
+    for (let at = 0; at <= lower.length; at++) {
+      const code = at < lower.length ? lower.charCodeAt(at) : 0
+      const inRun = (code >= 97 && code <= 122) || (code >= 48 && code <= 57)
+      if (inRun) {
+        if (start === -1) start = at
+      }
+      else if (start !== -1) {
+        visit(lower.slice(start, at))
+        start = -1
+      }
+    }
+    return
+  }
+  for (const match of lower.matchAll(RUN)) visit(match[0])
+}
+
+// Scratch shared by every index (searches are synchronous): per-slot scores and stamps.
+let scratchScores = new Float64Array(1024)
+let scratchStamps = new Int32Array(1024)
+let scratchStamp = 0
+function scratchFor(slots: number): number {
+  if (slots > scratchScores.length) {
+    scratchScores = new Float64Array(Math.max(slots, scratchScores.length * 2))
+    scratchStamps = new Int32Array(scratchScores.length)
+    scratchStamp = 0
+  }
+  if (++scratchStamp >= 0x7fffffff) {
+    scratchStamps.fill(0)
+    scratchStamp = 1
+  }
+  return scratchStamp
+}
+
+/** Highest term frequency a posting stores inline; larger counts live in a side map. */
+const TF_INLINE_MAX = 0x3ff
 
 /**
  * Creates an empty {@link MemorySearchIndex} with ranked search (issue 7).
@@ -217,9 +345,20 @@ const LATIN_SURFACE = /^[a-z]+$/
  *   only active records are indexed, so superseded and deleted records never appear;
  * - each hit has a `snippet` around its best match.
  *
- * Cost: `update` is proportional to the record's length; a search visits the postings of the
- * query's terms (no per-record scan besides the cached substring check) and keeps the top
- * `limit` with a bounded heap.
+ * Layout (issue 3, "Benchmark": search and memory targets): records are numbered slots; term
+ * postings and "run" postings (runs = maximal letter/digit/mark sequences of the lower-cased
+ * fields, with their occurrence counts) are int32 pairs in shared arenas; a removed record's slot
+ * is a tombstone skipped by searches and dropped when the index is rebuilt (once tombstones
+ * outnumber live records). No per-record term maps and no lower-case copies of text are kept: a
+ * removal tokenizes the old record again. The substring rule is answered exactly from the runs: a
+ * query of letters and digits only is found in the runs that contain it (a trigram index over the
+ * run vocabulary finds them), its score per record is the sum over those runs of occurrences ×
+ * run count; any other query is verified against the text of the records holding its rarest run.
+ *
+ * Cost: `update` is lazy (a replay only notes the latest state; the partition is indexed on its
+ * first search); indexing a record is proportional to its length; a search visits the postings
+ * of the query's terms and of the runs containing the query, and keeps the top `limit` with a
+ * bounded heap (candidates below the heap's floor are dropped before the filters run).
  */
 export function createSearchIndex(options: MemorySearchIndexOptions = {}): MemorySearchIndex {
   const weights = [
@@ -230,95 +369,352 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
   const feedback = { ...DEFAULT_SEARCH_INDEX_OPTIONS.feedback, ...options.feedback }
   const k1 = options.k1 ?? DEFAULT_SEARCH_INDEX_OPTIONS.k1
   const b = options.b ?? DEFAULT_SEARCH_INDEX_OPTIONS.b
-  const docs = new Map<string, IndexedRecord>()
-  // Term -> record -> occurrences per field: the counts sit in the posting so that a search reads
-  // them without a second lookup.
-  const postings = new Map<string, Map<IndexedRecord, [number, number, number]>>()
+
+  // Slots: one per indexed record state, in indexing order.
+  let slotRecords: Array<MemoryRecord | undefined> = []
+  let slotPositions = new Int32Array(256)
+  let slotCreated = new Float64Array(256)
+  let slotLengths = new Uint32Array(256 * 3)
+  let slotAlive = new Uint8Array(256)
+  let slots = 0
+  let live = 0
+  let nextPosition = 0
+  const slotOf = new Map<string, number>()
   const lengthSums = [0, 0, 0]
   // Records with a non-empty field: average lengths are over these (a missing title is no short title).
   const fieldCounts = [0, 0, 0]
-  const positions = new Map<string, number>()
-  // Indexed Latin words as written (folded), with their term and how many records hold them: the
-  // vocabulary that misspelt or run-together query words are matched against.
-  const surfaces = new Map<string, { term: string; count: number }>()
 
-  function remove(id: string): void {
-    const doc = docs.get(id)
-    if (!doc) return
-    docs.delete(id)
-    for (const term of doc.terms.keys()) {
-      const posting = postings.get(term)!
-      posting.delete(doc)
-      if (posting.size === 0) postings.delete(term)
-    }
-    for (let field = 0; field < 3; field++) {
-      lengthSums[field]! -= doc.lengths[field]!
-      if (doc.lengths[field]! > 0) fieldCounts[field]!--
-    }
-    for (const surface of doc.surfaces) {
-      const entry = surfaces.get(surface)!
-      if (--entry.count === 0) surfaces.delete(surface)
-    }
+  // Terms: id by text, live document frequency, postings of (slot, packed field counts).
+  let termIds = new Map<string, number>()
+  let termNames: string[] = []
+  let termFrequency = new Int32Array(256)
+  let termPostings = new PairLists()
+  // Field counts above TF_INLINE_MAX: slot * 3 + field -> count (inline value is the maximum).
+  let bigCounts = new Map<number, number>()
+  // Runs: id by text, the texts, postings of (slot, occurrences), and a trigram index over them.
+  let runIds = new Map<string, number>()
+  let runTexts: string[] = []
+  let runPostings = new PairLists()
+  let trigramIds = new Map<string, number>()
+  let trigramRuns = new PairLists()
+
+  function resetAll(): void {
+    slotRecords = []
+    slotPositions = new Int32Array(256)
+    slotCreated = new Float64Array(256)
+    slotLengths = new Uint32Array(256 * 3)
+    slotAlive = new Uint8Array(256)
+    slots = 0
+    live = 0
+    slotOf.clear()
+    lengthSums.fill(0)
+    fieldCounts.fill(0)
+    termIds = new Map()
+    termNames = []
+    termFrequency = new Int32Array(256)
+    termPostings = new PairLists()
+    bigCounts = new Map()
+    runIds = new Map()
+    runTexts = []
+    runPostings = new PairLists()
+    trigramIds = new Map()
+    trigramRuns = new PairLists()
+    surfaceIds = new Map()
+    surfaceTerms = new Int32Array(256)
+    surfaceLatin = new Uint8Array(256)
+    surfaceCounts = new Int32Array(256)
+    surfaceMarks = new Int32Array(256)
+    surfaceMark = 0
   }
 
-  function add(record: MemoryRecord): void {
-    let position = positions.get(record.id)
-    if (position === undefined) positions.set(record.id, position = positions.size)
-    const terms = new Map<string, [number, number, number]>()
-    const lengths: [number, number, number] = [0, 0, 0]
-    const fields = [record.title ?? '', searchableContent(record), searchableTags(record).join(' \n ')]
-    const words = new Set<string>()
-    fields.forEach((text, field) => {
-      for (const { surface, term } of tokenizeWords(text)) {
-        let counts = terms.get(term)
-        if (!counts) terms.set(term, counts = [0, 0, 0])
-        counts[field]!++
-        lengths[field]!++
-        if (LATIN_SURFACE.test(surface)) words.add(surface)
+  // Per-record scratch: term id -> counts per field, run id -> occurrences.
+  const recordTerms = new Map<number, number>()
+  const recordTermCounts: number[] = []
+  const recordRuns = new Map<number, number>()
+
+  // Surface words (tokens as written, folded) -> id, with their term id, whether they are plain
+  // Latin words, and for those how many live records hold them (the fuzzy-match vocabulary).
+  let surfaceIds = new Map<string, number>()
+  let surfaceTerms = new Int32Array(256)
+  let surfaceLatin = new Uint8Array(256)
+  let surfaceCounts = new Int32Array(256)
+  let surfaceMarks = new Int32Array(256)
+  let surfaceMark = 0
+  const recordSurfaces: number[] = []
+  const tokenLengths: [number, number, number] = [0, 0, 0]
+  let tokenField = 0
+  let tokenCreates = true
+  // One visitor for every token (no closure per record or field).
+  const visitSurface = (surface: string): void => {
+    let sid = surfaceIds.get(surface)
+    if (sid === undefined) {
+      if (!tokenCreates) return
+      const term = stemWord(surface)
+      let id = termIds.get(term)
+      if (id === undefined) {
+        id = termIds.size
+        termIds.set(term, id)
+        termNames.push(term)
+        termPostings.create()
+        if (id >= termFrequency.length) termFrequency = grow(termFrequency, id + 1)
       }
-    })
-    for (const surface of words) {
-      const entry = surfaces.get(surface)
-      if (entry) entry.count++
-      else surfaces.set(surface, { term: stemWord(surface), count: 1 })
+      sid = surfaceIds.size
+      surfaceIds.set(surface, sid)
+      if (sid >= surfaceTerms.length) {
+        surfaceTerms = grow(surfaceTerms, sid + 1)
+        surfaceLatin = grow(surfaceLatin, sid + 1)
+        surfaceCounts = grow(surfaceCounts, sid + 1)
+        surfaceMarks = grow(surfaceMarks, sid + 1)
+      }
+      surfaceTerms[sid] = id
+      surfaceLatin[sid] = LATIN_SURFACE.test(surface) ? 1 : 0
     }
-    const doc: IndexedRecord = {
-      record,
-      position,
-      created: parseInstant(record.createdAt) ?? Number.NaN,
-      lower: { title: (record.title ?? '').toLowerCase(), content: searchableContent(record).toLowerCase(), tags: searchableTags(record).map(tag => tag.toLowerCase()) },
-      terms,
-      lengths,
-      surfaces: [...words],
-      stamp: 0,
-      score: 0,
+    const id = surfaceTerms[sid]!
+    let local = recordTerms.get(id)
+    if (local === undefined) {
+      recordTerms.set(id, local = recordTermCounts.length)
+      recordTermCounts.push(0, 0, 0)
     }
-    docs.set(record.id, doc)
-    for (const [term, counts] of terms) {
-      let posting = postings.get(term)
-      if (!posting) postings.set(term, posting = new Map())
-      posting.set(doc, counts)
+    recordTermCounts[local + tokenField]!++
+    tokenLengths[tokenField]!++
+    if (surfaceLatin[sid] === 1 && surfaceMarks[sid] !== surfaceMark) {
+      surfaceMarks[sid] = surfaceMark
+      recordSurfaces.push(sid)
     }
+  }
+  const visitRun = (run: string): void => {
+    const id = runId(run)
+    recordRuns.set(id, (recordRuns.get(id) ?? 0) + 1)
+  }
+
+  /**
+   * Tokenizes `record` into the scratch (`recordTerms`/`recordTermCounts`, `recordRuns` when
+   * `withRuns`, `recordSurfaces`); returns its field lengths. `createTerms: false` for a record
+   * already indexed (every word is known).
+   */
+  function tokenizeRecord(record: MemoryRecord, withRuns: boolean, createTerms: boolean): [number, number, number] {
+    recordTerms.clear()
+    recordTermCounts.length = 0
+    recordRuns.clear()
+    recordSurfaces.length = 0
+    if (++surfaceMark >= 0x7fffffff) {
+      surfaceMarks.fill(0)
+      surfaceMark = 1
+    }
+    tokenLengths[0] = tokenLengths[1] = tokenLengths[2] = 0
+    tokenCreates = createTerms
+    const tags = searchableTags(record)
     for (let field = 0; field < 3; field++) {
-      lengthSums[field]! += lengths[field]!
-      if (lengths[field]! > 0) fieldCounts[field]!++
+      const text = field === 0 ? record.title ?? '' : field === 1 ? searchableContent(record) : tags.length === 0 ? '' : tags.join(' \n ')
+      if (text === '') continue
+      tokenField = field
+      forEachSurface(text, visitSurface)
+      if (withRuns) forEachRun(text.toLowerCase(), visitRun)
     }
+    return [tokenLengths[0], tokenLengths[1], tokenLengths[2]]
   }
 
-  function substringScore(doc: IndexedRecord, needle: string): number {
-    let score = countLower(doc.lower.title, needle) + countLower(doc.lower.content, needle)
-    for (const tag of doc.lower.tags) score += countLower(tag, needle)
-    return score
+  /** The term of an indexed plain Latin surface word held by a live record, else `undefined`. */
+  function latinSurface(word: string): string | undefined {
+    const sid = surfaceIds.get(word)
+    return sid === undefined || surfaceLatin[sid] === 0 || surfaceCounts[sid] === 0 ? undefined : termNames[surfaceTerms[sid]!]
   }
 
-  /** The substring rule over the index (same result as {@link searchRecords} on the active records). */
-  function substringSearch(checked: CheckedQuery): Array<{ doc: IndexedRecord; score: number }> {
-    const top = new TopK<{ doc: IndexedRecord; score: number }>(checked.limit, (a, c) => a.score - c.score || a.doc.created - c.doc.created || a.doc.position - c.doc.position)
-    for (const doc of docs.values()) {
-      const score = substringScore(doc, checked.needle)
-      if (score > 0 && passesFilters(doc.record, doc.created, checked)) top.push({ doc, score })
+  function runId(run: string): number {
+    let id = runIds.get(run)
+    if (id === undefined) {
+      id = runTexts.length
+      runIds.set(run, id)
+      runTexts.push(run)
+      runPostings.create()
+      // Each distinct trigram of the run once.
+      const seen = run.length >= 3 ? new Set<string>() : undefined
+      for (let at = 0; seen && at + 3 <= run.length; at++) {
+        const gram = run.slice(at, at + 3)
+        if (seen.has(gram)) continue
+        seen.add(gram)
+        let gramId = trigramIds.get(gram)
+        if (gramId === undefined) {
+          trigramIds.set(gram, gramId = trigramIds.size)
+          trigramRuns.create()
+        }
+        trigramRuns.push(gramId, id, 0)
+      }
     }
+    return id
+  }
+
+  function add(record: MemoryRecord, position: number): void {
+    const lengths = tokenizeRecord(record, true, true)
+    const slot = slots++
+    if (slot >= slotAlive.length) {
+      slotPositions = grow(slotPositions, slot + 1)
+      slotCreated = grow(slotCreated, slot + 1)
+      slotLengths = grow(slotLengths, (slot + 1) * 3)
+      slotAlive = grow(slotAlive, slot + 1)
+    }
+    slotRecords[slot] = record
+    slotPositions[slot] = position
+    slotCreated[slot] = parseInstant(record.createdAt) ?? Number.NaN
+    slotAlive[slot] = 1
+    slotOf.set(record.id, slot)
+    live++
+    for (let field = 0; field < 3; field++) {
+      const length = lengths[field]!
+      slotLengths[slot * 3 + field] = length
+      lengthSums[field]! += length
+      if (length > 0) fieldCounts[field]!++
+    }
+    for (const [term, local] of recordTerms) {
+      let packed = 0
+      for (let field = 0; field < 3; field++) {
+        let count = recordTermCounts[local + field]!
+        if (count >= TF_INLINE_MAX) {
+          bigCounts.set(slot * 3 + field, count)
+          count = TF_INLINE_MAX
+        }
+        packed |= count << (field * 10)
+      }
+      termPostings.push(term, slot, packed)
+      termFrequency[term]!++
+    }
+    for (const [run, count] of recordRuns) runPostings.push(run, slot, count)
+    for (const sid of recordSurfaces) surfaceCounts[sid]!++
+  }
+
+  /** Tombstones the slot of record `id` (its statistics are taken back by tokenizing it again). */
+  function remove(id: string): number | undefined {
+    const slot = slotOf.get(id)
+    if (slot === undefined) return undefined
+    slotOf.delete(id)
+    const record = slotRecords[slot]!
+    tokenizeRecord(record, false, false)
+    for (const term of recordTerms.keys()) termFrequency[term]!--
+    for (let field = 0; field < 3; field++) {
+      const length = slotLengths[slot * 3 + field]!
+      lengthSums[field]! -= length
+      if (length > 0) fieldCounts[field]!--
+    }
+    for (const sid of recordSurfaces) surfaceCounts[sid]!--
+    slotAlive[slot] = 0
+    slotRecords[slot] = undefined
+    live--
+    return slotPositions[slot]
+  }
+
+  /** Drops tombstones: indexes the live records again, in slot order, keeping their positions. */
+  function rebuild(): void {
+    const kept: Array<[MemoryRecord, number]> = []
+    for (let slot = 0; slot < slots; slot++) if (slotAlive[slot]) kept.push([slotRecords[slot]!, slotPositions[slot]!])
+    resetAll()
+    for (const [record, position] of kept) add(record, position)
+  }
+
+  function fieldCount(packed: number, slot: number, field: number): number {
+    const count = (packed >>> (field * 10)) & TF_INLINE_MAX
+    return count === TF_INLINE_MAX ? bigCounts.get(slot * 3 + field)! : count
+  }
+
+  const blockScratch: number[] = []
+
+  /**
+   * The substring rule over the index: the top `limit` of {@link searchRecords} on the active
+   * records (same scores, filters and order).
+   */
+  function substringSearch(checked: CheckedQuery): Array<{ slot: number; score: number }> {
+    const needle = checked.needle
+    const top = new TopK<{ slot: number; score: number }>(checked.limit, compareSlots)
+    const stamp = scratchFor(slots)
+    const scores = scratchScores
+    const stamps = scratchStamps
+    const touched: number[] = []
+    if (ONLY_RUN.test(needle)) {
+      // Every occurrence lies inside one run: score = Σ over runs containing the needle of
+      // (occurrences in the run × the run's count in the record).
+      forEachRunContaining(needle, (run, occurrences) => {
+        const data = runPostings.data
+        const ranges = runPostings.blocks(run, blockScratch)
+        for (let range = 0; range < ranges.length; range += 2) {
+          for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
+            const slot = data[at]!
+            if (slotAlive[slot] === 0) continue
+            const points = occurrences * data[at + 1]!
+            if (stamps[slot] !== stamp) {
+              stamps[slot] = stamp
+              scores[slot] = points
+              touched.push(slot)
+            }
+            else scores[slot]! += points
+          }
+        }
+      })
+      for (const slot of touched) offer(top, slot, scores[slot]!, checked)
+      return top.sorted()
+    }
+    // Other queries: verify against the text of the records holding the needle's rarest run (or
+    // of every record when the needle has no letter or digit).
+    const pieces = [...needle.matchAll(RUN)].map(match => match[0])
+    let candidates: number[] | undefined
+    for (const piece of pieces) {
+      const holders: number[] = []
+      const pieceStamp = scratchFor(slots)
+      forEachRunContaining(piece, (run) => {
+        runPostings.forEach(run, (slot) => {
+          if (slotAlive[slot] !== 0 && scratchStamps[slot] !== pieceStamp) {
+            scratchStamps[slot] = pieceStamp
+            holders.push(slot)
+          }
+        })
+      })
+      if (!candidates || holders.length < candidates.length) candidates = holders
+      if (candidates.length === 0) break
+    }
+    const visit = (slot: number) => {
+      const record = slotRecords[slot]!
+      const score = substringScore(record, needle)
+      if (score > 0) offer(top, slot, score, checked)
+    }
+    if (candidates) for (const slot of candidates) visit(slot)
+    else for (let slot = 0; slot < slots; slot++) if (slotAlive[slot] !== 0) visit(slot)
     return top.sorted()
+  }
+
+  function offer(top: TopK<{ slot: number; score: number }>, slot: number, score: number, checked: CheckedQuery): void {
+    // The heap's floor first: most candidates of a common word never reach the filters.
+    if (top.capacity <= 0) return
+    const floor = top.floor()
+    if (floor && !(score > floor.score || (score === floor.score && (slotCreated[slot]! - slotCreated[floor.slot]! || slotPositions[slot]! - slotPositions[floor.slot]!) > 0))) return
+    if (passesFilters(slotRecords[slot]!, slotCreated[slot]!, checked)) top.push({ slot, score })
+  }
+
+  function compareSlots(a: { slot: number; score: number }, c: { slot: number; score: number }): number {
+    return a.score - c.score || slotCreated[a.slot]! - slotCreated[c.slot]! || slotPositions[a.slot]! - slotPositions[c.slot]!
+  }
+
+  /** Calls `visit(run, occurrences)` for every indexed run that contains `piece` (lower case, non-empty). */
+  function forEachRunContaining(piece: string, visit: (run: number, occurrences: number) => void): void {
+    const check = (run: number) => {
+      const occurrences = countLower(runTexts[run]!, piece)
+      if (occurrences > 0) visit(run, occurrences)
+    }
+    if (piece.length < 3) {
+      for (let run = 0; run < runTexts.length; run++) check(run)
+      return
+    }
+    // The rarest trigram of the piece: every run holding the piece holds it.
+    let rarest = -1
+    for (let at = 0; at + 3 <= piece.length; at++) {
+      const gram = trigramIds.get(piece.slice(at, at + 3))
+      if (gram === undefined) return
+      if (rarest === -1 || trigramRuns.length(gram) < trigramRuns.length(rarest)) rarest = gram
+    }
+    trigramRuns.forEach(rarest, check)
+  }
+
+  function substringScore(record: MemoryRecord, needle: string): number {
+    let score = countLower((record.title ?? '').toLowerCase(), needle) + countLower(searchableContent(record).toLowerCase(), needle)
+    for (const tag of searchableTags(record)) score += countLower(tag.toLowerCase(), needle)
+    return score
   }
 
   /**
@@ -330,17 +726,18 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
     const weighted = new Map<string, number>()
     const add = (term: string, weight: number) => weighted.set(term, Math.max(weighted.get(term) ?? 0, weight))
     for (const { surface, term } of tokenizeWords(text)) {
-      if (postings.has(term) || !LATIN_SURFACE.test(surface) || surface.length < 4) {
+      const id = termIds.get(term)
+      if ((id !== undefined && termFrequency[id]! > 0) || !LATIN_SURFACE.test(surface) || surface.length < 4) {
         add(term, 1)
         continue
       }
       let found = false
       for (let cut = 3; cut <= surface.length - 3; cut++) {
-        const left = surfaces.get(surface.slice(0, cut))
-        const right = surfaces.get(surface.slice(cut))
-        if (left && right) {
-          add(left.term, 1)
-          add(right.term, 1)
+        const left = latinSurface(surface.slice(0, cut))
+        const right = left === undefined ? undefined : latinSurface(surface.slice(cut))
+        if (left !== undefined && right !== undefined) {
+          add(left, 1)
+          add(right, 1)
           found = true
           break
         }
@@ -349,52 +746,110 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
       const max = surface.length >= 8 ? 2 : 1
       let best = max + 1
       let matches: string[] = []
-      for (const [word, entry] of surfaces) {
+      for (const [word, sid] of surfaceIds) {
+        if (surfaceLatin[sid] === 0 || surfaceCounts[sid] === 0) continue
+        const term = termNames[surfaceTerms[sid]!]!
         const distance = editDistance(surface, word, Math.min(max, best))
         if (distance > max) continue
         if (distance < best) {
           best = distance
-          matches = [entry.term]
+          matches = [term]
         }
-        else if (distance === best) matches.push(entry.term)
+        else if (distance === best) matches.push(term)
       }
       for (const match of matches) add(match, FUZZY_WEIGHT)
     }
     return weighted
   }
 
-  let stamp = 0
-  function rank(terms: ReadonlyMap<string, number>): Map<IndexedRecord, number> {
-    const scores = new Map<IndexedRecord, number>()
-    const count = docs.size
-    if (count === 0) return scores
+  /** BM25F over the live slots; scores land in the shared scratch under the returned stamp. */
+  function rank(terms: ReadonlyMap<string, number>): { stamp: number; touched: number[] } {
+    const stamp = scratchFor(slots)
+    const touched: number[] = []
+    if (live === 0) return { stamp, touched }
+    const scores = scratchScores
+    const stamps = scratchStamps
     const average = lengthSums.map((sum, field) => Math.max(sum / Math.max(fieldCounts[field]!, 1), 1e-9))
     const [w0, w1, w2] = weights
     const [a0, a1, a2] = [b / average[0]!, b / average[1]!, b / average[2]!]
     const base = 1 - b
-    // Scores accumulate on the records themselves (stamped per search): no map per posting.
-    const current = ++stamp
-    const touched: IndexedRecord[] = []
+    const lengths = slotLengths
     for (const [term, weight] of terms) {
-      const posting = postings.get(term)
-      if (!posting) continue
-      const idf = weight * Math.log(1 + (count - posting.size + 0.5) / (posting.size + 0.5))
-      for (const [doc, counts] of posting) {
-        const lengths = doc.lengths
-        const tf = (counts[0] === 0 ? 0 : w0 * counts[0] / (base + a0 * lengths[0]))
-          + (counts[1] === 0 ? 0 : w1 * counts[1] / (base + a1 * lengths[1]))
-          + (counts[2] === 0 ? 0 : w2 * counts[2] / (base + a2 * lengths[2]))
-        const points = idf * tf * (k1 + 1) / (tf + k1)
-        if (doc.stamp !== current) {
-          doc.stamp = current
-          doc.score = points
-          touched.push(doc)
+      const id = termIds.get(term)
+      if (id === undefined) continue
+      const frequency = termFrequency[id]!
+      if (frequency === 0) continue
+      const idf = weight * Math.log(1 + (live - frequency + 0.5) / (frequency + 0.5))
+      const data = termPostings.data
+      const ranges = termPostings.blocks(id, blockScratch)
+      for (let range = 0; range < ranges.length; range += 2) {
+        for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
+          const slot = data[at]!
+          if (slotAlive[slot] === 0) continue
+          const packed = data[at + 1]!
+          const c0 = packed & TF_INLINE_MAX
+          const c1 = (packed >>> 10) & TF_INLINE_MAX
+          const c2 = (packed >>> 20) & TF_INLINE_MAX
+          let tf: number
+          if (c0 === TF_INLINE_MAX || c1 === TF_INLINE_MAX || c2 === TF_INLINE_MAX) {
+            const f0 = fieldCount(packed, slot, 0)
+            const f1 = fieldCount(packed, slot, 1)
+            const f2 = fieldCount(packed, slot, 2)
+            tf = (f0 === 0 ? 0 : w0 * f0 / (base + a0 * lengths[slot * 3]!))
+              + (f1 === 0 ? 0 : w1 * f1 / (base + a1 * lengths[slot * 3 + 1]!))
+              + (f2 === 0 ? 0 : w2 * f2 / (base + a2 * lengths[slot * 3 + 2]!))
+          }
+          else {
+            tf = (c0 === 0 ? 0 : w0 * c0 / (base + a0 * lengths[slot * 3]!))
+              + (c1 === 0 ? 0 : w1 * c1 / (base + a1 * lengths[slot * 3 + 1]!))
+              + (c2 === 0 ? 0 : w2 * c2 / (base + a2 * lengths[slot * 3 + 2]!))
+          }
+          const points = idf * tf * (k1 + 1) / (tf + k1)
+          if (stamps[slot] !== stamp) {
+            stamps[slot] = stamp
+            scores[slot] = points
+            touched.push(slot)
+          }
+          else scores[slot]! += points
         }
-        else doc.score += points
       }
     }
-    for (const doc of touched) scores.set(doc, doc.score)
-    return scores
+    return { stamp, touched }
+  }
+
+  /** The BM25F score {@link rank} gives `slot` (same terms, same order of additions), from the record's own tokens. */
+  function scoreSlot(terms: ReadonlyMap<string, number>, slot: number): number {
+    if (live === 0) return 0
+    tokenizeRecord(slotRecords[slot]!, false, false)
+    const average = lengthSums.map((sum, field) => Math.max(sum / Math.max(fieldCounts[field]!, 1), 1e-9))
+    const [w0, w1, w2] = weights
+    const [a0, a1, a2] = [b / average[0]!, b / average[1]!, b / average[2]!]
+    const base = 1 - b
+    const lengths = slotLengths
+    let score = 0
+    let scored = false
+    for (const [term, weight] of terms) {
+      const id = termIds.get(term)
+      if (id === undefined) continue
+      const frequency = termFrequency[id]!
+      if (frequency === 0) continue
+      const local = recordTerms.get(id)
+      if (local === undefined) continue
+      const idf = weight * Math.log(1 + (live - frequency + 0.5) / (frequency + 0.5))
+      const f0 = recordTermCounts[local]!
+      const f1 = recordTermCounts[local + 1]!
+      const f2 = recordTermCounts[local + 2]!
+      const tf = (f0 === 0 ? 0 : w0 * f0 / (base + a0 * lengths[slot * 3]!))
+        + (f1 === 0 ? 0 : w1 * f1 / (base + a1 * lengths[slot * 3 + 1]!))
+        + (f2 === 0 ? 0 : w2 * f2 / (base + a2 * lengths[slot * 3 + 2]!))
+      const points = idf * tf * (k1 + 1) / (tf + k1)
+      if (!scored) {
+        score = points
+        scored = true
+      }
+      else score += points
+    }
+    return score
   }
 
   /**
@@ -402,25 +857,29 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
    * `feedback.terms` most telling terms (term share in the record × record score × idf) to a
    * second ranking, at `feedback.weight` of an original query term.
    */
-  function withFeedback(terms: ReadonlyMap<string, number>, scores: Map<IndexedRecord, number>, checked: CheckedQuery): Map<IndexedRecord, number> {
-    const best = new TopK<[IndexedRecord, number]>(feedback.records, (a, c) => a[1] - c[1])
-    for (const entry of scores) if (passesFilters(entry[0].record, entry[0].created, checked)) best.push(entry)
+  function withFeedback(terms: ReadonlyMap<string, number>, ranked: { stamp: number; touched: number[] }, checked: CheckedQuery): { stamp: number; touched: number[] } {
+    const best = new TopK<[number, number]>(feedback.records, (a, c) => a[1] - c[1])
+    for (const slot of ranked.touched) if (passesFilters(slotRecords[slot]!, slotCreated[slot]!, checked)) best.push([slot, scratchScores[slot]!])
     const top = best.sorted()
-    if (top.length === 0) return scores
+    if (top.length === 0) return ranked
     const maxScore = top[0]![1]
     const lent = new Map<string, number>()
-    for (const [doc, score] of top) {
-      const length = doc.lengths[0] + doc.lengths[1] + doc.lengths[2]
-      for (const [term, counts] of doc.terms) {
+    const names = termNames
+    for (const [slot, score] of top) {
+      const length = slotLengths[slot * 3]! + slotLengths[slot * 3 + 1]! + slotLengths[slot * 3 + 2]!
+      tokenizeRecord(slotRecords[slot]!, false, false)
+      for (const [id, local] of recordTerms) {
+        const term = names[id]!
         if (terms.has(term)) continue
-        const df = postings.get(term)!.size
+        const df = termFrequency[id]!
         if (df < 2) continue // a term of one record only brings back that record
-        const idf = Math.log(1 + (docs.size - df + 0.5) / (df + 0.5))
-        lent.set(term, (lent.get(term) ?? 0) + (counts[0] + counts[1] + counts[2]) / length * score / maxScore * idf)
+        const idf = Math.log(1 + (live - df + 0.5) / (df + 0.5))
+        const count = recordTermCounts[local]! + recordTermCounts[local + 1]! + recordTermCounts[local + 2]!
+        lent.set(term, (lent.get(term) ?? 0) + count / length * score / maxScore * idf)
       }
     }
     const chosen = [...lent].sort((a, c) => c[1] - a[1]).slice(0, feedback.terms)
-    if (chosen.length === 0) return scores
+    if (chosen.length === 0) return ranked
     const strongest = chosen[0]![1]
     const expanded = new Map(terms)
     for (const [term, value] of chosen) expanded.set(term, feedback.weight * value / strongest)
@@ -435,15 +894,16 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
     const batch = pending
     pending = new Map()
     for (const record of batch.values()) {
-      remove(record.id)
-      if (record.status === 'active') add(record)
+      const kept = remove(record.id)
+      if (record.status === 'active') add(record, kept ?? nextPosition++)
     }
+    if (slots - live > Math.max(1024, live)) rebuild()
   }
 
   return {
     get size() {
       flush()
-      return docs.size
+      return live
     },
     update(record) {
       pending.set(record.id, record)
@@ -451,21 +911,34 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
     search(query) {
       const checked = checkQuery(query)
       flush()
-      if (query.mode === 'substring') return substringSearch(checked).map(({ doc, score }) => ({ record: doc.record, score }))
-      const terms = queryTerms(query.query)
-      let scores = rank(terms)
-      if (feedback.records > 0 && feedback.terms > 0 && feedback.weight > 0) scores = withFeedback(terms, scores, checked)
+      if (query.mode === 'substring') return substringSearch(checked).map(({ slot, score }) => ({ record: slotRecords[slot]!, score }))
+      // The substring rule's top `limit` first (it uses the score scratch), then the ranking.
       const guaranteed = substringSearch(checked)
-      const kept = new Set(guaranteed.map(hit => hit.doc))
-      const byRank = (a: { doc: IndexedRecord; score: number }, c: { doc: IndexedRecord; score: number }) => a.score - c.score || a.doc.created - c.doc.created || a.doc.position - c.doc.position
-      const top = new TopK<{ doc: IndexedRecord; score: number }>(checked.limit - kept.size, byRank)
-      for (const [doc, score] of scores) {
-        if (!kept.has(doc) && passesFilters(doc.record, doc.created, checked)) top.push({ doc, score })
+      const kept = new Set(guaranteed.map(hit => hit.slot))
+      const terms = queryTerms(query.query)
+      const scoreOf = new Map<number, number>()
+      const top = new TopK<{ slot: number; score: number }>(checked.limit - kept.size, compareSlots)
+      if (kept.size >= checked.limit && !(feedback.records > 0 && feedback.terms > 0 && feedback.weight > 0)) {
+        // No place left for ranked-only records: score just the kept ones.
+        for (const slot of kept) scoreOf.set(slot, scoreSlot(terms, slot))
       }
-      const merged = [...top.sorted(), ...guaranteed.map(({ doc }) => ({ doc, score: scores.get(doc) ?? 0 }))]
-      merged.sort((a, c) => byRank(c, a))
+      else {
+        let ranked = rank(terms)
+        if (feedback.records > 0 && feedback.terms > 0 && feedback.weight > 0) ranked = withFeedback(terms, ranked, checked)
+        const scores = scratchScores
+        for (const slot of ranked.touched) {
+          const score = scores[slot]!
+          if (kept.has(slot)) {
+            scoreOf.set(slot, score)
+            continue
+          }
+          offer(top, slot, score, checked)
+        }
+      }
+      const merged = [...top.sorted(), ...guaranteed.map(({ slot }) => ({ slot, score: scoreOf.get(slot) ?? 0 }))]
+      merged.sort((a, c) => compareSlots(c, a))
       const wanted = new Set(terms.keys())
-      return merged.map(({ doc, score }) => ({ record: doc.record, score: Math.round(score * 1e4) / 1e4, snippet: snippetOf(doc.record.content, wanted, checked.needle) }))
+      return merged.map(({ slot, score }) => ({ record: slotRecords[slot]!, score: Math.round(score * 1e4) / 1e4, snippet: snippetOf(slotRecords[slot]!.content, wanted, checked.needle) }))
     },
   }
 }
@@ -483,7 +956,7 @@ function countLower(haystack: string, needle: string): number {
 /** Keeps the `capacity` greatest items under `compare` (a min-heap); `sorted()` gives them greatest first. */
 class TopK<T> {
   private readonly heap: T[] = []
-  constructor(private readonly capacity: number, private readonly compare: (a: T, b: T) => number) {}
+  constructor(readonly capacity: number, private readonly compare: (a: T, b: T) => number) {}
 
   push(item: T): void {
     if (this.capacity <= 0) return
@@ -512,6 +985,11 @@ class TopK<T> {
       ;[heap[at], heap[least]] = [heap[least]!, heap[at]!]
       at = least
     }
+  }
+
+  /** The least kept item once the heap is full (an item must beat it to enter), else `undefined`. */
+  floor(): T | undefined {
+    return this.heap.length >= this.capacity ? this.heap[0] : undefined
   }
 
   sorted(): T[] {

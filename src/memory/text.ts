@@ -86,6 +86,16 @@ export function tokenize(text: string): string[] {
 /** Like {@link tokenize}, with each term's folded surface word (used to correct misspelt query words). */
 export function tokenizeWords(text: string): TextToken[] {
   const tokens: TextToken[] = []
+  forEachSurface(text, surface => tokens.push({ surface, term: stemWord(surface) }))
+  return tokens
+}
+
+/**
+ * Calls `visit` with the folded surface word of every token of `text`, in order (the `surface`
+ * of {@link tokenizeWords}; its term is always `stemWord(surface)`). No objects are made per
+ * token: the search index caches a term per surface word with this.
+ */
+export function forEachSurface(text: string, visit: (surface: string) => void): void {
   if (ASCII.test(text)) {
     // Same result as the general loop below for ASCII text, without Unicode regular expressions.
     for (const match of text.toLowerCase().matchAll(ASCII_WORD)) {
@@ -93,36 +103,34 @@ export function tokenizeWords(text: string): TextToken[] {
       const apostrophe = word.indexOf("'")
       if (apostrophe !== -1) word = CLITIC.test(word) ? word.slice(0, apostrophe) : word.replace("'", '')
       if (ENGLISH_STOP_WORDS.has(word)) continue
-      tokens.push({ surface: word, term: stemWord(word) })
+      visit(word)
     }
-    return tokens
+    return
   }
   for (const match of foldText(text).matchAll(WORD)) {
     const word = match[0].replace(CLITIC, '').replace(/['’]/gu, '')
     if (SPACELESS.test(word)) {
-      spacelessTerms(word, tokens)
+      spacelessTerms(word, visit)
       continue
     }
     if (ENGLISH_STOP_WORDS.has(word)) continue
-    tokens.push({ surface: word, term: stemWord(word) })
+    visit(word)
   }
-  return tokens
 }
 
 // A word may mix scripts ("iphone用"): Latin parts are words, spaceless runs become bigrams.
-function spacelessTerms(word: string, tokens: TextToken[]): void {
-  const push = (term: string) => tokens.push({ surface: term, term })
+function spacelessTerms(word: string, visit: (surface: string) => void): void {
   let last = 0
   for (const run of word.matchAll(SPACELESS_RUNS)) {
     const before = word.slice(last, run.index)
-    if (before !== '' && !ENGLISH_STOP_WORDS.has(before)) tokens.push({ surface: before, term: stemWord(before) })
+    if (before !== '' && !ENGLISH_STOP_WORDS.has(before)) visit(before)
     const chars = Array.from(run[0])
-    if (chars.length === 1) push(chars[0]!)
-    for (let i = 0; i + 1 < chars.length; i++) push(chars[i]! + chars[i + 1]!)
+    if (chars.length === 1) visit(chars[0]!)
+    for (let i = 0; i + 1 < chars.length; i++) visit(chars[i]! + chars[i + 1]!)
     last = run.index + run[0].length
   }
   const after = word.slice(last)
-  if (after !== '' && !ENGLISH_STOP_WORDS.has(after)) tokens.push({ surface: after, term: stemWord(after) })
+  if (after !== '' && !ENGLISH_STOP_WORDS.has(after)) visit(after)
 }
 
 /**

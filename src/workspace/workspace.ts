@@ -1,4 +1,4 @@
-import { appendFileSync, closeSync, fstatSync, fsyncSync, mkdirSync, openSync, promises as fsp, readSync, renameSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
+import { type Stats, appendFileSync, closeSync, fstatSync, fsyncSync, mkdirSync, openSync, promises as fsp, readSync, renameSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
 import lockfile from 'proper-lockfile'
 import { dirname, join, resolve } from 'node:path'
 import { createStorage, type Driver, type Storage } from 'unstorage'
@@ -213,7 +213,8 @@ function fsText(key: string, file: string): NativeText {
     },
     async append(text, options) {
       ensureFolder(file)
-      const write = () => {
+      // An unconditional append needs no lock: O_APPEND places each write at the end.
+      if (options.ifSize === undefined) {
         if (!options.fsync) {
           appendFileSync(file, text, { encoding: 'utf8', flag: 'a' })
           return true
@@ -228,8 +229,23 @@ function fsText(key: string, file: string): NativeText {
         }
         return true
       }
-      // An unconditional append needs no lock: O_APPEND places each write at the end.
-      return options.ifSize === undefined ? write() : guarded(options, write, false)
+      // A conditional append: under the lease, one stat gives the size and the file's identity,
+      // and the line goes through a kept O_APPEND descriptor of that very file (reopened when the
+      // file was replaced or removed), so no open/close per write.
+      return withFileLease(file, () => {
+        let stats: Stats | undefined
+        try {
+          stats = statSync(file)
+        }
+        catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw readFailed(error as NodeJS.ErrnoException)
+        }
+        if ((stats?.size ?? 0) !== options.ifSize) return false
+        const fd = appendDescriptor(file, stats)
+        writeSync(fd, text, null, 'utf8')
+        if (options.fsync) fsyncSync(fd)
+        return true
+      })
     },
     async truncate(length, options) {
       return guarded(options, () => {
@@ -252,6 +268,7 @@ function fsText(key: string, file: string): NativeText {
           }
         }
         renameSync(temporary, file)
+        closeAppendDescriptor(file)
         return true
       }, false)
     },
@@ -293,6 +310,33 @@ function fsText(key: string, file: string): NativeText {
         closeSync(fd)
       }
     },
+  }
+}
+
+/** Kept O_APPEND descriptors by file, with the identity of the file each was opened on; at most {@link MAX_APPEND_DESCRIPTORS}. */
+const appendDescriptors = new Map<string, { fd: number; dev: number; ino: number }>()
+const MAX_APPEND_DESCRIPTORS = 32
+
+function appendDescriptor(file: string, stats: { dev: number; ino: number } | undefined): number {
+  const kept = appendDescriptors.get(file)
+  if (kept && stats && kept.dev === stats.dev && kept.ino === stats.ino) return kept.fd
+  closeAppendDescriptor(file)
+  const fd = openSync(file, 'a')
+  const opened = fstatSync(fd)
+  if (appendDescriptors.size >= MAX_APPEND_DESCRIPTORS) closeAppendDescriptor(appendDescriptors.keys().next().value!)
+  appendDescriptors.set(file, { fd, dev: opened.dev, ino: opened.ino })
+  return fd
+}
+
+function closeAppendDescriptor(file: string): void {
+  const kept = appendDescriptors.get(file)
+  if (!kept) return
+  appendDescriptors.delete(file)
+  try {
+    closeSync(kept.fd)
+  }
+  catch {
+    // Already closed: nothing to release.
   }
 }
 
