@@ -187,3 +187,18 @@ describe('memory log engine', () => {
     expect(await openMemoryLog(second, KEY).view(state => [...state.records.values()])).toEqual(await openMemoryLog(first, KEY).view(state => [...state.records.values()]))
   })
 })
+
+describe('record copies', () => {
+  it('a copy is deep and equal, and a "__proto__" key in metadata stays data', async () => {
+    const { cloneRecord } = await import('../../src/memory/records.ts')
+    const metadata = JSON.parse('{"__proto__":{"polluted":true},"nested":{"list":[1,{"a":2}]}}') as Record<string, unknown>
+    const record = { id: 'mem_1', store: 'agent', scope: { agent: 'a' }, kind: 'semantic', content: 'x', tags: ['t'], metadata, pinned: false, supersedes: [], provenance: {}, audit: { via: 'api' }, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', version: 1, status: 'active' as const }
+    const copy = cloneRecord(record)
+    expect(copy).toEqual(record)
+    expect(copy.metadata).not.toBe(record.metadata)
+    expect((copy.metadata.nested as { list: unknown[] }).list).not.toBe((record.metadata.nested as { list: unknown[] }).list)
+    expect(Object.keys(copy.metadata)).toEqual(['__proto__', 'nested'])
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    expect((copy.metadata as { polluted?: unknown }).polluted).toBeUndefined()
+  })
+})

@@ -10,7 +10,7 @@
  */
 import { agentError } from '../../errors.ts'
 import { openMemoryLog, type MemoryLog } from '../log.ts'
-import { isInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
+import { cloneRecord, isInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, validateScope } from '../scope.ts'
 import type {
@@ -144,7 +144,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
     async search(target, query) {
       checkTarget(target)
       const hits = await log.view(state => partitionIndex(state, target.store, target.scope).search(query))
-      return hits.map(hit => ({ ...hit, record: structuredClone(hit.record) }))
+      return hits.map(hit => ({ ...hit, record: cloneRecord(hit.record) }))
     },
     async hardDelete(target, id, options) {
       checkTarget(target)
@@ -161,7 +161,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
     async read(target, id) {
       checkTarget(target)
       const record = await log.view(state => findInScope(state, target, id))
-      return record && structuredClone(record)
+      return record && cloneRecord(record)
     },
     async append(target, input, options) {
       checkTarget(target)
@@ -214,11 +214,11 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
         return [remember, ...supersedeEvents]
       })
       if (duplicate) {
-        const existing = structuredClone(duplicate)
-        options.onDuplicate?.(structuredClone(existing))
+        const existing = cloneRecord(duplicate)
+        options.onDuplicate?.(cloneRecord(existing))
         return existing
       }
-      return structuredClone(record!)
+      return cloneRecord(record!)
     },
     async delete(target, id, options) {
       checkTarget(target)
@@ -228,11 +228,11 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
         const existing = findInScope(state, target, id)
         return existing && existing.status !== 'deleted' ? [tombstone('delete', target, existing, audit, options.reason)] : []
       })
-      return record && structuredClone(record)
+      return record && cloneRecord(record)
     },
     async export(target) {
       checkTarget(target)
-      return log.view(state => partitionRecords(state, target.store, target.scope).map(record => structuredClone(record)))
+      return log.view(state => partitionRecords(state, target.store, target.scope).map(record => cloneRecord(record)))
     },
   }
 }
