@@ -648,7 +648,9 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
           }
         }
       })
-      for (const slot of touched) offer(top, slot, scores[slot]!, checked)
+      // Newest first: ties go to the newer record, so older equal scores then fail the floor check
+      // instead of each entering the heap (a common word has thousands of equal-score holders).
+      for (let index = touched.length - 1; index >= 0; index--) offer(top, touched[index]!, scores[touched[index]!]!, checked)
       return top.sorted()
     }
     // Other queries: verify against the text of the records holding the needle's rarest run (or
@@ -674,8 +676,8 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
       const score = substringScore(record, needle)
       if (score > 0) offer(top, slot, score, checked)
     }
-    if (candidates) for (const slot of candidates) visit(slot)
-    else for (let slot = 0; slot < slots; slot++) if (slotAlive[slot] !== 0) visit(slot)
+    if (candidates) for (let index = candidates.length - 1; index >= 0; index--) visit(candidates[index]!)
+    else for (let slot = slots - 1; slot >= 0; slot--) if (slotAlive[slot] !== 0) visit(slot)
     return top.sorted()
   }
 
@@ -926,7 +928,9 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
         let ranked = rank(terms)
         if (feedback.records > 0 && feedback.terms > 0 && feedback.weight > 0) ranked = withFeedback(terms, ranked, checked)
         const scores = scratchScores
-        for (const slot of ranked.touched) {
+        // Newest first, as in substringSearch: equal scores then stop at the heap's floor.
+        for (let index = ranked.touched.length - 1; index >= 0; index--) {
+          const slot = ranked.touched[index]!
           const score = scores[slot]!
           if (kept.has(slot)) {
             scoreOf.set(slot, score)
@@ -967,7 +971,9 @@ class TopK<T> {
       while (at > 0) {
         const parent = (at - 1) >> 1
         if (this.compare(heap[at]!, heap[parent]!) >= 0) break
-        ;[heap[at], heap[parent]] = [heap[parent]!, heap[at]!]
+        const swap = heap[at]!
+        heap[at] = heap[parent]!
+        heap[parent] = swap
         at = parent
       }
       return
@@ -982,7 +988,9 @@ class TopK<T> {
       if (left < heap.length && this.compare(heap[left]!, heap[least]!) < 0) least = left
       if (right < heap.length && this.compare(heap[right]!, heap[least]!) < 0) least = right
       if (least === at) break
-      ;[heap[at], heap[least]] = [heap[least]!, heap[at]!]
+      const swap = heap[at]!
+      heap[at] = heap[least]!
+      heap[least] = swap
       at = least
     }
   }
