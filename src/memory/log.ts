@@ -477,8 +477,9 @@ function digestOf(text: string): string | null {
   return match ? match[1]! : null
 }
 
-async function checkLine(text: string, line: number, prev: string | null): Promise<MemoryEvent> {
-  if (text.trim() === '') throw new CorruptLine(line, 'the line is empty')
+/** The checks every line gets first, on both paths: not empty, JSON, a known event, `seq` and `prev` in order. */
+function parseLine(text: string, line: number, prev: string | null): { value: unknown; event: MemoryEvent } {
+  if (text.length === 0 || (text.charCodeAt(0) <= 32 && text.trim() === '')) throw new CorruptLine(line, 'the line is empty')
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -490,6 +491,11 @@ async function checkLine(text: string, line: number, prev: string | null): Promi
   if (typeof event === 'string') throw new CorruptLine(line, event)
   if (event.seq !== line) throw new CorruptLine(line, `seq is ${event.seq}, expected ${line}`)
   if (event.prev !== prev) throw new CorruptLine(line, 'prev does not match the digest of the previous line (the chain is broken)')
+  return { value, event }
+}
+
+async function checkLine(text: string, line: number, prev: string | null): Promise<MemoryEvent> {
+  const { value, event } = parseLine(text, line, prev)
   const record = event as unknown as Record<string, unknown>
   // Lines are written in canonical form: any other spelling (spaces, key order) was edited by hand.
   if (canonicalJson(value) !== text) throw new CorruptLine(line, 'the line is not in canonical JSON form (it was reformatted after it was written)')
@@ -634,18 +640,7 @@ const PAYLOAD_SETS = Object.fromEntries(Object.entries(PAYLOAD_FIELDS).map(([typ
  * path. Same checks, same reasons as {@link checkLine}.
  */
 function checkLineSync(text: string, line: number, prev: string | null, hash: (text: string) => string, interner: Interner): MemoryEvent {
-  if (text.length === 0 || (text.charCodeAt(0) <= 32 && text.trim() === '')) throw new CorruptLine(line, 'the line is empty')
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  }
-  catch {
-    throw new CorruptLine(line, 'the line is not valid JSON')
-  }
-  const event = parseEvent(value)
-  if (typeof event === 'string') throw new CorruptLine(line, event)
-  if (event.seq !== line) throw new CorruptLine(line, `seq is ${event.seq}, expected ${line}`)
-  if (event.prev !== prev) throw new CorruptLine(line, 'prev does not match the digest of the previous line (the chain is broken)')
+  const { value, event } = parseLine(text, line, prev)
   const record = event as unknown as Record<string, unknown>
   const members = canonicalMembers(text)
   if (members === false) throw new CorruptLine(line, NOT_CANONICAL)
