@@ -5,6 +5,8 @@
 export { defineAgent, defineCapability } from './agent/define.ts'
 export { runAgent } from './agent/run.ts'
 export { resolveApproval, listApprovals } from './agent/approvals.ts'
+export { readThread, messageText } from './agent/threads.ts'
+export type { ThreadView } from './agent/threads.ts'
 export { createWorkspace } from './workspace/workspace.ts'
 export { AgentError, agentError, isAgentError } from './errors.ts'
 export type { AgentErrorShape } from './errors.ts'

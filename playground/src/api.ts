@@ -51,6 +51,7 @@ export function createApi(base: string, user: () => string) {
     agents: () => json<{ agents: { name: string; driver: string; capabilities: string[] }[] }>('/agents'),
     run: (agent: string, input: string, threadId: string | undefined, onEvent: (event: RunEvent) => void) =>
       stream(`/agents/${encodeURIComponent(agent)}/runs`, { input, ...(threadId ? { threadId } : {}) }, onEvent),
+    thread: (agent: string, threadId: string) => json<{ threadId: string; messages: { role: 'user' | 'assistant'; text: string }[] }>(`/agents/${encodeURIComponent(agent)}/threads/${encodeURIComponent(threadId)}`),
     approvals: (agent: string) => json<{ approvals: ApprovalView[] }>(`/agents/${encodeURIComponent(agent)}/approvals?status=pending`),
     decide: (agent: string, id: string, approved: boolean, reason: string, onEvent: (event: RunEvent) => void) =>
       stream(`/agents/${encodeURIComponent(agent)}/approvals/${encodeURIComponent(id)}`, { approved, ...(reason ? { reason } : {}) }, onEvent),

@@ -264,6 +264,17 @@ export async function mountPlayground(root: HTMLElement, options: PlaygroundOpti
       const current = currentStore()
       scopeLabel.textContent = current?.scope ? JSON.stringify(current.scope) : 'off for this user'
       verifyButton.disabled = !current?.hasLog
+      // A continuing thread shows its earlier turns again (text only) after a reload or a user switch.
+      const threadId = threadOf()
+      if (threadId) {
+        const earlier = await api.thread(agent, threadId).catch(() => undefined)
+        for (const message of earlier?.messages ?? []) {
+          transcript.append(h('li', { class: 'turn earlier' }, message.role === 'user'
+            ? h('p', { class: 'user' }, h('span', { class: 'who' }, `${user}: `), message.text)
+            : h('p', { class: 'assistant' }, message.text)))
+        }
+        transcript.scrollTop = transcript.scrollHeight
+      }
       // Approvals left pending (an earlier session, a reload) are answered here too.
       const { approvals } = await api.approvals(agent)
       if (approvals.length) {

@@ -11,6 +11,7 @@ import { z } from 'zod'
 import { agentError, isAgentError, toErrorShape, type AgentError } from '../errors.ts'
 import { listApprovals, resolveApproval } from '../agent/approvals.ts'
 import { runAgent } from '../agent/run.ts'
+import { messageText, readThread } from '../agent/threads.ts'
 import type { AgentDefinition, ApprovalRequest } from '../agent/types.ts'
 import { exportScope, listStores, openStore, pageRecords, recordDetail, requireScopeLogLines, searchRecords, verifyStoreLog } from './inspector.ts'
 import { runResponse } from './stream.ts'
@@ -162,7 +163,7 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     const agents = []
     for (const name of await options.agents.list()) {
       const agent = await options.agents.load(name)
-      if (agent) agents.push({ name, driver: 'model' in agent.driver ? 'model' : 'custom-run', capabilities: agent.capabilities.map(capability => capability.id) })
+      if (agent) agents.push({ name, driver: 'model' in agent.driver ? 'model' : 'provider' in agent.driver ? 'provider' : 'custom-run', capabilities: agent.capabilities.map(capability => capability.id) })
     }
     return { agents }
   }))
@@ -172,6 +173,19 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     const input = await body(event, runBodySchema)
     const run = runAgent(agent, { input: input.input, ...(input.threadId ? { threadId: input.threadId } : {}), user: identity })
     return runResponse(run, event.req.headers.get('accept'))
+  }))
+
+  app.get(`${prefix}/agents/:agent/threads/:thread`, route(async (event, identity) => {
+    const agent = await agentOf(event)
+    const threadId = param(event, 'thread')
+    // Another user's thread answers exactly like an unknown one.
+    const thread = await readThread(agent, threadId, { user: identity })
+    if (!thread) throw agentError('THREAD_NOT_FOUND', `there is no thread "${threadId}" of yours for this agent`, 'start a new thread by sending a message without threadId', { threadId })
+    const messages = thread.messages
+      .filter(message => message.role === 'user' || message.role === 'assistant')
+      .map(message => ({ role: message.role, text: messageText(message) }))
+      .filter(message => message.text !== '')
+    return { threadId: thread.threadId, messages, pendingApprovalIds: thread.pendingApprovalIds }
   }))
 
   app.get(`${prefix}/agents/:agent/approvals`, route(async (event, identity) => {

@@ -125,3 +125,13 @@ test('the conversation keeps the newest reply in view as it grows', async () => 
   await expect.poll(() => conversation.scrollHeight > conversation.clientHeight).toBe(true)
   await expect.poll(() => conversation.scrollHeight - conversation.scrollTop - conversation.clientHeight).toBeLessThan(2)
 })
+
+test('a reload shows the earlier turns of the continuing thread', async () => {
+  const word = nonce()
+  await send(`what do you know about ${word}`)
+  await expect.element(page.getByLabelText('Tool result').last()).toBeVisible()
+  unmount?.()
+  unmount = await mountPlayground(root)
+  const conversation = page.getByRole('list', { name: 'Conversation' })
+  await expect.element(conversation.getByText(`what do you know about ${word}`)).toBeVisible()
+})

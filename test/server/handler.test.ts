@@ -160,6 +160,19 @@ describe('runs and approvals', () => {
   })
 })
 
+test('a thread reads back as its user and assistant text for its owner, and like an unknown thread for anyone else', async () => {
+  const run = await call('/agents/support/runs', { token: ann, body: { input: 'what do you know about harbours', threadId: 'ann-thread-1' } })
+  expect(run.status).toBe(200)
+  const own = await call('/agents/support/threads/ann-thread-1', { token: ann })
+  expect(own.status).toBe(200)
+  expect(own.json?.messages[0]).toEqual({ role: 'user', text: 'what do you know about harbours' })
+  expect(own.json?.messages.length).toBeGreaterThan(1)
+  const other = await call('/agents/support/threads/ann-thread-1', { token: ben })
+  const unknown = await call('/agents/support/threads/no-such-thread', { token: ben })
+  expect([other.status, other.json?.error.code]).toEqual([404, 'THREAD_NOT_FOUND'])
+  expect(other.text.replaceAll('ann-thread-1', 'ID')).toBe(unknown.text.replaceAll('no-such-thread', 'ID'))
+})
+
 test('an export is offered as a file named after the agent, store and user, so two users\' exports never share a name', async () => {
   const names = await Promise.all([ann, ben].map(async (token) => {
     const response = await app.fetch(new Request('http://test/api/agents/agents/support/stores/agent/export', { headers: { authorization: `Bearer ${token}` } }))
