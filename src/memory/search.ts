@@ -188,13 +188,13 @@ const LATIN_SURFACE = /^[a-z]+$/
  * 100,000 one-record terms stays small.
  */
 class PairLists {
-  private arena = new Int32Array(1 << 12)
+  private arena = new Int32Array(1 << 8)
   private used = 0
   /** Per list: first block, last block, pairs used in the last block, pairs in all. */
-  private heads = new Int32Array(64)
-  private tails = new Int32Array(64)
-  private fills = new Int32Array(64)
-  private lengths = new Int32Array(64)
+  private heads = new Int32Array(16)
+  private tails = new Int32Array(16)
+  private fills = new Int32Array(16)
+  private lengths = new Int32Array(16)
   count = 0
 
   /** A new empty list; returns its id. */
