@@ -113,26 +113,10 @@ export interface MemorySearchResultItem {
   topics?: string[]
 }
 
-/** Model-facing record returned by `memory_read`: everything except the scope and audit. */
-export interface MemoryReadResultRecord {
-  id: string
-  kind: string
-  title?: string
-  content: string
-  tags: string[]
-  metadata: Record<string, unknown>
-  pinned: boolean
-  confidence?: number
-  episode?: MemoryEpisode
-  keywords?: string[]
-  topics?: string[]
+/** Model-facing record returned by `memory_read`: everything except the store, scope, audit and delete fields. */
+export type MemoryReadResultRecord = Omit<MemoryRecord, 'store' | 'scope' | 'audit' | 'status' | 'deletedAt' | 'deleteReason'> & {
+  /** A deleted record answers as not found, so a read result is never `deleted`. */
   status: 'active' | 'superseded'
-  version: number
-  supersedes: string[]
-  supersededBy?: string
-  provenance: MemoryProvenance
-  createdAt: string
-  updatedAt: string
 }
 
 /** Model-facing summary of a created record (content omitted: the model just wrote it). */
