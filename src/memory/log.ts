@@ -52,6 +52,11 @@
  * and appends with `workspace.append(key, text, { ifSize })`: a conditional append that is
  * atomic across processes (fs lock lease) and Redis clients (Lua), retried after re-reading the
  * tail when another writer got there first. See docs/log-format.md.
+ *
+ * Checkpoints (docs/log-format.md, "Checkpoints"): the folded state is persisted next to the log
+ * (`<key>.checkpoint`, see checkpoint.ts) every `checkpointEvery` lines and at compaction; a cold
+ * open loads a checkpoint whose stamp matches the log and replays only the lines after it. A
+ * matching checkpoint is trusted for the lines it covers; `verifyLog` checks every line.
  */
 import { agentError } from '../errors.ts'
 import type { Workspace } from '../workspace/types.ts'
