@@ -4,7 +4,9 @@
  * whole JSONL file; every append reads the whole file and rewrites it (read-modify-write).
  * Sizes 1k, 10k, 100k records (BENCH_SIZES=1000,10000 to shorten), shapes: 1,000 scopes of N/1000
  * records, and one scope holding all. Prints a table and writes bench/results.json.
- * Cold open = a new workspace object's first read (replay and verification of every line);
+ * Cold open = a new workspace object's first read (replay and verification of every line), and
+ * `checkpointOpenMs` the same from a checkpoint covering the whole log (`checkpointWriteMs`: the
+ * cost of writing it, paid every 10,000 appended lines, outside the timed appends);
  * `firstSearchMs` = the first search after it, which builds that partition's search index;
  * memory is measured after every partition's index is built.
  */
@@ -63,13 +65,36 @@ for (const size of SIZES) {
     for (let n = 0; n < size; n++) ids.push((await fill.append({ store: 'agent', scope: scopeOf(n, scopes) }, { kind: 'semantic', content: content(n) }, { audit })).id)
     const file = join(dir, 'memory/memory.jsonl')
     row.bytesPerRecord = Math.round(statSync(file).size / size)
+    const contentBytes = size * Buffer.byteLength(content(1))
 
-    // Cold open: a new workspace object replays the log and builds the indexes.
+    // A checkpoint of the whole state (the fill wrote one every 10,000 lines; this one covers all).
+    let start = performance.now()
+    await fill.log.checkpoint()
+    row.checkpointWriteMs = ms(start)
+    row.checkpointBytesPerRecord = Math.round(statSync(`${file}.checkpoint`).size / size)
+
+    // Cold open from the checkpoint: a new workspace object loads it, checks the covered line, replays nothing more.
+    {
+      global.gc?.()
+      const heapBefore = process.memoryUsage().heapUsed
+      start = performance.now()
+      const fromCheckpoint = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
+      await fromCheckpoint.read({ store: 'agent', scope: scopeOf(0, scopes) }, ids[0]!)
+      row.checkpointOpenMs = ms(start)
+      start = performance.now()
+      await fromCheckpoint.search({ store: 'agent', scope: scopeOf(0, scopes) }, { query: 'coffee' })
+      row.checkpointOpenWithIndexMs = (row.checkpointOpenMs as number) + ms(start)
+      for (let s = 1; s < scopes; s++) await fromCheckpoint.search({ store: 'agent', scope: scopeOf(s, scopes) }, { query: 'coffee' })
+      global.gc?.()
+      row.checkpointHeapBytesPerRecordBeyondContent = Math.round((process.memoryUsage().heapUsed - heapBefore - contentBytes) / size)
+    }
+
+    // Cold open without a checkpoint (the baseline of the two above): a new workspace object replays the whole log and builds the indexes.
     global.gc?.()
     const rssBefore = process.memoryUsage().rss
     const heapBefore = process.memoryUsage().heapUsed
-    let start = performance.now()
-    const engine = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
+    start = performance.now()
+    const engine = workspaceJsonlMemoryStore({ checkpointEvery: false }).create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
     await engine.read({ store: 'agent', scope: scopeOf(0, scopes) }, ids[0]!)
     row.coldOpenMs = ms(start)
     // Indexes are built per partition on its first search: time that first search apart, then
@@ -81,7 +106,6 @@ for (const size of SIZES) {
     for (let s = 1; s < scopes; s++) await engine.search({ store: 'agent', scope: scopeOf(s, scopes) }, { query: 'coffee' })
     global.gc?.()
     row.peakRssMB = Math.round(process.memoryUsage().rss / 1e6)
-    const contentBytes = size * Buffer.byteLength(content(1))
     row.heapBytesPerRecordBeyondContent = Math.round((process.memoryUsage().heapUsed - heapBefore - contentBytes) / size)
     void rssBefore
 
@@ -135,7 +159,7 @@ for (const size of SIZES) {
       bare.push(ms(t))
     }
     row.bareAppendP50 = pct(bare, 0.5)
-    const durable = workspaceJsonlMemoryStore({ path: 'memory/durable.jsonl', fsync: true }).create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
+    const durable = workspaceJsonlMemoryStore({ path: 'memory/durable.jsonl', fsync: true, checkpointEvery: false }).create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
     const fsyncTimes: number[] = []
     for (let i = 0; i < 200; i++) {
       const t = performance.now()

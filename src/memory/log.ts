@@ -52,6 +52,11 @@
  * and appends with `workspace.append(key, text, { ifSize })`: a conditional append that is
  * atomic across processes (fs lock lease) and Redis clients (Lua), retried after re-reading the
  * tail when another writer got there first. See docs/log-format.md.
+ *
+ * Checkpoints (docs/log-format.md, "Checkpoints"): the folded state is persisted next to the log
+ * (`<key>.checkpoint`, see checkpoint.ts) every `checkpointEvery` lines and at compaction; a cold
+ * open loads a checkpoint whose stamp matches the log and replays only the lines after it. A
+ * matching checkpoint is trusted for the lines it covers; `verifyLog` checks every line.
  */
 import { agentError } from '../errors.ts'
 import type { Workspace } from '../workspace/types.ts'
@@ -72,6 +77,7 @@ import {
   type MemoryRecordLookup,
   type MemoryRecordState,
 } from './records.ts'
+import { checkpointKey, readCheckpointStamp, readCheckpointState, serializeCheckpoint } from './checkpoint.ts'
 import { createSearchIndex } from './search.ts'
 import type { MemoryRecord } from './types.ts'
 
@@ -84,16 +90,31 @@ export interface MemoryLogOptions {
    * throwing `MEMORY_LOG_CORRUPT`; writes to such a log still throw. Default `false`.
    */
   readPastCorruption?: boolean
-  /** Receives warnings (a torn tail moved aside, a corrupt line skipped). Default: `console.warn`. */
+  /** Receives warnings (a torn tail moved aside, a corrupt line skipped, a checkpoint ignored). Default: `console.warn`. */
   onWarning?: (warning: MemoryLogWarning) => void
+  /**
+   * Persist a checkpoint of the folded state (key `<log key>.checkpoint`) after a write once the
+   * log has grown by this many lines since the last one, and at every compaction; a cold open
+   * then replays only the lines after it (see docs/log-format.md, "Checkpoints"). `false`: never
+   * write nor read checkpoints. Default {@link DEFAULT_CHECKPOINT_EVERY} (10,000 lines).
+   */
+  checkpointEvery?: number | false
 }
+
+/** Default {@link MemoryLogOptions.checkpointEvery}: lines appended between two checkpoints. */
+export const DEFAULT_CHECKPOINT_EVERY = 10_000
 
 /** A warning of the log engine. */
 export interface MemoryLogWarning {
-  code: 'MEMORY_LOG_TORN_TAIL' | 'MEMORY_LOG_LINE_SKIPPED'
+  code: 'MEMORY_LOG_TORN_TAIL' | 'MEMORY_LOG_LINE_SKIPPED' | 'MEMORY_LOG_CHECKPOINT_IGNORED' | 'MEMORY_LOG_CHECKPOINT_FAILED'
   key: string
   message: string
-  /** `MEMORY_LOG_TORN_TAIL`: the quarantine key; `MEMORY_LOG_LINE_SKIPPED`: the line number and reason. */
+  /**
+   * `MEMORY_LOG_TORN_TAIL`: the quarantine key; `MEMORY_LOG_LINE_SKIPPED`: the line number and
+   * reason; `MEMORY_LOG_CHECKPOINT_IGNORED` (a checkpoint that does not match the log, so the log
+   * is replayed in full) and `MEMORY_LOG_CHECKPOINT_FAILED` (a checkpoint could not be written;
+   * nothing else is affected): the checkpoint key and reason.
+   */
   details: Record<string, unknown>
 }
 
@@ -122,6 +143,15 @@ export interface MemoryLog {
   write(build: (state: MemoryRecordState) => MemoryEventDraft[] | Promise<MemoryEventDraft[]>): Promise<MemoryRecord[]>
   /** Rewrites the log atomically (see {@link compactLog}). */
   compact(): Promise<MemoryLogCompaction>
+  /**
+   * Writes a checkpoint of the current state now (key `<log key>.checkpoint`, replaced
+   * atomically, only while the log is still at the offset it covers). Returns `false` when
+   * nothing was written (checkpoints off, read-only workspace, empty log, a torn tail or skipped
+   * lines, or another writer appended meanwhile).
+   *
+   * @throws AgentError `MEMORY_LOG_CORRUPT`; write errors of the workspace.
+   */
+  checkpoint(): Promise<boolean>
 }
 
 /** Result of {@link verifyLog}. */
@@ -168,6 +198,12 @@ interface LogHandle {
   hasV1: boolean
   /** Corrupt lines skipped (only with `readPastCorruption`). */
   skipped: number
+  /** Byte offset where the last committed line starts (stamped into checkpoints). */
+  lastLineStart: number
+  /** Lines covered by the last checkpoint loaded or written by this handle. */
+  checkpointLines: number
+  /** A threshold checkpoint is scheduled or being written. */
+  checkpointScheduled?: boolean
 }
 
 setDefaultIndexFactory(createSearchIndex)
@@ -190,6 +226,7 @@ export function openMemoryLog(workspace: Workspace, key: string, options: Memory
     view: read => view(log, read),
     write: build => write(log, build),
     compact: () => compact(log),
+    checkpoint: () => log.workspace.withLock(log.lockKey, () => writeCheckpoint(log)),
   }
 }
 
@@ -243,7 +280,7 @@ export async function compactLog(workspace: Workspace, key: string): Promise<Mem
 }
 
 function emptyHandle() {
-  return { state: emptyRecordState(createSearchIndex), lines: 0, lastDigest: null, offset: 0, seen: undefined, tail: EMPTY, hasV1: false, skipped: 0 }
+  return { state: emptyRecordState(createSearchIndex), lines: 0, lastDigest: null, offset: 0, seen: undefined, tail: EMPTY, hasV1: false, skipped: 0, lastLineStart: 0, checkpointLines: 0 }
 }
 
 function requireWritable(handle: LogHandle) {
@@ -306,10 +343,12 @@ async function write(handle: LogHandle, build: (state: MemoryRecordState) => Mem
       const bytes = utf8Length(text)
       handle.lines += events.length
       handle.lastDigest = prev
+      handle.lastLineStart = handle.offset + bytes - utf8Length(lines[lines.length - 1]!) - 1
       handle.offset += bytes
       // The write created the value: learn its identity (fs inode) so the next look is a fast stat.
       const id = handle.offset === bytes ? (await workspace.stat(key))?.id : handle.seen?.id
       handle.seen = { size: handle.offset, id }
+      scheduleCheckpoint(handle)
       return records
     }
     throw agentError('MEMORY_LOG_BUSY', `other writers kept appending to the memory log "${key}" while this write was retried ${MAX_WRITE_ATTEMPTS} times`, 'retry the write later', { key })
@@ -352,9 +391,11 @@ async function sync(handle: LogHandle, forWrite = false): Promise<void> {
   if (handle.seen && handle.seen.size === size && handle.seen.id === stat?.id) return
   const first = handle.seen === undefined && handle.lines === 0
   if (size < handle.offset || (handle.seen && handle.seen.id !== stat?.id)) reset(handle)
-  const start = handle.offset
   try {
-    const bytes = (await workspace.readBytes(key, start)) ?? EMPTY
+    // A replay from the start may begin at a checkpoint that matches the log instead.
+    const fromCheckpoint = handle.offset === 0 && size > 0 ? await openFromCheckpoint(handle, size) : undefined
+    const start = handle.offset
+    const bytes = fromCheckpoint ?? (await workspace.readBytes(key, start)) ?? EMPTY
     try {
       await scanBytes(handle, bytes)
       handle.seen = { size: start + bytes.length, id: stat?.id }
@@ -407,11 +448,13 @@ async function scanBytes(handle: LogHandle, bytes: Uint8Array): Promise<void> {
   let committedAt = 0
   let committedCount = handle.lines
   let committedDigest = prev
+  let committedLineStart = -1
   let skipped = 0
   for (let end = bytes.indexOf(10, at); end !== -1; end = bytes.indexOf(10, at)) {
     line++
     const textEnd = whole.indexOf('\n', textAt)
     const text = whole.slice(textAt, textEnd)
+    const lineStart = at
     textAt = textEnd + 1
     at = end + 1
     let event: MemoryEvent
@@ -427,6 +470,7 @@ async function scanBytes(handle: LogHandle, bytes: Uint8Array): Promise<void> {
       committedAt = at
       committedCount = line
       committedDigest = prev
+      committedLineStart = lineStart
       continue
     }
     prev = event.digest
@@ -435,6 +479,7 @@ async function scanBytes(handle: LogHandle, bytes: Uint8Array): Promise<void> {
     committedAt = at
     committedCount = line
     committedDigest = prev
+    committedLineStart = lineStart
   }
   const committed = events.filter(item => item.line <= committedCount)
   const doomed = new Set(committed.filter(item => item.event.type === 'erase').map(item => item.event.recordId))
@@ -466,6 +511,7 @@ async function scanBytes(handle: LogHandle, bytes: Uint8Array): Promise<void> {
   }
   handle.lines = committedCount
   handle.lastDigest = committedDigest
+  if (committedLineStart !== -1) handle.lastLineStart = handle.offset + committedLineStart
   handle.offset += committedAt
   // A copy: a view would keep the whole read buffer alive as long as the handle.
   handle.tail = committedAt === bytes.length ? EMPTY : bytes.slice(committedAt)
@@ -747,13 +793,114 @@ async function compact(handle: LogHandle): Promise<MemoryLogCompaction> {
         else lines.push(source[index]!)
       }
       const text = lines.length > 0 ? `${lines.join('\n')}\n` : ''
+      // The old checkpoint goes first: it may hold records erased since, and a crash between the
+      // swap and the new checkpoint must not leave their content in storage.
+      if (checkpointsOn(handle)) await workspace.remove(checkpointKey(key))
       if (!(await workspace.replace(key, text, { ifSize: bytesBefore, ...(handle.options.fsync ? { fsync: true } : {}) }))) continue
       reset(handle)
       await sync(handle, true)
-      return { lines: handle.lines, bytesBefore, bytesAfter: handle.offset, erasedLines, rechained: rechain }
+      const result = { lines: handle.lines, bytesBefore, bytesAfter: handle.offset, erasedLines, rechained: rechain }
+      try {
+        await writeCheckpoint(handle)
+      }
+      catch (error) {
+        checkpointFailed(handle, error)
+      }
+      return result
     }
     throw agentError('MEMORY_LOG_BUSY', `other writers kept appending to the memory log "${key}" while it was compacted`, 'retry the compaction later', { key })
   })
+}
+
+function checkpointsOn(handle: LogHandle): boolean {
+  return handle.options.checkpointEvery !== false
+}
+
+/**
+ * After a write: when the log has grown by `checkpointEvery` lines since the last checkpoint,
+ * writes one once the current event-loop turn is done (never inside the write, never failing it).
+ */
+function scheduleCheckpoint(handle: LogHandle): void {
+  const every = handle.options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY
+  if (every === false || handle.checkpointScheduled || handle.lines - handle.checkpointLines < every) return
+  handle.checkpointScheduled = true
+  setImmediate(() => {
+    handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle, every))
+      .catch(error => checkpointFailed(handle, error))
+      .finally(() => { handle.checkpointScheduled = false })
+  })
+}
+
+function checkpointFailed(handle: LogHandle, error: unknown): void {
+  const checkpoint = checkpointKey(handle.key)
+  const reason = error instanceof Error ? error.message : String(error)
+  warn(handle, { code: 'MEMORY_LOG_CHECKPOINT_FAILED', key: handle.key, message: `the checkpoint "${checkpoint}" of the memory log "${handle.key}" could not be written (${reason}); the log is unaffected and the next cold open replays more of it`, details: { checkpoint, reason } })
+}
+
+/** Writes a checkpoint of the handle's state (call under the log's lock). See {@link MemoryLog.checkpoint}. */
+async function writeCheckpoint(handle: LogHandle, every?: number): Promise<boolean> {
+  if (!checkpointsOn(handle) || !handle.workspace.writable) return false
+  await sync(handle, true)
+  // A scheduled checkpoint that another one (compaction, an explicit call) made unnecessary.
+  if (every !== undefined && handle.lines - handle.checkpointLines < every) return false
+  if (handle.lines === 0 || handle.lastDigest === null || handle.tail.length > 0 || handle.skipped > 0) return false
+  const { offset, lines, lastDigest, lastLineStart, hasV1 } = handle
+  const text = serializeCheckpoint({ offset, lines, lastDigest, lastLineStart, hasV1 }, handle.state)
+  // Only while the log is still what the state folds: a writer of another process may have appended meanwhile.
+  const written = await handle.workspace.replace(checkpointKey(handle.key), text, { ifSizeOf: { key: handle.key, size: offset } })
+  if (written) handle.checkpointLines = lines
+  return written
+}
+
+/**
+ * Loads the checkpoint of the log when its stamp matches the log (the log is at least `offset`
+ * bytes long and its line `lines` ends at `offset`, verifies and has the digest `lastDigest`),
+ * and returns the log's bytes after it; `undefined` (full replay) when there is none or it does
+ * not match (with a `MEMORY_LOG_CHECKPOINT_IGNORED` warning). The lines it covers are trusted,
+ * as a database trusts its checkpoint; `verifyLog` checks every line of the log.
+ */
+async function openFromCheckpoint(handle: LogHandle, size: number): Promise<Uint8Array | undefined> {
+  if (!checkpointsOn(handle)) return undefined
+  const { workspace, key } = handle
+  const checkpoint = checkpointKey(key)
+  const ignore = (reason: string): undefined => {
+    warn(handle, { code: 'MEMORY_LOG_CHECKPOINT_IGNORED', key, message: `the checkpoint "${checkpoint}" of the memory log "${key}" was ignored (${reason}); the log is replayed in full`, details: { checkpoint, reason } })
+    return undefined
+  }
+  let text: string | undefined
+  try {
+    text = await workspace.readText(checkpoint)
+  }
+  catch (error) {
+    return ignore(`it could not be read: ${(error as Error).message}`)
+  }
+  if (text === undefined) return undefined
+  const stamp = readCheckpointStamp(text)
+  if (typeof stamp === 'string') return ignore(stamp)
+  if (stamp.offset > size) return ignore(`it covers ${stamp.offset} bytes and the log has ${size} (the log was truncated or rewritten)`)
+  const bytes = (await workspace.readBytes(key, stamp.lastLineStart)) ?? EMPTY
+  const lineEnd = stamp.offset - stamp.lastLineStart - 1
+  const mismatch = `line ${stamp.lines} of the log is not the line it covers (the log was edited, rewritten or compacted)`
+  if (bytes.length <= lineEnd || bytes[lineEnd] !== 10 || bytes.indexOf(10) !== lineEnd) return ignore(mismatch)
+  const line = decoder.decode(bytes.subarray(0, lineEnd))
+  try {
+    const prev = (JSON.parse(line) as { prev?: string | null }).prev ?? null
+    const hash = await sha256HexSync()
+    const event = hash ? checkLineSync(line, stamp.lines, prev, hash, new Map()) : await checkLine(line, stamp.lines, prev)
+    if (event.digest !== stamp.lastDigest || event.more) return ignore(mismatch)
+  }
+  catch {
+    return ignore(mismatch)
+  }
+  let state: MemoryRecordState
+  try {
+    state = readCheckpointState(text, createSearchIndex)
+  }
+  catch (error) {
+    return ignore(`its state is unreadable: ${(error as Error).message}`)
+  }
+  Object.assign(handle, { state, lines: stamp.lines, lastDigest: stamp.lastDigest, offset: stamp.offset, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1, checkpointLines: stamp.lines })
+  return bytes.subarray(lineEnd + 1)
 }
 
 function stripPayload(value: Record<string, unknown>): void {

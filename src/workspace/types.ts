@@ -78,6 +78,14 @@ export interface WorkspaceWriteOptions {
   ifSize?: number
   /** fs driver: `fsync` the file before returning (durability at a cost, see docs/workspace.md). Default `false`. */
   fsync?: boolean
+  /**
+   * `replace` only: write only when the value at another key is exactly `size` UTF-8 bytes long
+   * (0 = missing), checked atomically with the write against that key's writers (fs: under that
+   * file's cross-process lease; Redis: one Lua script over both keys, so both must be in one hash
+   * slot on a cluster; memory and other drivers: in this process). The log engine writes a
+   * checkpoint this way, only while the log is still at the offset the checkpoint covers.
+   */
+  ifSizeOf?: { key: string; size: number }
 }
 
 /** What {@link Workspace.stat} returns. */

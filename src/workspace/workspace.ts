@@ -111,6 +111,24 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
     async replace(key, text, options = {}) {
       key = checkKey(key)
       requireWritable('replace', key)
+      if (options.ifSizeOf) {
+        const guardKey = checkKey(options.ifSizeOf.key)
+        const size = options.ifSizeOf.size
+        return withLock(key, async () => {
+          const native = nativeFor(key)
+          const guard = nativeFor(guardKey)
+          if (native?.replaceIfSizeOf && guard) {
+            const done = await native.replaceIfSizeOf(text, guard, size, options)
+            if (done !== undefined) return done
+          }
+          // Memory and other drivers: one process owns the values, and the caller holds its lock of the guard key.
+          const guardSize = guard ? (await guard.stat())?.size ?? 0 : Buffer.byteLength(rawToText(await storage.getItemRaw(guardKey)) ?? '', 'utf8')
+          if (guardSize !== size) return false
+          if (native) return native.replace(text, { ...options, ifSize: undefined })
+          await storage.setItem(key, text)
+          return true
+        })
+      }
       return withLock(key, async () => {
         const native = nativeFor(key)
         if (native) return native.replace(text, options)
@@ -158,6 +176,11 @@ interface NativeText {
   append(text: string, options: WorkspaceWriteOptions): Promise<boolean>
   truncate(length: number, options: WorkspaceWriteOptions): Promise<boolean>
   replace(text: string, options: WorkspaceWriteOptions): Promise<boolean>
+  /** Replaces this value only when `guard` is `size` bytes long, atomically against `guard`'s writers; `undefined` when this pair of drivers cannot (the caller then checks in process). */
+  replaceIfSizeOf?(text: string, guard: NativeText, size: number, options: WorkspaceWriteOptions): Promise<boolean | undefined>
+  /** fs: the file; Redis: the client and key (for {@link NativeText.replaceIfSizeOf}). */
+  file?: string
+  redis?: { client: RedisClient; key: string }
   stat(): Promise<WorkspaceValueStat | undefined>
   readBytes(start: number): Promise<Uint8Array | undefined>
 }
@@ -253,6 +276,25 @@ function fsText(key: string, file: string): NativeText {
         return true
       }, false)
     },
+    file,
+    async replaceIfSizeOf(text, guard, size, options) {
+      if (guard.file === undefined) return undefined
+      ensureFolder(file)
+      const guardFile = guard.file
+      // Under the guard file's lease: no writer of that file can change its size meanwhile.
+      return withFileLease(guardFile, () => {
+        let guardSize = 0
+        try {
+          guardSize = statSync(guardFile).size
+        }
+        catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw readFailed(error as NodeJS.ErrnoException)
+        }
+        if (guardSize !== size) return false
+        replaceFile(file, text, options.fsync === true)
+        return true
+      })
+    },
     async replace(text, options) {
       ensureFolder(file)
       return guarded(options, () => {
@@ -311,6 +353,22 @@ function fsText(key: string, file: string): NativeText {
       }
     },
   }
+}
+
+/** Writes `text` to a sibling file and renames it over `file` (a crash leaves the old or the new value). */
+function replaceFile(file: string, text: string, fsync: boolean): void {
+  const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
+  writeFileSync(temporary, text, 'utf8')
+  if (fsync) {
+    const fd = openSync(temporary, 'r+')
+    try {
+      fsyncSync(fd)
+    }
+    finally {
+      closeSync(fd)
+    }
+  }
+  renameSync(temporary, file)
 }
 
 /** Kept O_APPEND descriptors by file, with the identity of the file each was opened on; at most {@link MAX_APPEND_DESCRIPTORS}. */
@@ -523,6 +581,9 @@ local kept = ''
 if length > 0 then kept = redis.call('GETRANGE', KEYS[1], 0, length - 1) end
 redis.call('SET', KEYS[1], kept)
 return 1`
+const REDIS_REPLACE_IF_SIZE_OF = `if redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return -1 end
+redis.call('SET', KEYS[2], ARGV[2])
+return 1`
 const REDIS_REPLACE_IF_SIZE = `if ARGV[1] ~= '' and redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return -1 end
 redis.call('SET', KEYS[1], ARGV[2])
 return 1`
@@ -531,6 +592,11 @@ function redisText(client: RedisClient, redisKey: string): NativeText {
   const size = (options: WorkspaceWriteOptions) => (options.ifSize === undefined ? '' : String(options.ifSize))
   return {
     id: `redis:${instanceId(client)}:${redisKey}`,
+    redis: { client, key: redisKey },
+    async replaceIfSizeOf(text, guard, size) {
+      if (guard.redis?.client !== client) return undefined
+      return (await client.eval(REDIS_REPLACE_IF_SIZE_OF, 2, guard.redis.key, redisKey, size, text)) !== -1
+    },
     async read() {
       return (await client.get(redisKey)) ?? undefined
     },

@@ -26,7 +26,7 @@ export function inMemoryMemoryStore(): InMemoryMemoryStoreFactory {
   return {
     kind: 'in-memory',
     create() {
-      adapter ??= memoryLogAdapter(openMemoryLog(createWorkspace({ storage: createStorage({ driver: memoryDriver() }) }), 'memory:memory.jsonl'))
+      adapter ??= memoryLogAdapter(openMemoryLog(createWorkspace({ storage: createStorage({ driver: memoryDriver() }) }), 'memory:memory.jsonl', { checkpointEvery: false }))
       return adapter
     },
   }

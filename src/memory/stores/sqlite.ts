@@ -259,11 +259,13 @@ function sqliteLog(file: string, handle: () => SqliteHandle): MemoryLog {
       return records
     })),
     compact: () => exclusive(handle(), h => compactRows(h)),
+    // The table is the durable copy and the mirror lives in memory: nothing to checkpoint.
+    checkpoint: async () => false,
   }
 }
 
 function mirrorOf(handle: SqliteHandle): Workspace {
-  handle.log ??= openMemoryLog(createWorkspace({ storage: createStorage({ driver: memoryDriver() }) }), MIRROR_KEY)
+  handle.log ??= openMemoryLog(createWorkspace({ storage: createStorage({ driver: memoryDriver() }) }), MIRROR_KEY, { checkpointEvery: false })
   return handle.log.workspace
 }
 

@@ -36,6 +36,12 @@ export interface WorkspaceJsonlMemoryStoreOptions {
   fsync?: boolean
   /** Reads skip corrupt lines (with a warning) instead of failing; writes still fail. Default `false`. */
   readPastCorruption?: boolean
+  /**
+   * Lines appended between two persisted checkpoints of the state (`<path>.checkpoint`, also
+   * written at compaction); a cold open replays only the lines after the checkpoint.
+   * `false`: no checkpoints. Default 10,000. See docs/log-format.md, "Checkpoints".
+   */
+  checkpointEvery?: number | false
 }
 
 /** The factory {@link workspaceJsonlMemoryStore} returns, with the resolved path and workspace key. */
@@ -66,16 +72,20 @@ export function workspaceJsonlMemoryStore(options: WorkspaceJsonlMemoryStoreOpti
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw agentError('MEMORY_STORE_OPTIONS_INVALID', 'the options of workspaceJsonlMemoryStore() must be an object', 'call workspaceJsonlMemoryStore() or workspaceJsonlMemoryStore({ path: "memory/notes.jsonl" })')
   }
-  const unknown = Object.keys(options).filter(option => option !== 'path' && option !== 'fsync' && option !== 'readPastCorruption')
+  const unknown = Object.keys(options).filter(option => option !== 'path' && option !== 'fsync' && option !== 'readPastCorruption' && option !== 'checkpointEvery')
   if (unknown.length > 0) {
-    throw agentError('MEMORY_STORE_OPTIONS_INVALID', `workspaceJsonlMemoryStore() got unknown option ${unknown.map(option => `"${option}"`).join(', ')}`, 'the options are `path`, `fsync` and `readPastCorruption`; check the spelling', { options: unknown })
+    throw agentError('MEMORY_STORE_OPTIONS_INVALID', `workspaceJsonlMemoryStore() got unknown option ${unknown.map(option => `"${option}"`).join(', ')}`, 'the options are `path`, `fsync`, `readPastCorruption` and `checkpointEvery`; check the spelling', { options: unknown })
+  }
+  const every = options.checkpointEvery
+  if (every !== undefined && every !== false && !(Number.isSafeInteger(every) && every >= 1)) {
+    throw agentError('MEMORY_STORE_OPTIONS_INVALID', 'workspaceJsonlMemoryStore() option `checkpointEvery` must be a whole number of lines from 1, or false', 'pass checkpointEvery: 10000, checkpointEvery: false, or leave it out', { option: 'checkpointEvery' })
   }
   for (const flag of ['fsync', 'readPastCorruption'] as const) {
     if (options[flag] !== undefined && typeof options[flag] !== 'boolean') {
       throw agentError('MEMORY_STORE_OPTIONS_INVALID', `workspaceJsonlMemoryStore() option \`${flag}\` must be true or false`, `pass ${flag}: true, or leave it out`, { option: flag })
     }
   }
-  const logOptions = { ...(options.fsync ? { fsync: true } : {}), ...(options.readPastCorruption ? { readPastCorruption: true } : {}) }
+  const logOptions = { ...(options.fsync ? { fsync: true } : {}), ...(options.readPastCorruption ? { readPastCorruption: true } : {}), ...(every !== undefined ? { checkpointEvery: every } : {}) }
   const path = checkLogPath(options.path ?? DEFAULT_MEMORY_LOG_PATH)
   const key = path.split('/').join(':')
   return {

@@ -1,0 +1,281 @@
+/**
+ * Persisted checkpoints of the log state (docs/log-format.md, "Checkpoints"): an open from a
+ * checkpoint equals a full replay; a checkpoint that does not match the log is ignored with a
+ * warning; lines appended after it (by another process or client) are seen; erasure never leaves
+ * erased content in a checkpoint; fs, memory and Redis drivers.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import fc from 'fast-check'
+import Redis from 'ioredis'
+import { createStorage } from 'unstorage'
+import memoryDriver from 'unstorage/drivers/memory'
+import redisDriver from 'unstorage/drivers/redis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/log.ts'
+import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
+import type { MemoryTarget } from '../../src/memory/types.ts'
+import { createWorkspace } from '../../src/workspace/workspace.ts'
+import type { Workspace } from '../../src/workspace/types.ts'
+
+const KEY = 'memory:memory.jsonl'
+const CHECKPOINT = 'memory:memory.jsonl.checkpoint'
+const CHILD = fileURLToPath(new URL('./fixtures/remember-loop.ts', import.meta.url))
+const alice: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }
+const bob: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'bob' } }
+const audit = { via: 'api' }
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6390'
+
+const tempDir = () => mkdtempSync(join(tmpdir(), 'vam-checkpoint-'))
+const store = (workspace: Workspace, checkpointEvery?: number | false) => workspaceJsonlMemoryStore(checkpointEvery === undefined ? {} : { checkpointEvery }).create({ store: 'agent', agent: 'support', workspace, writable: true })
+const settle = () => new Promise(done => setTimeout(done, 20))
+
+/** The whole folded state of a fresh open (records in order, partitions, erased ids), and the warnings it gave. */
+async function openState(workspace: Workspace, checkpointEvery?: false) {
+  const warnings: MemoryLogWarning[] = []
+  const log = openMemoryLog(workspace, KEY, { onWarning: warning => warnings.push(warning), ...(checkpointEvery === false ? { checkpointEvery } : {}) })
+  const state = await log.view(state => JSON.parse(JSON.stringify({ records: [...state.records.values()], partitions: [...state.partitions], erased: [...state.erased] })) as unknown)
+  return { state, warnings }
+}
+
+function runChild(dir: string, name: string, count: number): Promise<void> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, name, String(count)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (chunk) => { stderr += chunk })
+    child.on('exit', code => (code === 0 ? done() : fail(new Error(`child ${name} exited ${code}: ${stderr}`))))
+  })
+}
+
+describe('log checkpoints', () => {
+  it('an open from a checkpoint equals a full replay after any remember, supersede, delete, erase and compaction (property)', async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.record({ op: fc.constantFrom('remember', 'remember', 'supersede', 'delete', 'erase', 'compact'), user: fc.constantFrom('alice', 'bob'), pick: fc.nat(), text: fc.string({ maxLength: 12 }) }), { maxLength: 30 }),
+      fc.integer({ min: 1, max: 5 }),
+      async (steps, every) => {
+        const storage = createStorage({ driver: memoryDriver() })
+        const live = store(createWorkspace({ storage }), every)
+        const ids: string[] = []
+        for (const step of steps) {
+          const target = step.user === 'alice' ? alice : bob
+          const id = ids[step.pick % Math.max(ids.length, 1)]
+          if (step.op === 'compact') await live.log.compact()
+          else if (step.op === 'remember' || !id) ids.push((await live.append(target, { kind: 'semantic', content: `x ${step.text}`, tags: [step.user] }, { audit })).id)
+          else if (step.op === 'supersede') {
+            const current = await live.read(target, id)
+            if (current?.status === 'active') ids.push((await live.append(target, { kind: 'semantic', content: `y ${step.text}`, supersedes: [id] }, { audit })).id)
+          }
+          else if (step.op === 'delete') await live.delete(target, id, { audit })
+          else await live.hardDelete(target, id, { audit })
+          // Let scheduled checkpoints run between some operations, so they land at many offsets.
+          if (step.pick % 3 === 0) await settle()
+        }
+        await settle()
+        const fromCheckpoint = await openState(createWorkspace({ storage }))
+        const replay = await openState(createWorkspace({ storage }), false)
+        expect(fromCheckpoint.warnings).toEqual([])
+        expect(fromCheckpoint.state).toEqual(replay.state)
+        const opened = store(createWorkspace({ storage }))
+        const replayed = store(createWorkspace({ storage }), false)
+        for (const target of [alice, bob]) {
+          expect(await opened.export(target)).toEqual(await replayed.export(target))
+          expect(await opened.search(target, { query: 'x', limit: 100 })).toEqual(await replayed.search(target, { query: 'x', limit: 100 }))
+        }
+        expect((await verifyLog(createWorkspace({ storage }), KEY)).ok).toBe(true)
+      },
+    ), { numRuns: 40 })
+  }, 60_000)
+
+  it('a checkpoint is written after a write once the log grew by checkpointEvery lines, and a cold open replays only the lines after it', async () => {
+    const dir = tempDir()
+    const adapter = store(createWorkspace({ dir }), 5)
+    for (let n = 0; n < 4; n++) await adapter.append(alice, { kind: 'semantic', content: `fact ${n}` }, { audit })
+    await settle()
+    expect(await createWorkspace({ dir }).has(CHECKPOINT)).toBe(false)
+    await adapter.append(alice, { kind: 'semantic', content: 'fact 4' }, { audit })
+    await settle()
+    const stamp = JSON.parse(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8').split('\n')[0]!) as { lines: number; offset: number }
+    expect(stamp).toMatchObject({ type: 'memory-log-checkpoint', v: 1, lines: 5, offset: readFileSync(join(dir, 'memory/memory.jsonl')).length })
+    await adapter.append(alice, { kind: 'semantic', content: 'fact 5' }, { audit })
+    // Reads from the workspace show what a cold open reads: the checkpoint's covered line and the lines after it, not the log from byte 0.
+    const workspace = createWorkspace({ dir })
+    const starts: number[] = []
+    const readBytes = workspace.readBytes.bind(workspace)
+    workspace.readBytes = async (key, start) => {
+      if (key === KEY) starts.push(start ?? 0)
+      return readBytes(key, start)
+    }
+    expect((await store(workspace).export(alice)).map(record => record.content)).toEqual(['fact 0', 'fact 1', 'fact 2', 'fact 3', 'fact 4', 'fact 5'])
+    expect(starts.length).toBeGreaterThan(0)
+    expect(Math.min(...starts)).toBeGreaterThan(0)
+  })
+
+  it('a cold open trusts a matching checkpoint for the lines it covers, and verifyLog still checks every line of the log', async () => {
+    const dir = tempDir()
+    const adapter = store(createWorkspace({ dir }))
+    await adapter.append(alice, { kind: 'semantic', content: 'likes tea' }, { audit })
+    expect(await adapter.log.checkpoint()).toBe(true)
+    const path = join(dir, 'memory/memory.jsonl.checkpoint')
+    writeFileSync(path, readFileSync(path, 'utf8').replace('likes tea', 'likes rum'))
+    expect((await store(createWorkspace({ dir })).export(alice)).map(record => record.content)).toEqual(['likes rum'])
+    expect((await store(createWorkspace({ dir }), false).export(alice)).map(record => record.content)).toEqual(['likes tea'])
+    expect(await verifyLog(createWorkspace({ dir }), KEY)).toEqual({ ok: true, lines: 1 })
+  })
+
+  describe('a checkpoint that does not match the log is ignored with a warning (full replay)', () => {
+    async function withCheckpoint() {
+      const dir = tempDir()
+      const adapter = store(createWorkspace({ dir }))
+      for (let n = 0; n < 3; n++) await adapter.append(alice, { kind: 'semantic', content: `fact ${n}` }, { audit })
+      expect(await adapter.log.checkpoint()).toBe(true)
+      return { dir, adapter, log: join(dir, 'memory/memory.jsonl'), checkpoint: join(dir, 'memory/memory.jsonl.checkpoint') }
+    }
+
+    it('an edited covered line: the open replays in full and reports the bad line', async () => {
+      const { dir, log } = await withCheckpoint()
+      writeFileSync(log, readFileSync(log, 'utf8').replace('fact 2', 'fact X'))
+      const warnings: MemoryLogWarning[] = []
+      const opened = openMemoryLog(createWorkspace({ dir }), KEY, { onWarning: warning => warnings.push(warning) })
+      await expect(opened.view(state => state.records.size)).rejects.toMatchObject({ code: 'MEMORY_LOG_CORRUPT', details: { line: 3 } })
+      expect(warnings.map(warning => warning.code)).toEqual(['MEMORY_LOG_CHECKPOINT_IGNORED'])
+    })
+
+    it('another log with as many lines (rewritten from scratch): the open shows the log, not the checkpoint', async () => {
+      const { dir, log } = await withCheckpoint()
+      const other = tempDir()
+      const writer = store(createWorkspace({ dir: other }), false)
+      for (let n = 0; n < 3; n++) await writer.append(alice, { kind: 'semantic', content: `other ${n}` }, { audit })
+      writeFileSync(log, readFileSync(join(other, 'memory/memory.jsonl')))
+      const { state, warnings } = await openState(createWorkspace({ dir }))
+      expect(warnings.map(warning => warning.code)).toEqual(['MEMORY_LOG_CHECKPOINT_IGNORED'])
+      expect((state as { records: Array<{ content: string }> }).records.map(record => record.content)).toEqual(['other 0', 'other 1', 'other 2'])
+    })
+
+    it('a truncated log', async () => {
+      const { dir, log } = await withCheckpoint()
+      const text = readFileSync(log, 'utf8')
+      writeFileSync(log, text.slice(0, text.indexOf('\n') + 1))
+      const { state, warnings } = await openState(createWorkspace({ dir }))
+      expect(warnings[0]).toMatchObject({ code: 'MEMORY_LOG_CHECKPOINT_IGNORED', details: { checkpoint: CHECKPOINT } })
+      expect((state as { records: unknown[] }).records).toHaveLength(1)
+    })
+
+    it('a compacted log (an old checkpoint put back after an erasure and compaction)', async () => {
+      const { dir, adapter, checkpoint } = await withCheckpoint()
+      const old = readFileSync(checkpoint, 'utf8')
+      const [first] = await adapter.export(alice)
+      expect(await adapter.hardDelete(alice, first!.id, { audit })).toBe(true)
+      writeFileSync(checkpoint, old)
+      const { state, warnings } = await openState(createWorkspace({ dir }))
+      expect(warnings.map(warning => warning.code)).toEqual(['MEMORY_LOG_CHECKPOINT_IGNORED'])
+      expect((state as { records: Array<{ content: string }> }).records.map(record => record.content)).toEqual(['fact 1', 'fact 2'])
+    })
+
+    it('a torn or garbled checkpoint (a crash of a driver without atomic replace)', async () => {
+      const { dir, checkpoint } = await withCheckpoint()
+      const text = readFileSync(checkpoint, 'utf8')
+      writeFileSync(checkpoint, text.slice(0, text.length - 40))
+      const { state, warnings } = await openState(createWorkspace({ dir }))
+      expect(warnings.map(warning => warning.code)).toEqual(['MEMORY_LOG_CHECKPOINT_IGNORED'])
+      expect((state as { records: unknown[] }).records).toHaveLength(3)
+    })
+  })
+
+  it('lines another process appended after the checkpoint are seen at a cold open', async () => {
+    const dir = tempDir()
+    const adapter = store(createWorkspace({ dir }))
+    await adapter.append(alice, { kind: 'semantic', content: 'mine' }, { audit })
+    expect(await adapter.log.checkpoint()).toBe(true)
+    await runChild(dir, 'other', 3)
+    const { state, warnings } = await openState(createWorkspace({ dir }))
+    expect(warnings).toEqual([])
+    expect((state as { records: Array<{ content: string }> }).records.map(record => record.content)).toEqual(['mine', 'other 0', 'other 1', 'other 2'])
+  }, 30_000)
+
+  it('a checkpoint is not written when another writer appended after the state it would hold', async () => {
+    const storage = createStorage({ driver: memoryDriver() })
+    const workspace = createWorkspace({ storage })
+    const adapter = store(workspace)
+    await adapter.append(alice, { kind: 'semantic', content: 'a' }, { audit })
+    expect(await workspace.replace(CHECKPOINT, 'x', { ifSizeOf: { key: KEY, size: 1 } })).toBe(false)
+    const size = (await workspace.stat(KEY))!.size
+    expect(await workspace.replace(CHECKPOINT, 'x', { ifSizeOf: { key: KEY, size } })).toBe(true)
+  })
+
+  it('erase + compaction never leaves erased content in a checkpoint, even one written before the erase', async () => {
+    const dir = tempDir()
+    const adapter = store(createWorkspace({ dir }), 2)
+    const secret = await adapter.append(alice, { kind: 'profile', content: 'card 4111-SECRET', title: 'SECRET title', tags: ['SECRET-tag'] }, { audit })
+    await adapter.append(alice, { kind: 'semantic', content: 'likes tea' }, { audit })
+    await settle()
+    const checkpoint = join(dir, 'memory/memory.jsonl.checkpoint')
+    expect(readFileSync(checkpoint, 'utf8')).toContain('SECRET')
+    expect(await adapter.hardDelete(alice, secret.id, { audit })).toBe(true)
+    await settle()
+    expect(readFileSync(checkpoint, 'utf8')).not.toContain('SECRET')
+    expect(readFileSync(join(dir, 'memory/memory.jsonl'), 'utf8')).not.toContain('SECRET')
+    const { state, warnings } = await openState(createWorkspace({ dir }))
+    expect(warnings).toEqual([])
+    expect(JSON.stringify(state)).not.toContain('SECRET')
+    expect((state as { erased: string[] }).erased).toEqual([secret.id])
+  })
+
+  it('the in-memory store writes no checkpoint', async () => {
+    const storage = createStorage({ driver: memoryDriver() })
+    const log = openMemoryLog(createWorkspace({ storage }), KEY, { checkpointEvery: false })
+    expect(await log.checkpoint()).toBe(false)
+  })
+})
+
+describe('log checkpoints on Redis', () => {
+  let reachable = false
+  let probe: Redis | undefined
+  const prefix = `vam-checkpoint-${process.pid}-${Date.now()}`
+  beforeAll(async () => {
+    probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+    probe.on('error', () => {})
+    try {
+      await probe.connect()
+      await probe.ping()
+      reachable = true
+    }
+    catch {
+      console.warn(`Redis checkpoint tests skipped: no Redis reachable at ${REDIS_URL} (start one with: redis-server --port 6390 --save '' --appendonly no --daemonize yes)`)
+    }
+  })
+  afterAll(async () => {
+    if (reachable && probe) {
+      const keys = await probe.keys(`${prefix}*`)
+      if (keys.length) await probe.del(...keys)
+    }
+    probe?.disconnect()
+  })
+  const redisWorkspace = (base: string) => createWorkspace({ storage: createStorage({ driver: redisDriver({ url: REDIS_URL, base }) }) })
+
+  it('a checkpoint on Redis: written next to the log, an open from it equals a replay, another client\'s later lines are seen, a stale one is ignored', async (context) => {
+    if (!reachable) return context.skip()
+    const base = `${prefix}:a`
+    const first = redisWorkspace(base)
+    const adapter = store(first, 3)
+    for (let n = 0; n < 3; n++) await adapter.append(alice, { kind: 'semantic', content: `first ${n}` }, { audit })
+    await settle()
+    expect(await probe!.exists(`${base}:memory:memory.jsonl.checkpoint`)).toBe(1)
+    const second = redisWorkspace(base)
+    await store(second).append(bob, { kind: 'semantic', content: 'second 0' }, { audit })
+    const [third, fourth, fifth] = [redisWorkspace(base), redisWorkspace(base), redisWorkspace(base)]
+    const opened = await openState(third)
+    expect(opened.warnings).toEqual([])
+    expect(opened.state).toEqual((await openState(fourth, false)).state)
+    expect((opened.state as { records: unknown[] }).records).toHaveLength(4)
+    // Truncated to its first line behind the engine's back: the checkpoint covers more than the log holds.
+    const text = (await probe!.get(`${base}:memory:memory.jsonl`))!
+    await probe!.set(`${base}:memory:memory.jsonl`, text.slice(0, text.indexOf('\n') + 1))
+    const stale = await openState(fifth)
+    expect(stale.warnings.map(warning => warning.code)).toEqual(['MEMORY_LOG_CHECKPOINT_IGNORED'])
+    expect((stale.state as { records: unknown[] }).records).toHaveLength(1)
+    for (const workspace of [first, second, third, fourth, fifth]) await workspace.storage.dispose()
+  }, 30_000)
+})
