@@ -298,18 +298,7 @@ function fsText(key: string, file: string): NativeText {
     async replace(text, options) {
       ensureFolder(file)
       return guarded(options, () => {
-        const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
-        writeFileSync(temporary, text, 'utf8')
-        if (options.fsync) {
-          const fd = openSync(temporary, 'r+')
-          try {
-            fsyncSync(fd)
-          }
-          finally {
-            closeSync(fd)
-          }
-        }
-        renameSync(temporary, file)
+        replaceFile(file, text, options.fsync === true)
         closeAppendDescriptor(file)
         return true
       }, false)
