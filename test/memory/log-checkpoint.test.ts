@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
-import Redis from 'ioredis'
+import type Redis from 'ioredis'
+import { connectRedis, REDIS_SKIP_HINT, redisWorkspace } from '../helpers/redis.ts'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
-import redisDriver from 'unstorage/drivers/redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/log.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
@@ -27,7 +27,6 @@ const CHILD = fileURLToPath(new URL('./fixtures/remember-loop.ts', import.meta.u
 const alice: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }
 const bob: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'bob' } }
 const audit = { via: 'api' }
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6390'
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'vam-checkpoint-'))
 const store = (workspace: Workspace, checkpointEvery?: number | false) => workspaceJsonlMemoryStore(checkpointEvery === undefined ? {} : { checkpointEvery }).create({ store: 'agent', agent: 'support', workspace, writable: true })
@@ -235,16 +234,9 @@ describe('log checkpoints on Redis', () => {
   let probe: Redis | undefined
   const prefix = `vam-checkpoint-${process.pid}-${Date.now()}`
   beforeAll(async () => {
-    probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-    probe.on('error', () => {})
-    try {
-      await probe.connect()
-      await probe.ping()
-      reachable = true
-    }
-    catch {
-      console.warn(`Redis checkpoint tests skipped: no Redis reachable at ${REDIS_URL} (start one with: redis-server --port 6390 --save '' --appendonly no --daemonize yes)`)
-    }
+    probe = await connectRedis()
+    reachable = probe !== undefined
+    if (!reachable) console.warn(`Redis checkpoint tests skipped: ${REDIS_SKIP_HINT}`)
   })
   afterAll(async () => {
     if (reachable && probe) {
@@ -253,7 +245,6 @@ describe('log checkpoints on Redis', () => {
     }
     probe?.disconnect()
   })
-  const redisWorkspace = (base: string) => createWorkspace({ storage: createStorage({ driver: redisDriver({ url: REDIS_URL, base }) }) })
 
   it('a checkpoint on Redis: written next to the log, an open from it equals a replay, another client\'s later lines are seen, a stale one is ignored', async (context) => {
     if (!reachable) return context.skip()

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
-import Redis from 'ioredis'
+import type Redis from 'ioredis'
+import { connectRedis, REDIS_SKIP_HINT, redisWorkspace } from '../helpers/redis.ts'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
-import redisDriver from 'unstorage/drivers/redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { compactLog, openMemoryLog, verifyLog } from '../../src/memory/log.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
@@ -25,7 +25,6 @@ const CHILD = fileURLToPath(new URL('./fixtures/remember-loop.ts', import.meta.u
 const alice: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }
 const bob: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'bob' } }
 const audit = { via: 'api' }
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6390'
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'vam-engine-'))
 const store = (workspace: Workspace) => workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'support', workspace, writable: true })
@@ -75,16 +74,9 @@ describe('log engine on Redis', () => {
   let probe: Redis | undefined
   const prefix = `vam-test-${process.pid}-${Date.now()}`
   beforeAll(async () => {
-    probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-    probe.on('error', () => {})
-    try {
-      await probe.connect()
-      await probe.ping()
-      reachable = true
-    }
-    catch {
-      console.warn(`Redis tests skipped: no Redis reachable at ${REDIS_URL} (start one with: redis-server --port 6390 --save '' --appendonly no --daemonize yes)`)
-    }
+    probe = await connectRedis()
+    reachable = probe !== undefined
+    if (!reachable) console.warn(`Redis tests skipped: ${REDIS_SKIP_HINT}`)
   })
   afterAll(async () => {
     if (reachable && probe) {
@@ -93,7 +85,6 @@ describe('log engine on Redis', () => {
     }
     probe?.disconnect()
   })
-  const redisWorkspace = (base: string) => createWorkspace({ storage: createStorage({ driver: redisDriver({ url: REDIS_URL, base }) }) })
 
   it('2 instances x 100 remembers on one Redis key give 200 records, a gap-free seq and a verifying chain', async (context) => {
     if (!reachable) return context.skip()

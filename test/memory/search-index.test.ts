@@ -2,19 +2,12 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createSearchIndex, searchRecords } from '../../src/memory/search.ts'
 import type { MemoryRecord } from '../../src/memory/types.ts'
+import { record } from './fixtures/records.ts'
 
 // Issue 3 ("Benchmark"): the index keeps postings in shared int32 arenas, tombstones removed
 // records and answers the substring rule from letter/digit runs. These tests hold it to the
 // documented rule (searchRecords) on the same records.
 
-let next = 0
-function record(fields: Partial<MemoryRecord> & { content: string }): MemoryRecord {
-  const createdAt = fields.createdAt ?? '2024-01-01T00:00:00.000Z'
-  return {
-    id: `mem_${++next}`, store: 'agent', scope: { agent: 'support' }, kind: 'semantic', tags: [], metadata: {}, pinned: false,
-    supersedes: [], provenance: {}, audit: { via: 'api' }, createdAt, updatedAt: createdAt, version: 1, status: 'active', ...fields,
-  }
-}
 
 const WORDS = ['coffee', 'Coffee', 'coffeehouse', 'tea', 'steam', 'café', 'CAFÉ', 'Σοφία', 'ΟΔΟΣ', '東京都', 'e-mail', "don't", "Caroline's", '12', '2023', 'İstanbul', 'straße', 'a\u0301', '😀x', 'ab']
 const SEPARATORS = [' ', ', ', '-', '\n', '. ', "'", '?', '']

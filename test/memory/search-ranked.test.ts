@@ -6,15 +6,8 @@ import { hybridSearch } from '../../src/memory/semantic.ts'
 import { inMemoryMemoryStore } from '../../src/memory/stores/in-memory.ts'
 import { editDistance, tokenize } from '../../src/memory/text.ts'
 import type { MemoryRecord, MemoryRecordInput, MemoryStoreAdapter, MemoryTarget } from '../../src/memory/types.ts'
+import { record } from './fixtures/records.ts'
 
-let next = 0
-function record(fields: Partial<MemoryRecord> & { content: string }): MemoryRecord {
-  const createdAt = fields.createdAt ?? '2024-01-01T00:00:00.000Z'
-  return {
-    id: `mem_${++next}`, store: 'agent', scope: { agent: 'support' }, kind: 'semantic', tags: [], metadata: {}, pinned: false,
-    supersedes: [], provenance: {}, audit: { via: 'api' }, createdAt, updatedAt: createdAt, version: 1, status: 'active', ...fields,
-  }
-}
 
 function indexOf(records: MemoryRecord[]) {
   const index = createSearchIndex()

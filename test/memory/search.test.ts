@@ -3,15 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { countOccurrences, DEFAULT_SEARCH_LIMIT, searchRecords } from '../../src/memory/search.ts'
 import { parseInstant } from '../../src/memory/records.ts'
 import type { MemoryRecord } from '../../src/memory/types.ts'
+import { record } from './fixtures/records.ts'
 
-let next = 0
-function record(fields: Partial<MemoryRecord> & { content: string }): MemoryRecord {
-  const createdAt = fields.createdAt ?? '2024-01-01T00:00:00.000Z'
-  return {
-    id: `mem_${++next}`, store: 'agent', scope: { agent: 'support' }, kind: 'semantic', tags: [], metadata: {}, pinned: false,
-    supersedes: [], provenance: {}, audit: { via: 'api' }, createdAt, updatedAt: createdAt, version: 1, status: 'active', ...fields,
-  }
-}
 
 describe('countOccurrences', () => {
   it('counts non-overlapping, case-insensitive occurrences', () => {

@@ -10,6 +10,7 @@ import { workspaceJsonlMemoryStore } from '../../../src/memory/stores/workspace-
 import type { MemoryStoreContext } from '../../../src/memory/types.ts'
 import { testMemoryStore } from '../../../src/testing/store-conformance.ts'
 import { createWorkspace } from '../../../src/workspace/workspace.ts'
+import { connectRedis, REDIS_SKIP_HINT, redisWorkspace } from '../../helpers/redis.ts'
 
 const context = (workspace?: MemoryStoreContext['workspace']): MemoryStoreContext => ({ store: 'agent', agent: 'support', writable: true, workspace })
 
@@ -33,25 +34,11 @@ testMemoryStore('workspaceJsonlMemoryStore on the unstorage fs driver', () => {
 })
 
 // The Redis driver: REDIS_URL (CI) or a local server on 6390; skipped with a message when none answers.
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6390'
-const redisReachable = await (async () => {
-  const { default: Redis } = await import('ioredis')
-  const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  client.on('error', () => {})
-  try {
-    await client.connect()
-    await client.ping()
-    return true
-  }
-  catch {
-    return false
-  }
-  finally {
-    client.disconnect()
-  }
-})()
+const redisReachable = await connectRedis().then((client) => {
+  client?.disconnect()
+  return client !== undefined
+})
 if (redisReachable) {
-  const { default: redisDriver } = await import('unstorage/drivers/redis')
   const storages: Array<ReturnType<typeof createStorage>> = []
   afterAll(async () => {
     for (const storage of storages) {
@@ -61,13 +48,13 @@ if (redisReachable) {
   })
   let next = 0
   testMemoryStore('workspaceJsonlMemoryStore on the unstorage redis driver', () => {
-    const storage = createStorage({ driver: redisDriver({ url: REDIS_URL, base: `vam-conformance-${process.pid}-${next++}` }) })
-    storages.push(storage)
-    return workspaceJsonlMemoryStore().create(context(createWorkspace({ storage })))
+    const workspace = redisWorkspace(`vam-conformance-${process.pid}-${next++}`)
+    storages.push(workspace.storage)
+    return workspaceJsonlMemoryStore().create(context(workspace))
   })
 }
 else {
   describe('workspaceJsonlMemoryStore on the unstorage redis driver', () => {
-    it.skip(`skipped: no Redis reachable at ${REDIS_URL} (start one with: redis-server --port 6390 --save '' --appendonly no --daemonize yes)`, () => {})
+    it.skip(`skipped: ${REDIS_SKIP_HINT}`, () => {})
   })
 }
