@@ -321,8 +321,9 @@ async function write(handle: LogHandle, build: (state: MemoryRecordState) => Mem
       let prev = handle.lastDigest
       const lines: string[] = []
       const events: MemoryEvent[] = []
+      const hash = await lineHasher()
       for (const [index, draft] of drafts.entries()) {
-        const { line, event } = await serializeEvent(draft, handle.lines + 1 + index, prev, index < drafts.length - 1)
+        const { line, event } = await serializeEvent(draft, handle.lines + 1 + index, prev, index < drafts.length - 1, hash)
         lines.push(line)
         events.push(event)
         prev = event.digest
@@ -355,15 +356,50 @@ async function write(handle: LogHandle, build: (state: MemoryRecordState) => Mem
   })
 }
 
-/** A draft as a version 2 line: header + `payloadDigest` under `digest`, payload fields beside it. */
-async function serializeEvent(draft: MemoryEventDraft, seq: number, prev: string | null, more: boolean): Promise<{ line: string; event: MemoryEvent }> {
-  const payload = payloadFields(draft as MemoryEventDraft & Record<string, unknown>)
-  const payloadDigest = await sha256Hex(canonicalJson(payload))
-  const header = { v: 2 as const, seq, prev, ...(more ? { more: true as const } : {}), type: draft.type, store: draft.store, scope: draft.scope, recordId: draft.recordId, version: draft.version, at: draft.at, audit: draft.audit, payloadDigest }
-  const digest = await sha256Hex(canonicalJson(header))
-  const line = canonicalJson({ ...header, ...payload, digest })
+/** Header keys of a version 2 line in canonical (sorted) order. */
+const SORTED_HEADER_FIELDS = [...HEADER_FIELDS].sort()
+const SORTED_PAYLOAD_FIELDS = Object.fromEntries(Object.entries(PAYLOAD_FIELDS).map(([type, fields]) => [type, [...fields].sort()])) as Record<string, readonly string[]>
+
+/**
+ * A draft as a version 2 line: header + `payloadDigest` under `digest`, payload fields beside it.
+ * Each field value is written once in canonical JSON; the payload text, the header text and the
+ * line are joined from those pieces in sorted key order (field names are plain ASCII, so the
+ * result is exactly `canonicalJson` of each object).
+ */
+async function serializeEvent(draft: MemoryEventDraft, seq: number, prev: string | null, more: boolean, hash: (text: string) => string | Promise<string>): Promise<{ line: string; event: MemoryEvent }> {
+  const source = draft as MemoryEventDraft & Record<string, unknown>
+  const members = new Map<string, string>()
+  const payload: string[] = []
+  for (const field of SORTED_PAYLOAD_FIELDS[draft.type]!) {
+    const json = fieldJson(source[field])
+    if (json === undefined) continue
+    members.set(field, json)
+    payload.push(`"${field}":${json}`)
+  }
+  const payloadDigest = await hash(`{${payload.join(',')}}`)
+  const headerValues: Record<string, unknown> = { v: 2, seq, prev, more: more ? true : undefined, type: draft.type, store: draft.store, scope: draft.scope, recordId: draft.recordId, version: draft.version, at: draft.at, audit: draft.audit, payloadDigest }
+  const header: string[] = []
+  for (const field of SORTED_HEADER_FIELDS) {
+    const json = fieldJson(headerValues[field])
+    if (json === undefined) continue
+    members.set(field, json)
+    header.push(`"${field}":${json}`)
+  }
+  members.set('digest', JSON.stringify(await hash(`{${header.join(',')}}`)))
+  const line = `{${[...members.keys()].sort().map(field => `"${field}":${members.get(field)}`).join(',')}}`
   // Fold what is written, parsed back, so that live state equals a replay.
   return { line, event: JSON.parse(line) as MemoryEvent }
+}
+
+/** SHA-256 to hex for writing lines: synchronous `node:crypto` where it exists, else Web Crypto. */
+async function lineHasher(): Promise<(text: string) => string | Promise<string>> {
+  return (await sha256HexSync()) ?? sha256Hex
+}
+
+/** Canonical JSON of one field value, `undefined` when the field is left out (as JSON.stringify drops it). */
+function fieldJson(value: unknown): string | undefined {
+  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return undefined
+  return canonicalJson(value)
 }
 
 /** Checks that the drafts apply one after the other, against an overlay of the state. */
@@ -755,6 +791,7 @@ async function compact(handle: LogHandle): Promise<MemoryLogCompaction> {
   requireWritable(handle)
   const { workspace, key } = handle
   return workspace.withLock(handle.lockKey, async () => {
+    const hash = await lineHasher()
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       await sync(handle, true)
       if (handle.tail.length > 0) {
@@ -776,7 +813,7 @@ async function compact(handle: LogHandle): Promise<MemoryLogCompaction> {
         if (rechain) {
           // Version 1 digests cover the payload: rebuild the chain as version 2 from line 1.
           const { v: _v, seq: _seq, prev: _prev, digest: _digest, more, payloadDigest: _payloadDigest, erased: wasErased, ...draft } = event
-          const rebuilt = await serializeEvent(draft as unknown as MemoryEventDraft, index + 1, prev, more === true)
+          const rebuilt = await serializeEvent(draft as unknown as MemoryEventDraft, index + 1, prev, more === true, hash)
           const value = JSON.parse(rebuilt.line) as Record<string, unknown>
           if (strip || wasErased) stripPayload(value)
           if (strip) erasedLines++

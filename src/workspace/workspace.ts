@@ -26,7 +26,17 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
   const dir = options.storage ? undefined : resolve(options.dir ?? DEFAULT_WORKSPACE_DIR)
   const storage = options.storage ?? createStorage({ driver: fsDriver({ base: dir! }) })
   const writable = options.writable ?? true
-  const nativeFor = (key: string): NativeText | undefined => nativeText(storage, key)
+  // One native accessor per key: resolving the mount and the file path costs more than an append.
+  // Mounts are read when a key is first used (mount drivers before using the workspace).
+  const natives = new Map<string, NativeText | null>()
+  const nativeFor = (key: string): NativeText | undefined => {
+    let native = natives.get(key)
+    if (native === undefined) {
+      if (natives.size >= MAX_CACHED_KEYS) natives.clear()
+      natives.set(key, native = nativeText(storage, key) ?? null)
+    }
+    return native ?? undefined
+  }
   const lockId = (key: string) => nativeFor(key)?.id ?? `storage#${instanceId(storage)}:${key}`
 
   function requireWritable(operation: string, key: string) {
@@ -155,6 +165,8 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
     async remove(key) {
       key = checkKey(key)
       requireWritable('remove', key)
+      const file = nativeFor(key)?.file
+      if (file) forgetKnownSize(file)
       await storage.removeItem(key)
     },
     async has(key) {
@@ -215,7 +227,8 @@ function fsText(key: string, file: string): NativeText {
   }
   // Small synchronous calls: a stat or an append of one line costs microseconds, less than a
   // trip through libuv's thread pool, and keeps a check-then-write free of interleaving.
-  const guarded = <T>(options: WorkspaceWriteOptions, task: () => T, otherwise: T) => withFileLease(file, () => {
+  const guarded = <T>(options: WorkspaceWriteOptions, task: () => T, otherwise: T) => withFileLease(file, (lease) => {
+    lease.checked = undefined
     if (options.ifSize !== undefined && sizeNow() !== options.ifSize) return otherwise
     return task()
   })
@@ -228,6 +241,7 @@ function fsText(key: string, file: string): NativeText {
       })
     },
     async write(text) {
+      forgetKnownSize(file)
       await fsp.mkdir(dirname(file), { recursive: true })
       // Write a sibling then rename, so a crash never leaves half a JSON value.
       const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
@@ -238,6 +252,7 @@ function fsText(key: string, file: string): NativeText {
       ensureFolder(file)
       // An unconditional append needs no lock: O_APPEND places each write at the end.
       if (options.ifSize === undefined) {
+        forgetKnownSize(file)
         if (!options.fsync) {
           appendFileSync(file, text, { encoding: 'utf8', flag: 'a' })
           return true
@@ -252,16 +267,20 @@ function fsText(key: string, file: string): NativeText {
         }
         return true
       }
-      // A conditional append: under the lease, one stat gives the size and the file's identity,
-      // and the line goes through a kept O_APPEND descriptor of that very file (reopened when the
-      // file was replaced or removed), so no open/close per write.
-      return withFileLease(file, () => {
-        let stats: Stats | undefined
-        try {
-          stats = statSync(file)
-        }
-        catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw readFailed(error as NodeJS.ErrnoException)
+      // A conditional append: under the lease, the file's size and identity come from a stat
+      // made under this same lease since its last write (the writer's look before it builds the
+      // line), or from one stat now; the line goes through a kept O_APPEND descriptor of that
+      // very file (reopened when the file was replaced or removed), so no open/close per write.
+      return withFileLease(file, (lease) => {
+        let stats: { size: number; dev: number; ino: number } | undefined = lease.checked
+        lease.checked = undefined
+        if (!stats) {
+          try {
+            stats = statSync(file)
+          }
+          catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw readFailed(error as NodeJS.ErrnoException)
+          }
         }
         if ((stats?.size ?? 0) !== options.ifSize) return false
         const fd = appendDescriptor(file, stats)
@@ -306,6 +325,10 @@ function fsText(key: string, file: string): NativeText {
     async stat() {
       try {
         const stats = statSync(file)
+        // Under this process's lease no cooperating writer can change the file until it is
+        // released: the next conditional append of this lease trusts this stat instead of its own.
+        const lease = leases.get(file)
+        if (lease?.held) lease.checked = stats
         return { size: stats.size, id: `${stats.dev}:${stats.ino}` }
       }
       catch (error) {
@@ -346,6 +369,7 @@ function fsText(key: string, file: string): NativeText {
 
 /** Writes `text` to a sibling file and renames it over `file` (a crash leaves the old or the new value). */
 function replaceFile(file: string, text: string, fsync: boolean): void {
+  forgetKnownSize(file)
   const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
   writeFileSync(temporary, text, 'utf8')
   if (fsync) {
@@ -376,6 +400,7 @@ function appendDescriptor(file: string, stats: { dev: number; ino: number } | un
 }
 
 function closeAppendDescriptor(file: string): void {
+  forgetKnownSize(file)
   const kept = appendDescriptors.get(file)
   if (!kept) return
   appendDescriptors.delete(file)
@@ -403,6 +428,11 @@ function ensureFolder(file: string): void {
  */
 interface FileLease {
   held: boolean
+  /**
+   * The file's stat taken while this lease was held and before any write since: the next
+   * conditional append uses it instead of its own. Cleared by every write and on release.
+   */
+  checked?: { size: number; dev: number; ino: number }
   since: number
   acquiring?: Promise<void>
   releaseScheduled: boolean
@@ -412,7 +442,12 @@ const LEASE_MAX_MS = 20
 const LEASE_STALE_MS = 3000
 const leases = new Map<string, FileLease>()
 
-async function withFileLease<T>(file: string, task: () => T): Promise<T> {
+function forgetKnownSize(file: string): void {
+  const lease = leases.get(file)
+  if (lease) lease.checked = undefined
+}
+
+async function withFileLease<T>(file: string, task: (lease: FileLease) => T): Promise<T> {
   let lease = leases.get(file)
   if (!lease) leases.set(file, lease = { held: false, since: 0, releaseScheduled: false })
   while (!lease.held) {
@@ -420,7 +455,7 @@ async function withFileLease<T>(file: string, task: () => T): Promise<T> {
     await lease.acquiring
   }
   try {
-    return task()
+    return task(lease)
   }
   finally {
     if (Date.now() - lease.since > LEASE_MAX_MS) releaseLease(file, lease)
@@ -441,7 +476,10 @@ function lockOptions(file: string, lease: FileLease) {
     stale: LEASE_STALE_MS,
     update: 1000,
     // Another process judged our lock stale and took it: stop trusting it (the next write re-acquires).
-    onCompromised: () => { lease.held = false },
+    onCompromised: () => {
+      lease.held = false
+      lease.checked = undefined
+    },
   }
 }
 
@@ -461,6 +499,7 @@ async function acquireLease(file: string, lease: FileLease): Promise<void> {
 function releaseLease(file: string, lease: FileLease): void {
   if (!lease.held) return
   lease.held = false
+  lease.checked = undefined
   try {
     lockfile.unlockSync(file, { realpath: false, lockfilePath: `${file}.lock` })
   }
@@ -642,10 +681,17 @@ function rawToText(raw: unknown): string | undefined {
   return JSON.stringify(raw)
 }
 
+const checkedKeys = new Map<string, string>()
+const MAX_CACHED_KEYS = 4096
+
 function checkKey(key: string): string {
+  const known = checkedKeys.get(key)
+  if (known !== undefined) return known
   const normalized = key.replace(/[/\\]/g, ':').replace(/:+/g, ':').replace(/^:|:$/g, '')
   if (!normalized || normalized.split(':').some(segment => segment === '.' || segment === '..')) {
     throw agentError('WORKSPACE_KEY_INVALID', `the workspace key ${JSON.stringify(key)} is empty or has "." or ".." segments`, 'use a relative key such as "memory/memory.jsonl"', { key })
   }
+  if (checkedKeys.size >= MAX_CACHED_KEYS) checkedKeys.clear()
+  checkedKeys.set(key, normalized)
   return normalized
 }
