@@ -79,7 +79,7 @@ import {
 } from './records.ts'
 import { checkpointKey, readCheckpointStamp, readCheckpointState, serializeCheckpoint } from './checkpoint.ts'
 import { createSearchIndex } from './search.ts'
-import type { MemoryRecord } from './types.ts'
+import type { MemoryRecord, MemoryScope } from './types.ts'
 
 /** Options of {@link openMemoryLog}. */
 export interface MemoryLogOptions {
@@ -204,6 +204,8 @@ interface LogHandle {
   checkpointLines: number
   /** A threshold checkpoint is scheduled or being written. */
   checkpointScheduled?: boolean
+  /** Frozen scope objects by their canonical JSON, shared by the records that replay and writes fold. */
+  scopes: Map<string, unknown>
 }
 
 setDefaultIndexFactory(createSearchIndex)
@@ -280,7 +282,7 @@ export async function compactLog(workspace: Workspace, key: string): Promise<Mem
 }
 
 function emptyHandle() {
-  return { state: emptyRecordState(createSearchIndex), lines: 0, lastDigest: null, offset: 0, seen: undefined, tail: EMPTY, hasV1: false, skipped: 0, lastLineStart: 0, checkpointLines: 0 }
+  return { state: emptyRecordState(createSearchIndex), lines: 0, lastDigest: null, offset: 0, seen: undefined, tail: EMPTY, hasV1: false, skipped: 0, lastLineStart: 0, checkpointLines: 0, scopes: new Map<string, unknown>() }
 }
 
 function requireWritable(handle: LogHandle) {
@@ -315,15 +317,17 @@ async function write(handle: LogHandle, build: (state: MemoryRecordState) => Mem
         await quarantineTail(handle)
         continue
       }
-      const drafts = await build(handle.state)
+      const built = build(handle.state)
+      const drafts = built instanceof Promise ? await built : built
       if (drafts.length === 0) return []
       checkDrafts(handle, drafts)
       let prev = handle.lastDigest
       const lines: string[] = []
       const events: MemoryEvent[] = []
-      const hash = await lineHasher()
+      const hash = syncHash ?? await lineHasher()
       for (const [index, draft] of drafts.entries()) {
-        const { line, event } = await serializeEvent(draft, handle.lines + 1 + index, prev, index < drafts.length - 1, hash)
+        const serialized = serializeEvent(draft, handle.lines + 1 + index, prev, index < drafts.length - 1, hash, handle.scopes)
+        const { line, event } = serialized instanceof Promise ? await serialized : serialized
         lines.push(line)
         events.push(event)
         prev = event.digest
@@ -359,42 +363,77 @@ async function write(handle: LogHandle, build: (state: MemoryRecordState) => Mem
 /** Header keys of a version 2 line in canonical (sorted) order. */
 const SORTED_HEADER_FIELDS = [...HEADER_FIELDS].sort()
 const SORTED_PAYLOAD_FIELDS = Object.fromEntries(Object.entries(PAYLOAD_FIELDS).map(([type, fields]) => [type, [...fields].sort()])) as Record<string, readonly string[]>
+/** Every member of a version 2 line of each event type, in canonical (sorted) order. */
+const LINE_FIELDS = Object.fromEntries(Object.entries(PAYLOAD_FIELDS).map(([type, fields]) => [type, [...HEADER_FIELDS, ...fields, 'digest'].sort()])) as Record<string, readonly string[]>
+const SCOPE_INTERNER_MAX = 10_000
 
 /**
  * A draft as a version 2 line: header + `payloadDigest` under `digest`, payload fields beside it.
  * Each field value is written once in canonical JSON; the payload text, the header text and the
  * line are joined from those pieces in sorted key order (field names are plain ASCII, so the
- * result is exactly `canonicalJson` of each object).
+ * result is exactly `canonicalJson` of each object). The event is the line parsed back (what a
+ * replay folds), its scope shared (frozen) with earlier events of the same scope through `scopes`.
  */
-async function serializeEvent(draft: MemoryEventDraft, seq: number, prev: string | null, more: boolean, hash: (text: string) => string | Promise<string>): Promise<{ line: string; event: MemoryEvent }> {
+function serializeEvent(draft: MemoryEventDraft, seq: number, prev: string | null, more: boolean, hash: LineHash, scopes?: Map<string, unknown>): SerializedEvent | Promise<SerializedEvent> {
   const source = draft as MemoryEventDraft & Record<string, unknown>
-  const members = new Map<string, string>()
+  const pieces: Record<string, string | undefined> = {}
   const payload: string[] = []
   for (const field of SORTED_PAYLOAD_FIELDS[draft.type]!) {
     const json = fieldJson(source[field])
     if (json === undefined) continue
-    members.set(field, json)
+    pieces[field] = json
     payload.push(`"${field}":${json}`)
   }
-  const payloadDigest = await hash(`{${payload.join(',')}}`)
-  const headerValues: Record<string, unknown> = { v: 2, seq, prev, more: more ? true : undefined, type: draft.type, store: draft.store, scope: draft.scope, recordId: draft.recordId, version: draft.version, at: draft.at, audit: draft.audit, payloadDigest }
-  const header: string[] = []
-  for (const field of SORTED_HEADER_FIELDS) {
-    const json = fieldJson(headerValues[field])
-    if (json === undefined) continue
-    members.set(field, json)
-    header.push(`"${field}":${json}`)
-  }
-  members.set('digest', JSON.stringify(await hash(`{${header.join(',')}}`)))
-  const line = `{${[...members.keys()].sort().map(field => `"${field}":${members.get(field)}`).join(',')}}`
-  // Fold what is written, parsed back, so that live state equals a replay.
-  return { line, event: JSON.parse(line) as MemoryEvent }
+  return whenDone(hash(`{${payload.join(',')}}`), (payloadDigest) => {
+    const values: Record<string, unknown> = { v: 2, seq, prev, more: more ? true : undefined, type: draft.type, store: draft.store, scope: draft.scope, recordId: draft.recordId, version: draft.version, at: draft.at, audit: draft.audit, payloadDigest }
+    const header: string[] = []
+    for (const field of SORTED_HEADER_FIELDS) {
+      const json = fieldJson(values[field])
+      if (json === undefined) continue
+      pieces[field] = json
+      header.push(`"${field}":${json}`)
+    }
+    return whenDone(hash(`{${header.join(',')}}`), (digest) => {
+      pieces.digest = `"${digest}"`
+      const members: string[] = []
+      for (const field of LINE_FIELDS[draft.type]!) {
+        const piece = pieces[field]
+        if (piece !== undefined) members.push(`"${field}":${piece}`)
+      }
+      const line = `{${members.join(',')}}`
+      // Fold what is written, parsed back, so that live state equals a replay.
+      const event = JSON.parse(line) as MemoryEvent
+      if (scopes) event.scope = internScope(scopes, pieces.scope!, event.scope)
+      return { line, event }
+    })
+  })
+}
+
+type LineHash = (text: string) => string | Promise<string>
+interface SerializedEvent { line: string; event: MemoryEvent }
+
+/** `next(value)` at once, or once `value` settles when it is a promise (a synchronous hash needs no turn of the event loop). */
+function whenDone<T, R>(value: T | Promise<T>, next: (value: T) => R | Promise<R>): R | Promise<R> {
+  return value instanceof Promise ? value.then(next) : next(value)
+}
+
+/** The frozen scope object shared by the events of one scope (keyed by its canonical JSON). */
+function internScope(scopes: Map<string, unknown>, json: string, scope: MemoryScope): MemoryScope {
+  const known = scopes.get(json) as MemoryScope | undefined
+  if (known) return known
+  if (scopes.size >= SCOPE_INTERNER_MAX) scopes.clear()
+  scopes.set(json, Object.freeze(scope))
+  return scope
 }
 
 /** SHA-256 to hex for writing lines: synchronous `node:crypto` where it exists, else Web Crypto. */
-async function lineHasher(): Promise<(text: string) => string | Promise<string>> {
-  return (await sha256HexSync()) ?? sha256Hex
+async function lineHasher(): Promise<LineHash> {
+  syncHash = await sha256HexSync()
+  return syncHash ?? sha256Hex
 }
+
+/** The synchronous hasher once {@link lineHasher} found one. */
+let syncHash: ((text: string) => string) | undefined
 
 /** Canonical JSON of one field value, `undefined` when the field is left out (as JSON.stringify drops it). */
 function fieldJson(value: unknown): string | undefined {
@@ -402,15 +441,22 @@ function fieldJson(value: unknown): string | undefined {
   return canonicalJson(value)
 }
 
+function refusedWrite(handle: LogHandle, draft: MemoryEventDraft, conflict: string) {
+  return agentError('MEMORY_EVENT_CONFLICT', `the write to the memory log "${handle.key}" was refused: ${conflict}`, 'read the record again and retry with its current state', { key: handle.key, recordId: draft.recordId })
+}
+
 /** Checks that the drafts apply one after the other, against an overlay of the state. */
 function checkDrafts(handle: LogHandle, drafts: MemoryEventDraft[]): void {
+  if (drafts.length === 1) {
+    const conflict = eventConflict(id => handle.state.records.get(id), drafts[0]!, handle.state.erased)
+    if (conflict) throw refusedWrite(handle, drafts[0]!, conflict)
+    return
+  }
   const overlay = new Map<string, MemoryRecord>()
   const lookup: MemoryRecordLookup = id => overlay.get(id) ?? handle.state.records.get(id)
   for (const draft of drafts) {
     const conflict = eventConflict(lookup, draft, handle.state.erased)
-    if (conflict) {
-      throw agentError('MEMORY_EVENT_CONFLICT', `the write to the memory log "${handle.key}" was refused: ${conflict}`, 'read the record again and retry with its current state', { key: handle.key, recordId: draft.recordId })
-    }
+    if (conflict) throw refusedWrite(handle, draft, conflict)
     overlay.set(draft.recordId, foldEvent(lookup(draft.recordId), draft))
   }
 }
@@ -495,7 +541,7 @@ async function scanBytes(handle: LogHandle, bytes: Uint8Array): Promise<void> {
     at = end + 1
     let event: MemoryEvent
     try {
-      event = hash ? checkLineSync(text, line, prev, hash, interner) : await checkLine(text, line, prev)
+      event = hash ? checkLineSync(text, line, prev, hash, interner, handle.scopes) : await checkLine(text, line, prev)
     }
     catch (error) {
       if (!(error instanceof CorruptLine) || !handle.options.readPastCorruption) throw error
@@ -721,7 +767,7 @@ const PAYLOAD_SETS = Object.fromEntries(Object.entries(PAYLOAD_FIELDS).map(([typ
  * pieces. Lines whose objects are not in enumeration order (integer-like keys) take the general
  * path. Same checks, same reasons as {@link checkLine}.
  */
-function checkLineSync(text: string, line: number, prev: string | null, hash: (text: string) => string, interner: Interner): MemoryEvent {
+function checkLineSync(text: string, line: number, prev: string | null, hash: (text: string) => string, interner: Interner, scopes: Map<string, unknown>): MemoryEvent {
   const { value, event } = parseLine(text, line, prev)
   const record = event as unknown as Record<string, unknown>
   const members = canonicalMembers(text)
@@ -758,10 +804,14 @@ function checkLineSync(text: string, line: number, prev: string | null, hash: (t
     const key = keys[index]!
     if (!INTERNED_FIELDS.has(key)) continue
     const piece = text.slice(starts[index]!, starts[index + 1]! - 1)
+    if (key === 'scope') {
+      record.scope = internScope(scopes, piece, record.scope as MemoryScope)
+      continue
+    }
     if (piece.length > 512) continue
     const known = interner.get(piece)
     if (known !== undefined) record[key] = known
-    else interner.set(piece, key === 'scope' ? Object.freeze(record[key]) : record[key])
+    else interner.set(piece, record[key])
   }
   if (record.createdAt === record.at) record.createdAt = record.at
   return event
@@ -923,7 +973,7 @@ async function openFromCheckpoint(handle: LogHandle, size: number): Promise<Uint
   try {
     const prev = (JSON.parse(line) as { prev?: string | null }).prev ?? null
     const hash = await sha256HexSync()
-    const event = hash ? checkLineSync(line, stamp.lines, prev, hash, new Map()) : await checkLine(line, stamp.lines, prev)
+    const event = hash ? checkLineSync(line, stamp.lines, prev, hash, new Map(), new Map()) : await checkLine(line, stamp.lines, prev)
     if (event.digest !== stamp.lastDigest || event.more) return ignore(mismatch)
   }
   catch {
@@ -955,8 +1005,11 @@ function countNewlines(bytes: Uint8Array): number {
   return count
 }
 
+const nodeBuffer = (globalThis as { Buffer?: { byteLength(text: string, encoding: 'utf8'): number } }).Buffer
+
 /** UTF-8 byte length of `text` without encoding it (lone surrogates count 3, as Node writes U+FFFD). */
 export function utf8Length(text: string): number {
+  if (nodeBuffer) return nodeBuffer.byteLength(text, 'utf8')
   let bytes = 0
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index)

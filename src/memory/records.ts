@@ -178,7 +178,10 @@ export function setDefaultIndexFactory(factory: () => MemorySearchIndex): void {
 
 /** The search index of one partition, created empty on first use. */
 export function partitionIndex(state: MemoryRecordState, store: string, scope: MemoryScope): MemorySearchIndex {
-  const key = partitionKey(store, scope)
+  return indexOfPartition(state, partitionKey(store, scope))
+}
+
+function indexOfPartition(state: MemoryRecordState, key: string): MemorySearchIndex {
   let index = state.indexes.get(key)
   if (!index) state.indexes.set(key, index = state.createIndex())
   return index
@@ -333,7 +336,7 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft): M
       else state.partitions.set(partition, [record.id])
     }
   }
-  partitionIndex(state, event.store, event.scope).update(record)
+  indexOfPartition(state, partition).update(record)
   return record
 }
 

@@ -47,12 +47,13 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
 
   async function withLock<T>(key: string, task: () => Promise<T>): Promise<T> {
     const id = lockId(checkKey(key))
-    const previous = locks.get(id) ?? Promise.resolve()
+    const previous = locks.get(id)
     let release!: () => void
     const current = new Promise<void>((done) => { release = done })
-    const chained = previous.then(() => current)
+    const chained = previous ? previous.then(() => current) : current
     locks.set(id, chained)
-    await previous
+    // Uncontended (the common case): no turn to wait for.
+    if (previous) await previous
     try {
       return await task()
     }
@@ -93,12 +94,21 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
       if (native) return native.write(text)
       await storage.setItem(key, text)
     },
-    async append(key, text, options = {}) {
-      key = checkKey(key)
-      requireWritable('append', key)
+    append(key, text, options = {}) {
+      // Native appends are atomic on their own (fs: a synchronous check and write under the
+      // lease; memory: synchronous; Redis: one command or Lua script): no lock in this process,
+      // and their promise is returned as is (appends are the hot path).
+      let native: NativeText | undefined
+      try {
+        key = checkKey(key)
+        requireWritable('append', key)
+        native = nativeFor(key)
+      }
+      catch (error) {
+        return Promise.reject(error)
+      }
+      if (native) return native.append(text, options)
       return withLock(key, async () => {
-        const native = nativeFor(key)
-        if (native) return native.append(text, options)
         // Fallback for drivers without a native append: guarded read-modify-write (this process only).
         const current = rawToText(await storage.getItemRaw(key)) ?? ''
         if (options.ifSize !== undefined && Buffer.byteLength(current, 'utf8') !== options.ifSize) return false
@@ -148,12 +158,20 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
         return true
       })
     },
-    async stat(key) {
-      key = checkKey(key)
-      const native = nativeFor(key)
+    stat(key) {
+      let native: NativeText | undefined
+      try {
+        key = checkKey(key)
+        native = nativeFor(key)
+      }
+      catch (error) {
+        return Promise.reject(error)
+      }
       if (native) return native.stat()
-      const text = rawToText(await storage.getItemRaw(key))
-      return text === undefined ? undefined : { size: Buffer.byteLength(text, 'utf8') }
+      return storage.getItemRaw(key).then((raw) => {
+        const text = rawToText(raw)
+        return text === undefined ? undefined : { size: Buffer.byteLength(text, 'utf8') }
+      })
     },
     async readBytes(key, start = 0) {
       key = checkKey(key)
@@ -248,24 +266,17 @@ function fsText(key: string, file: string): NativeText {
       await fsp.writeFile(temporary, text, 'utf8')
       await fsp.rename(temporary, file)
     },
-    async append(text, options) {
-      ensureFolder(file)
-      // An unconditional append needs no lock: O_APPEND places each write at the end.
-      if (options.ifSize === undefined) {
-        forgetKnownSize(file)
-        if (!options.fsync) {
-          appendFileSync(file, text, { encoding: 'utf8', flag: 'a' })
-          return true
+    append(text, options) {
+      try {
+        ensureFolder(file)
+        // An unconditional append needs no lock: O_APPEND places each write at the end.
+        if (options.ifSize === undefined) {
+          appendUnconditionally(text, options.fsync === true)
+          return Promise.resolve(true)
         }
-        const fd = openSync(file, 'a')
-        try {
-          writeSync(fd, text, null, 'utf8')
-          fsyncSync(fd)
-        }
-        finally {
-          closeSync(fd)
-        }
-        return true
+      }
+      catch (error) {
+        return Promise.reject(error)
       }
       // A conditional append: under the lease, the file's size and identity come from a stat
       // made under this same lease since its last write (the writer's look before it builds the
@@ -322,48 +333,77 @@ function fsText(key: string, file: string): NativeText {
         return true
       }, false)
     },
-    async stat() {
+    stat() {
       try {
-        const stats = statSync(file)
-        // Under this process's lease no cooperating writer can change the file until it is
-        // released: the next conditional append of this lease trusts this stat instead of its own.
-        const lease = leases.get(file)
-        if (lease?.held) lease.checked = stats
-        return { size: stats.size, id: `${stats.dev}:${stats.ino}` }
+        return Promise.resolve(statNow())
       }
       catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-        throw readFailed(error as NodeJS.ErrnoException)
+        return Promise.reject(error)
       }
     },
     async readBytes(start) {
-      let fd: number
-      try {
-        fd = openSync(file, 'r')
-      }
-      catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-        throw readFailed(error as NodeJS.ErrnoException)
-      }
-      try {
-        const size = fstatSync(fd).size
-        if (start >= size) return new Uint8Array(0)
-        const buffer = Buffer.allocUnsafe(size - start)
-        let filled = 0
-        while (filled < buffer.length) {
-          const read = readSync(fd, buffer, filled, buffer.length - filled, start + filled)
-          if (read === 0) break
-          filled += read
-        }
-        return buffer.subarray(0, filled)
-      }
-      catch (error) {
-        throw readFailed(error as NodeJS.ErrnoException)
-      }
-      finally {
-        closeSync(fd)
-      }
+      return readBytesNow(start)
     },
+  }
+
+  function appendUnconditionally(text: string, fsync: boolean): void {
+    forgetKnownSize(file)
+    if (!fsync) {
+      appendFileSync(file, text, { encoding: 'utf8', flag: 'a' })
+      return
+    }
+    const fd = openSync(file, 'a')
+    try {
+      writeSync(fd, text, null, 'utf8')
+      fsyncSync(fd)
+    }
+    finally {
+      closeSync(fd)
+    }
+  }
+
+  function statNow(): WorkspaceValueStat | undefined {
+    try {
+      const stats = statSync(file)
+      // Under this process's lease no cooperating writer can change the file until it is
+      // released: the next conditional append of this lease trusts this stat instead of its own.
+      const lease = leases.get(file)
+      if (lease?.held) lease.checked = stats
+      return { size: stats.size, id: `${stats.dev}:${stats.ino}` }
+    }
+    catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw readFailed(error as NodeJS.ErrnoException)
+    }
+  }
+
+  function readBytesNow(start: number): Uint8Array | undefined {
+    let fd: number
+    try {
+      fd = openSync(file, 'r')
+    }
+    catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw readFailed(error as NodeJS.ErrnoException)
+    }
+    try {
+      const size = fstatSync(fd).size
+      if (start >= size) return new Uint8Array(0)
+      const buffer = Buffer.allocUnsafe(size - start)
+      let filled = 0
+      while (filled < buffer.length) {
+        const read = readSync(fd, buffer, filled, buffer.length - filled, start + filled)
+        if (read === 0) break
+        filled += read
+      }
+      return buffer.subarray(0, filled)
+    }
+    catch (error) {
+      throw readFailed(error as NodeJS.ErrnoException)
+    }
+    finally {
+      closeSync(fd)
+    }
   }
 }
 
@@ -412,12 +452,13 @@ function closeAppendDescriptor(file: string): void {
   }
 }
 
+/** Files whose folder this process has made (or found) already. */
 const folders = new Set<string>()
 function ensureFolder(file: string): void {
-  const folder = dirname(file)
-  if (folders.has(folder)) return
-  mkdirSync(folder, { recursive: true })
-  folders.add(folder)
+  if (folders.has(file)) return
+  mkdirSync(dirname(file), { recursive: true })
+  if (folders.size >= 4096) folders.clear()
+  folders.add(file)
 }
 
 /**
@@ -447,13 +488,21 @@ function forgetKnownSize(file: string): void {
   if (lease) lease.checked = undefined
 }
 
-async function withFileLease<T>(file: string, task: (lease: FileLease) => T): Promise<T> {
+function withFileLease<T>(file: string, task: (lease: FileLease) => T): Promise<T> {
   let lease = leases.get(file)
   if (!lease) leases.set(file, lease = { held: false, since: 0, releaseScheduled: false })
-  while (!lease.held) {
-    lease.acquiring ??= acquireLease(file, lease).finally(() => { lease!.acquiring = undefined })
-    await lease.acquiring
-  }
+  // Held already (a burst of writes): run now, no promise turn to wait for.
+  if (lease.held) return new Promise(resolve => resolve(runLeased(file, lease!, task)))
+  return (async () => {
+    while (!lease.held) {
+      lease.acquiring ??= acquireLease(file, lease).finally(() => { lease.acquiring = undefined })
+      await lease.acquiring
+    }
+    return runLeased(file, lease, task)
+  })()
+}
+
+function runLeased<T>(file: string, lease: FileLease, task: (lease: FileLease) => T): T {
   try {
     return task(lease)
   }
@@ -462,8 +511,8 @@ async function withFileLease<T>(file: string, task: (lease: FileLease) => T): Pr
     else if (!lease.releaseScheduled) {
       lease.releaseScheduled = true
       setImmediate(() => {
-        lease!.releaseScheduled = false
-        releaseLease(file, lease!)
+        lease.releaseScheduled = false
+        releaseLease(file, lease)
       })
     }
   }
