@@ -1,11 +1,13 @@
 /**
  * Focused benchmark of the log engine's cold open and first search (issue 3, "Benchmark"): fills
- * one log of BENCH_RECORDS records (default 100,000) in BENCH_SCOPES scopes (default 1), then
- * times a fresh open (replay), the first search (lazy index build of one partition), later
- * searches, and heap beyond content with every partition's index built. Run with
- * `node --expose-gc --import tsx bench/open.ts`.
+ * one log of BENCH_RECORDS records (default 100,000) in BENCH_SCOPES scopes (default 1), runs one
+ * search per scope (so every partition's index exists, as in a store in use), writes a checkpoint
+ * (timed: it holds the log's lock), then times a fresh open from that checkpoint and its first
+ * search ("replay + index"), the same without checkpoints (full replay, index built by the first
+ * search), later searches, and heap beyond content with every partition's index built.
+ * Run with `node --expose-gc --import tsx bench/open.ts`.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { workspaceJsonlMemoryStore } from '../src/memory/stores/workspace-jsonl.ts'
@@ -17,21 +19,38 @@ const WORDS = ['coffee', 'tea', 'window', 'aisle', 'paris', 'lyon', 'dog', 'cat'
 const content = (n: number) => `note ${n}: ${WORDS[n % WORDS.length]} ${WORDS[(n * 7) % WORDS.length]} ${n % 997 === 0 ? `zyzzyva${n}` : ''} ${'lorem ipsum dolor sit amet '.repeat(4)}`
 const scopeOf = (n: number) => ({ agent: 'bench', user: `u${n % scopes}` })
 const dir = mkdtempSync(join(tmpdir(), 'vam-open-'))
-const fill = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
+// Checkpoints only when asked for below: the fill's own threshold checkpoints would race the timed opens.
+const fill = workspaceJsonlMemoryStore({ checkpointEvery: 10 * size }).create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
 let id = ''
 for (let n = 0; n < size; n++) {
   const record = await fill.append({ store: 'agent', scope: scopeOf(n) }, { kind: 'semantic', content: content(n) }, { audit: { via: 'api' } })
   if (n === 0) id = record.id
 }
+for (let s = 0; s < scopes; s++) await fill.search({ store: 'agent', scope: scopeOf(s) }, { query: 'coffee' })
+let start = performance.now()
+await fill.log.checkpoint()
+const checkpointWriteMs = Math.round(performance.now() - start)
+const checkpointBytesPerRecord = Math.round(statSync(join(dir, 'memory/memory.jsonl.checkpoint')).size / size)
+
+/** Cold open of a new workspace object (first read), then its first search. */
+async function coldOpen(checkpointEvery?: false) {
+  global.gc?.()
+  const started = performance.now()
+  const engine = workspaceJsonlMemoryStore(checkpointEvery === false ? { checkpointEvery } : { checkpointEvery: 10 * size }).create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
+  await engine.read({ store: 'agent', scope: scopeOf(0) }, id)
+  const open = performance.now() - started
+  const searched = performance.now()
+  await engine.search({ store: 'agent', scope: scopeOf(0) }, { query: 'coffee' })
+  const first = performance.now() - searched
+  return { engine, open: Math.round(open), first: Math.round(first) }
+}
+
+// Figures only: the engines of these two opens are garbage before the heap is measured.
+const { open: checkpointOpen, first: checkpointFirst } = await coldOpen()
+const { open: replayOpen, first: replayFirst } = await coldOpen(false)
 global.gc?.()
 const heapBefore = process.memoryUsage().heapUsed
-let start = performance.now()
-const engine = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
-await engine.read({ store: 'agent', scope: scopeOf(0) }, id)
-const open = performance.now() - start
-start = performance.now()
-await engine.search({ store: 'agent', scope: scopeOf(0) }, { query: 'coffee' })
-const first = performance.now() - start
+const { engine } = await coldOpen(false)
 for (let s = 1; s < scopes; s++) await engine.search({ store: 'agent', scope: scopeOf(s) }, { query: 'coffee' })
 const times: number[] = []
 for (let i = 0; i < 200; i++) {
@@ -42,5 +61,19 @@ for (let i = 0; i < 200; i++) {
 times.sort((a, b) => a - b)
 global.gc?.()
 const heap = (process.memoryUsage().heapUsed - heapBefore - size * Buffer.byteLength(content(1))) / size
-console.log(JSON.stringify({ size, scopes, openMs: Math.round(open), firstSearchMs: Math.round(first), searchP50: times[100]!.toFixed(3), searchP95: times[190]!.toFixed(3), heapBytesPerRecordBeyondContent: Math.round(heap) }))
+console.log(JSON.stringify({
+  size,
+  scopes,
+  checkpointWriteMs,
+  checkpointBytesPerRecord,
+  checkpointOpenMs: checkpointOpen,
+  checkpointFirstSearchMs: checkpointFirst,
+  checkpointOpenWithIndexMs: checkpointOpen + checkpointFirst,
+  openMs: replayOpen,
+  firstSearchMs: replayFirst,
+  coldOpenWithIndexMs: replayOpen + replayFirst,
+  searchP50: times[100]!.toFixed(3),
+  searchP95: times[190]!.toFixed(3),
+  heapBytesPerRecordBeyondContent: Math.round(heap),
+}))
 rmSync(dir, { recursive: true, force: true })
