@@ -3,15 +3,19 @@
  * log up to a committed line, persisted next to the log so that a cold open replays only the
  * lines after it (format and trust rule: docs/log-format.md, "Checkpoints").
  *
- * Text: two lines. Line 1 is the **stamp**, `{"type":"memory-log-checkpoint","v":1,"offset",
- * "lines","lastDigest","lastLineStart","hasV1"}`: the byte length of the log text it covers, the
- * number of lines, the `digest` of the last covered line and the byte offset where that line
- * starts. Line 2 is the state: `values` (per interned field, the distinct values records share),
- * `records` (in the state's order; an interned field holds an index into its `values` list),
- * `partitions` (`[partitionKey, [record index, ...]]` in creation order) and `erased` (ids).
+ * Text: three lines (version 2; version 1 had the first two and still loads). Line 1 is the
+ * **stamp**, `{"type":"memory-log-checkpoint","v":2,"offset","lines","lastDigest","lastLineStart",
+ * "hasV1","indexChecksum"}`: the byte length of the log text it covers, the number of lines, the
+ * `digest` of the last covered line, the byte offset where that line starts, and the
+ * {@link textChecksum} of line 3. Line 2 is the state: `values` (per interned field, the distinct
+ * values records share), `records` (in the state's order; an interned field holds an index into
+ * its `values` list), `partitions` (`[partitionKey, [record index, ...]]` in creation order) and
+ * `erased` (ids). Line 3 is `{"indexes":[[partitionKey, snapshot], ...]}`: the search index of
+ * every partition whose index was built, as a {@link MemorySearchIndexSnapshot} whose record
+ * numbers count in the partition's creation order.
  */
 import { emptyRecordState, type MemoryRecordState } from './records.ts'
-import type { MemorySearchIndex } from './search.ts'
+import { textChecksum, type MemorySearchIndex, type MemorySearchIndexSnapshot } from './search.ts'
 import type { MemoryRecord } from './types.ts'
 
 /** What a checkpoint covers: the log up to `offset` bytes, `lines` lines, the last one with `lastDigest`. */
@@ -28,8 +32,17 @@ export interface MemoryLogCheckpointStamp {
   hasV1: boolean
 }
 
+/** A stamp as read back: the format version and, from version 2 on, the checksum of the index line. */
+export interface MemoryLogCheckpointHead extends MemoryLogCheckpointStamp {
+  version: 1 | 2
+  indexChecksum?: string
+}
+
+/** Restores a partition's index from its snapshot over the partition's records (`restoreSearchIndex` of search.ts); throws when it does not fit. */
+export type MemorySearchIndexRestore = (snapshot: MemorySearchIndexSnapshot, records: readonly MemoryRecord[]) => MemorySearchIndex
+
 const TYPE = 'memory-log-checkpoint'
-const VERSION = 1
+const VERSION = 2
 // Fields whose values records share (a scope, an audit block, `[]`, `{}`): stored once each, and
 // shared again on load, as a replay shares them (memory per record stays that of a replay).
 const SHARED_FIELDS = ['scope', 'audit', 'tags', 'metadata', 'provenance', 'supersedes'] as const
@@ -40,7 +53,13 @@ export function checkpointKey(logKey: string): string {
   return `${logKey}.checkpoint`
 }
 
-/** The checkpoint text of `state` as folded from the log text `stamp` describes. Synchronous: the state cannot change while it runs. */
+/**
+ * The checkpoint text of `state` as folded from the log text `stamp` describes, with the search
+ * index of every partition whose index is built (pending updates are taken in first; indexes never
+ * built are left out, not built). Synchronous: the state cannot change while it runs.
+ *
+ * @throws Error when an index holds a record its partition does not (the checkpoint is not written).
+ */
 export function serializeCheckpoint(stamp: MemoryLogCheckpointStamp, state: MemoryRecordState): string {
   const values: Record<string, unknown[]> = {}
   const indexes: Record<string, Map<string, number>> = {}
@@ -68,12 +87,27 @@ export function serializeCheckpoint(stamp: MemoryLogCheckpointStamp, state: Memo
     records.push(copy)
   }
   const partitions = [...state.partitions].map(([key, ids]) => [key, ids.map(id => positions.get(id)!)])
-  const head = { type: TYPE, v: VERSION, offset: stamp.offset, lines: stamp.lines, lastDigest: stamp.lastDigest, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1 }
-  return `${JSON.stringify(head)}\n${JSON.stringify({ values, records, partitions, erased: [...state.erased] })}\n`
+  const snapshots: Array<[string, MemorySearchIndexSnapshot]> = []
+  for (const [key, index] of state.indexes) {
+    const ids = state.partitions.get(key)
+    // An index that took an erase holds the erased words until it is rebuilt: never persisted.
+    if (!ids || !index.snapshot || state.erasedPartitions?.has(key)) continue
+    let numbers: Map<string, number> | undefined
+    const snapshot = index.snapshot((record) => {
+      numbers ??= new Map(ids.map((id, number) => [id, number]))
+      const number = numbers.get(record.id)
+      if (number === undefined) throw new Error(`the search index of partition ${key} holds record "${record.id}", which the partition does not`)
+      return number
+    })
+    if (snapshot) snapshots.push([key, snapshot])
+  }
+  const indexLine = JSON.stringify({ indexes: snapshots })
+  const head = { type: TYPE, v: VERSION, offset: stamp.offset, lines: stamp.lines, lastDigest: stamp.lastDigest, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1, indexChecksum: textChecksum(indexLine) }
+  return `${JSON.stringify(head)}\n${JSON.stringify({ values, records, partitions, erased: [...state.erased] })}\n${indexLine}\n`
 }
 
 /** The stamp of a checkpoint text, or why it is not a checkpoint this version reads. Parses line 1 only. */
-export function readCheckpointStamp(text: string): MemoryLogCheckpointStamp | string {
+export function readCheckpointStamp(text: string): MemoryLogCheckpointHead | string {
   const end = text.indexOf('\n')
   if (end === -1) return 'the checkpoint has no stamp line'
   let head: Record<string, unknown>
@@ -84,23 +118,30 @@ export function readCheckpointStamp(text: string): MemoryLogCheckpointStamp | st
     return 'the checkpoint stamp is not valid JSON'
   }
   if (head === null || typeof head !== 'object' || head.type !== TYPE) return 'the value is not a memory log checkpoint'
-  if (head.v !== VERSION) return `unsupported checkpoint version ${JSON.stringify(head.v)}`
+  // Version 1 has no index line: its indexes are built on their first search.
+  if (head.v !== 1 && head.v !== VERSION) return `unsupported checkpoint version ${JSON.stringify(head.v)}`
+  if (head.v === VERSION && typeof head.indexChecksum !== 'string') return 'the checkpoint stamp is malformed'
   const counts = [head.offset, head.lines, head.lastLineStart]
   if (!counts.every(count => Number.isSafeInteger(count) && (count as number) >= 0) || typeof head.lastDigest !== 'string' || typeof head.hasV1 !== 'boolean') return 'the checkpoint stamp is malformed'
   if ((head.lines as number) < 1 || (head.lastLineStart as number) >= (head.offset as number)) return 'the checkpoint stamp is malformed'
-  return { offset: head.offset as number, lines: head.lines as number, lastDigest: head.lastDigest, lastLineStart: head.lastLineStart as number, hasV1: head.hasV1 }
+  return { version: head.v, offset: head.offset as number, lines: head.lines as number, lastDigest: head.lastDigest, lastLineStart: head.lastLineStart as number, hasV1: head.hasV1, ...(head.v === VERSION ? { indexChecksum: head.indexChecksum as string } : {}) }
 }
 
 /**
- * The state of a checkpoint text (line 2), with a search index per partition that is told every
- * record in creation order (indexes are built on their first search, as after a replay).
+ * The state of a checkpoint text (line 2). A partition whose index the checkpoint holds (line 3,
+ * version 2) gets it back through `restoreIndex`; the others get an index of `createIndex` that is
+ * told every record in creation order (built on its first search, as after a replay). A snapshot
+ * of another tokenizer format ({@link MemorySearchIndexSnapshot.format}) is left out, not restored.
  *
- * @throws Error when the state line is missing, not JSON or malformed.
+ * @throws Error when the state line is missing, not JSON or malformed, or (version 2, with
+ * `restoreIndex`) when the index line is missing, fails its checksum or a snapshot does not fit
+ * its partition: the caller then replays the log instead (never a wrong index).
  */
-export function readCheckpointState(text: string, createIndex: () => MemorySearchIndex): MemoryRecordState {
+export function readCheckpointState(text: string, createIndex: () => MemorySearchIndex, restoreIndex?: MemorySearchIndexRestore, currentFormat?: string): MemoryRecordState {
   const start = text.indexOf('\n') + 1
   const end = text.indexOf('\n', start)
   if (start === 0 || end === -1) throw new Error('the checkpoint has no complete state line')
+  const snapshots = restoreIndex ? readIndexLine(text, end + 1, currentFormat) : new Map<string, MemorySearchIndexSnapshot>()
   const body = JSON.parse(text.slice(start, end)) as { values: Record<string, unknown[]>; records: Array<Record<string, unknown>>; partitions: Array<[string, number[]]>; erased: string[] }
   if (!body || !Array.isArray(body.records) || !Array.isArray(body.partitions) || !Array.isArray(body.erased) || typeof body.values !== 'object') throw new Error('the checkpoint state is malformed')
   for (const field of SHARED_FIELDS) {
@@ -128,16 +169,46 @@ export function readCheckpointState(text: string, createIndex: () => MemorySearc
   }
   for (const [key, positions] of body.partitions) {
     const ids: string[] = []
-    const index = createIndex()
+    const members: MemoryRecord[] = []
     for (const position of positions) {
       const record = records[position]
       if (!record) throw new Error('the checkpoint state is malformed')
       ids.push(record.id)
-      index.update(record)
+      members.push(record)
+    }
+    const snapshot = snapshots.get(key)
+    snapshots.delete(key)
+    let index: MemorySearchIndex
+    if (snapshot) index = restoreIndex!(snapshot, members)
+    else {
+      index = createIndex()
+      for (const record of members) index.update(record)
     }
     state.partitions.set(key, ids)
     state.indexes.set(key, index)
   }
+  if (snapshots.size > 0) throw new Error('the checkpoint holds the search index of a partition it does not hold')
   for (const id of body.erased) state.erased.add(id)
   return state
+}
+
+/** The index snapshots of line 3 by partition (empty for version 1), checked against the stamp's checksum; those of another `format` are left out. */
+function readIndexLine(text: string, start: number, format: string | undefined): Map<string, MemorySearchIndexSnapshot> {
+  const snapshots = new Map<string, MemorySearchIndexSnapshot>()
+  const stamp = readCheckpointStamp(text)
+  if (typeof stamp === 'string' || stamp.version === 1) return snapshots
+  const end = text.indexOf('\n', start)
+  if (end === -1) throw new Error('the checkpoint has no complete index line')
+  const line = text.slice(start, end)
+  if (textChecksum(line) !== stamp.indexChecksum) throw new Error('the index line of the checkpoint fails its checksum')
+  const body = JSON.parse(line) as { indexes?: unknown }
+  if (!body || !Array.isArray(body.indexes)) throw new Error('the index line of the checkpoint is malformed')
+  for (const entry of body.indexes as unknown[]) {
+    if (!Array.isArray(entry) || typeof entry[0] !== 'string' || entry[1] === null || typeof entry[1] !== 'object' || snapshots.has(entry[0])) throw new Error('the index line of the checkpoint is malformed')
+    const snapshot = entry[1] as MemorySearchIndexSnapshot
+    // Written under another tokenization: stale, not corrupt; that index is built again on its first search.
+    if (format !== undefined && snapshot.format !== format) continue
+    snapshots.set(entry[0], snapshot)
+  }
+  return snapshots
 }

@@ -78,7 +78,7 @@ import {
   type MemoryRecordState,
 } from './records.ts'
 import { checkpointKey, readCheckpointStamp, readCheckpointState, serializeCheckpoint } from './checkpoint.ts'
-import { createSearchIndex } from './search.ts'
+import { createSearchIndex, restoreSearchIndex, searchIndexFormat } from './search.ts'
 import type { MemoryRecord, MemoryScope } from './types.ts'
 
 /** Options of {@link openMemoryLog}. */
@@ -500,6 +500,8 @@ async function sync(handle: LogHandle, forWrite = false): Promise<void> {
   }
   // A torn tail found when the log is first opened is moved aside at once (issue 3, "Faults").
   if (first && !forWrite && handle.tail.length > 0 && workspace.writable) await quarantineTail(handle)
+  // Many lines read past the last checkpoint (a log without one, or another writer's appends): write one, so the next cold open does not read them again.
+  scheduleCheckpoint(handle)
 }
 
 class CorruptLine extends Error {
@@ -904,12 +906,13 @@ function checkpointsOn(handle: LogHandle): boolean {
 }
 
 /**
- * After a write: when the log has grown by `checkpointEvery` lines since the last checkpoint,
- * writes one once the current event-loop turn is done (never inside the write, never failing it).
+ * After a write or a read of new lines: when the state folds `checkpointEvery` lines more than the
+ * last checkpoint covers and the workspace is writable, writes one once the current event-loop
+ * turn is done (never inside the operation, never failing it).
  */
 function scheduleCheckpoint(handle: LogHandle): void {
   const every = handle.options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY
-  if (every === false || handle.checkpointScheduled || handle.lines - handle.checkpointLines < every) return
+  if (every === false || handle.checkpointScheduled || handle.lines - handle.checkpointLines < every || !handle.workspace.writable) return
   handle.checkpointScheduled = true
   setImmediate(() => {
     handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle, every))
@@ -981,7 +984,7 @@ async function openFromCheckpoint(handle: LogHandle, size: number): Promise<Uint
   }
   let state: MemoryRecordState
   try {
-    state = readCheckpointState(text, createSearchIndex)
+    state = readCheckpointState(text, createSearchIndex, restoreSearchIndex, searchIndexFormat())
   }
   catch (error) {
     return ignore(`its state is unreadable: ${(error as Error).message}`)

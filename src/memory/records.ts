@@ -113,6 +113,11 @@ export interface MemoryRecordState {
   /** Ids of erased (hard-deleted) records. */
   erased: Set<string>
   /**
+   * Partitions an `erase` event was folded into since this state was built: their search index
+   * still holds the erased record's words (in a tombstoned slot), so checkpoints leave it out.
+   */
+  erasedPartitions?: Set<string>
+  /**
    * Active records by `duplicateKey(partition, kind, content)` (dedupe.ts): the duplicate check of
    * a write (issue 5). Built per partition on its first lookup, then kept by {@link applyEvent}.
    */
@@ -324,6 +329,8 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft): M
   if (event.type === 'erase') {
     state.records.delete(record.id)
     state.erased.add(record.id)
+    state.erasedPartitions ??= new Set()
+    state.erasedPartitions.add(partition)
     const ids = state.partitions.get(partition)
     const at = ids?.indexOf(record.id) ?? -1
     if (ids && at !== -1) ids.splice(at, 1)

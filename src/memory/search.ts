@@ -9,7 +9,7 @@
 import { agentError } from '../errors.ts'
 import { isInstant, parseInstant } from './records.ts'
 import { MEMORY_LIMITS } from './schemas.ts'
-import { editDistance, foldText, forEachSurface, stemWord, tokenizeWords } from './text.ts'
+import { editDistance, ENGLISH_STOP_WORDS, foldText, forEachSurface, stemWord, tokenizeWords } from './text.ts'
 import { searchableContent, searchableTags } from './kinds.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery } from './types.ts'
 
@@ -177,6 +177,43 @@ export interface MemorySearchIndex {
   search(query: MemorySearchQuery): MemorySearchHit[]
   /** Number of active records indexed. */
   readonly size: number
+  /**
+   * The persisted form of the index with every update taken in, or `undefined` when it was never
+   * built (no search yet; see {@link restoreSearchIndex}). `recordNumber(record)` is the number a
+   * checkpoint stores for an indexed record: its place in the partition's creation order.
+   */
+  snapshot?(recordNumber: (record: MemoryRecord) => number): MemorySearchIndexSnapshot | undefined
+}
+
+/**
+ * A built index of {@link createSearchIndex} as JSON values, for checkpoints (checkpoint.ts,
+ * docs/log-format.md "Checkpoints"): the vocabularies as strings in id order, and every number
+ * list in `data` as unsigned LEB128 varints (zigzag deltas for slot keys, record numbers and
+ * positions), in base64. Tombstoned slots are kept as they are (they go at the next rebuild).
+ */
+export interface MemorySearchIndexSnapshot {
+  /** {@link searchIndexFormat} of the code that wrote it: another format is not restored (the index is rebuilt). */
+  format: string
+  /** Slots used, live and tombstoned. */
+  slots: number
+  /** The position the next new record gets (ties in ranking go to the greater position). */
+  nextPosition: number
+  /** Terms (stems) by id. */
+  terms: string[]
+  /** Runs (maximal letter/digit/mark sequences, lower case) by id. */
+  runs: string[]
+  /** Trigrams of the runs by id. */
+  trigrams: string[]
+  /** Surface words (folded tokens as written) by id. */
+  surfaces: string[]
+  /**
+   * Base64 of, in order: per slot its record number + 1 (0 for a tombstone), per slot its
+   * position, per slot its 3 field lengths, the term, run and trigram posting lists (per list:
+   * pair count, then key delta and value per pair), per surface its term id, per surface its live
+   * record count, and the field counts above the inline maximum (count, then slot × 3 + field and
+   * count per entry).
+   */
+  data: string
 }
 
 const LATIN_SURFACE = /^[a-z]+$/
@@ -262,6 +299,75 @@ class PairLists {
     return this.arena
   }
 
+  /** Writes the pairs of all lists, then every list in id order: its pair count, then per pair the key as a zigzag delta from the previous key and the value. */
+  encode(out: ByteWriter): void {
+    const arena = this.arena
+    let total = 0
+    for (let id = 0; id < this.count; id++) total += this.lengths[id]!
+    out.uint(total)
+    for (let id = 0; id < this.count; id++) {
+      out.uint(this.lengths[id]!)
+      let previous = 0
+      for (let block = this.heads[id]!; block !== -1; block = arena[block]!) {
+        const filled = block === this.tails[id] ? this.fills[id]! : arena[block + 1]!
+        for (let at = block + 2, end = block + 2 + filled * 2; at < end; at += 2) {
+          out.int(arena[at]! - previous)
+          previous = arena[at]!
+          out.uint(arena[at + 1]!)
+        }
+      }
+    }
+  }
+
+  /**
+   * `count` lists read back from {@link encode}, one block each.
+   *
+   * @throws Error when the bytes end early or a key is outside `[0, keyLimit)` or a value outside `[minValue, maxValue]`.
+   */
+  static decode(input: ByteReader, count: number, keyLimit: number, minValue: number, maxValue: number): PairLists {
+    const lists = new PairLists()
+    const size = Math.max(16, count)
+    lists.heads = new Int32Array(size)
+    lists.tails = new Int32Array(size)
+    lists.fills = new Int32Array(size)
+    lists.lengths = new Int32Array(size)
+    lists.count = count
+    const total = input.uint()
+    // A pair takes 2 bytes at least: a count the data cannot hold is refused before allocating.
+    if (total * 2 > input.remaining()) throw new Error('the posting lists are longer than their data')
+    const arena = new Int32Array(Math.max(256, 2 * count + 2 * total))
+    let used = 0
+    let pairs = 0
+    for (let id = 0; id < count; id++) {
+      const length = input.uint()
+      lists.lengths[id] = length
+      lists.fills[id] = length
+      if (length === 0) {
+        lists.heads[id] = lists.tails[id] = -1
+        continue
+      }
+      pairs += length
+      if (pairs > total) throw new Error('the posting lists hold more pairs than they announce')
+      const block = used
+      arena[block] = -1
+      arena[block + 1] = length
+      lists.heads[id] = lists.tails[id] = block
+      let key = 0
+      for (let at = block + 2, end = block + 2 + length * 2; at < end; at += 2) {
+        key += input.int()
+        const value = input.uint()
+        if (key < 0 || key >= keyLimit || value < minValue || value > maxValue) throw new Error('a posting is out of range')
+        arena[at] = key
+        arena[at + 1] = value
+      }
+      used = block + 2 + length * 2
+    }
+    if (pairs !== total) throw new Error('the posting lists hold fewer pairs than they announce')
+    lists.arena = arena
+    lists.used = used
+    return lists
+  }
+
   private allocate(size: number): number {
     if (this.used + size > this.arena.length) {
       const next = new Int32Array(Math.max(this.arena.length * 2, this.used + size))
@@ -272,6 +378,86 @@ class PairLists {
     this.used += size
     return at
   }
+}
+
+/** Unsigned LEB128 varints (and zigzag signed ones) into a growing byte buffer. */
+class ByteWriter {
+  private bytes: Uint8Array
+  length = 0
+  constructor(capacity: number) {
+    this.bytes = new Uint8Array(Math.max(64, capacity))
+  }
+
+  /** An integer from 0 to 2^32 - 1. */
+  uint(value: number): void {
+    if (this.length + 5 > this.bytes.length) this.bytes = grow(this.bytes, this.length + 5)
+    const bytes = this.bytes
+    while (value >= 0x80) {
+      bytes[this.length++] = (value & 0x7f) | 0x80
+      value >>>= 7
+    }
+    bytes[this.length++] = value
+  }
+
+  /** A 32-bit signed integer (zigzag: small magnitudes take one byte). */
+  int(value: number): void {
+    this.uint(((value << 1) ^ (value >> 31)) >>> 0)
+  }
+
+  base64(): string {
+    return toBase64(this.bytes.subarray(0, this.length))
+  }
+}
+
+/** Reads what {@link ByteWriter} wrote; every read past the end or of an over-long varint throws. */
+class ByteReader {
+  private at = 0
+  constructor(private readonly bytes: Uint8Array) {}
+
+  uint(): number {
+    const bytes = this.bytes
+    if (this.at >= bytes.length) throw new Error('the index data ends early')
+    let byte = bytes[this.at++]!
+    if (byte < 0x80) return byte
+    let value = byte & 0x7f
+    let scale = 0x80
+    for (;;) {
+      if (this.at >= bytes.length) throw new Error('the index data ends early')
+      byte = bytes[this.at++]!
+      value += (byte & 0x7f) * scale
+      if (byte < 0x80) break
+      scale *= 0x80
+      if (scale > 0x10000000) throw new Error('the index data holds an over-long number')
+    }
+    if (value > 0xffffffff) throw new Error('the index data holds an over-long number')
+    return value
+  }
+
+  int(): number {
+    const zigzag = this.uint()
+    return (zigzag >>> 1) ^ -(zigzag & 1)
+  }
+
+  remaining(): number {
+    return this.bytes.length - this.at
+  }
+}
+
+const NodeBuffer = (globalThis as { Buffer?: { from(data: ArrayBufferLike | string, offsetOrEncoding?: number | 'base64', length?: number): Uint8Array & { toString(encoding: 'base64'): string } } }).Buffer
+
+function toBase64(bytes: Uint8Array): string {
+  if (NodeBuffer) return NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64')
+  let binary = ''
+  for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode(...bytes.subarray(at, at + 0x8000))
+  return btoa(binary)
+}
+
+function fromBase64(text: string): Uint8Array {
+  if (NodeBuffer) return NodeBuffer.from(text, 'base64')
+  const binary = atob(text)
+  const bytes = new Uint8Array(binary.length)
+  for (let at = 0; at < binary.length; at++) bytes[at] = binary.charCodeAt(at)
+  return bytes
 }
 
 function grow<T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(array: T, minimum: number): T {
@@ -361,6 +547,60 @@ const TF_INLINE_MAX = 0x3ff
  * bounded heap (candidates below the heap's floor are dropped before the filters run).
  */
 export function createSearchIndex(options: MemorySearchIndexOptions = {}): MemorySearchIndex {
+  return searchIndex(options)
+}
+
+/**
+ * The index a {@link MemorySearchIndexSnapshot} was taken of (`snapshot()` of a
+ * {@link createSearchIndex} index), over `records`: the partition's records in creation order,
+ * any status (the snapshot's record numbers point into it). It answers every search as the index
+ * it was taken of, and takes later updates the same way; `options` must be the ones that index had.
+ * Cost: proportional to the snapshot's size (nothing is tokenized).
+ *
+ * @throws Error when the snapshot is malformed, of another {@link searchIndexFormat}, or does not
+ * index exactly the active records of `records`.
+ */
+export function restoreSearchIndex(snapshot: unknown, records: readonly MemoryRecord[], options: MemorySearchIndexOptions = {}): MemorySearchIndex {
+  return searchIndex(options, { snapshot, records })
+}
+
+const SNAPSHOT_VERSION = 1
+// Text that exercises every tokenizer rule: a snapshot taken under other tokenization is not restored.
+const TOKENIZER_PROBE = "Caroline's PAINTINGS, café Naïve ｆｕｌｌ-width 東京都 iPhone用 カタカナー 한국어 3.5 2023 running hopped generously relational roadtrip don't we've O'Neil ß ﬁ Ωmega"
+let snapshotFormat: string | undefined
+
+/**
+ * The format of index snapshots this code writes and restores: a version and a checksum of how the
+ * tokenizer (text.ts) and the run rule split a probe text and which words are stop-words, so that
+ * a change of tokenization makes old snapshots stale instead of wrong.
+ */
+export function searchIndexFormat(): string {
+  if (snapshotFormat === undefined) {
+    const parts: string[] = [[...ENGLISH_STOP_WORDS].sort().join(' ')]
+    for (const { surface, term } of tokenizeWords(TOKENIZER_PROBE)) parts.push(`${surface}>${term}`)
+    forEachRun(TOKENIZER_PROBE.toLowerCase(), run => parts.push(run))
+    snapshotFormat = `${SNAPSHOT_VERSION}:${textChecksum(parts.join('\n'))}`
+  }
+  return snapshotFormat
+}
+
+/**
+ * A 64-bit checksum of `text` (two 32-bit FNV-1a lanes over its UTF-16 code units) as 16 hex
+ * characters. Catches accidental damage, not tampering (it is no digest).
+ */
+export function textChecksum(text: string): string {
+  let a = 0x811c9dc5
+  let b = 0x2545f491
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at)
+    a = Math.imul(a ^ code, 0x01000193)
+    b = Math.imul(b ^ code, 0x5bd1e995)
+    b ^= b >>> 13
+  }
+  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0')
+}
+
+function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot: unknown; records: readonly MemoryRecord[] }): MemorySearchIndex {
   const weights = [
     options.fieldWeights?.title ?? DEFAULT_SEARCH_INDEX_OPTIONS.fieldWeights.title,
     options.fieldWeights?.content ?? DEFAULT_SEARCH_INDEX_OPTIONS.fieldWeights.content,
@@ -891,7 +1131,10 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
   // Updates are taken in lazily: a replay only notes each record's latest state here, and the
   // partition is indexed (in first-update order, so positions are the same) on its first search.
   let pending = new Map<string, MemoryRecord>()
+  // Built: searched (flushed) once, or restored. Only a built index is worth a snapshot.
+  let built = false
   function flush(): void {
+    built = true
     if (pending.size === 0) return
     const batch = pending
     pending = new Map()
@@ -902,7 +1145,159 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
     if (slots - live > Math.max(1024, live)) rebuild()
   }
 
+  function snapshot(recordNumber: (record: MemoryRecord) => number): MemorySearchIndexSnapshot | undefined {
+    if (!built) return undefined
+    flush()
+    const out = new ByteWriter(slots * 32 + 1024)
+    let previous = 0
+    for (let slot = 0; slot < slots; slot++) {
+      const number = slotAlive[slot] === 1 ? recordNumber(slotRecords[slot]!) + 1 : 0
+      out.int(number - previous)
+      previous = number
+    }
+    previous = 0
+    for (let slot = 0; slot < slots; slot++) {
+      out.int(slotPositions[slot]! - previous)
+      previous = slotPositions[slot]!
+    }
+    for (let at = 0; at < slots * 3; at++) out.uint(slotLengths[at]!)
+    termPostings.encode(out)
+    runPostings.encode(out)
+    trigramRuns.encode(out)
+    const surfaceCount = surfaceIds.size
+    for (let sid = 0; sid < surfaceCount; sid++) out.uint(surfaceTerms[sid]!)
+    for (let sid = 0; sid < surfaceCount; sid++) out.uint(surfaceCounts[sid]!)
+    out.uint(bigCounts.size)
+    for (const [key, count] of bigCounts) {
+      out.uint(key)
+      out.uint(count)
+    }
+    return { format: searchIndexFormat(), slots, nextPosition, terms: termNames.slice(), runs: runTexts.slice(), trigrams: [...trigramIds.keys()], surfaces: [...surfaceIds.keys()], data: out.base64() }
+  }
+
+  /** Sets every structure from a snapshot (see {@link restoreSearchIndex}); derived figures are recomputed. */
+  function restore(value: unknown, records: readonly MemoryRecord[]): void {
+    const fail = (why: string): never => {
+      throw new Error(`the search index snapshot ${why}`)
+    }
+    if (value === null || typeof value !== 'object') fail('is not an object')
+    const snapshot = value as Partial<MemorySearchIndexSnapshot>
+    if (snapshot.format !== searchIndexFormat()) fail(`has format ${JSON.stringify(snapshot.format)}, not ${searchIndexFormat()}`)
+    const isCount = (count: unknown) => Number.isSafeInteger(count) && (count as number) >= 0 && (count as number) < 0x7fffffff
+    if (!isCount(snapshot.slots) || !isCount(snapshot.nextPosition) || typeof snapshot.data !== 'string') fail('is malformed')
+    const vocabulary = (list: unknown, name: string): { names: string[]; ids: Map<string, number> } => {
+      if (!Array.isArray(list) || !list.every(item => typeof item === 'string')) return fail(`has no ${name} list`)
+      const ids = new Map<string, number>()
+      for (let id = 0; id < list.length; id++) ids.set(list[id] as string, id)
+      if (ids.size !== list.length) fail(`repeats a ${name}`)
+      return { names: list as string[], ids }
+    }
+    const terms = vocabulary(snapshot.terms, 'term')
+    const runs = vocabulary(snapshot.runs, 'run')
+    const trigrams = vocabulary(snapshot.trigrams, 'trigram')
+    const surfaces = vocabulary(snapshot.surfaces, 'surface')
+    const count = snapshot.slots!
+    const input = new ByteReader(fromBase64(snapshot.data!))
+    const capacity = Math.max(256, count)
+    slotRecords = new Array<MemoryRecord | undefined>(count).fill(undefined)
+    slotPositions = new Int32Array(capacity)
+    slotCreated = new Float64Array(capacity)
+    slotLengths = new Uint32Array(capacity * 3)
+    slotAlive = new Uint8Array(capacity)
+    slots = count
+    live = 0
+    nextPosition = snapshot.nextPosition!
+    slotOf.clear()
+    lengthSums.fill(0)
+    fieldCounts.fill(0)
+    let number = 0
+    for (let slot = 0; slot < count; slot++) {
+      number += input.int()
+      if (number === 0) continue
+      const record = number > 0 ? records[number - 1] : undefined
+      if (record?.status !== 'active' || slotOf.has(record.id)) fail('does not match the records of its partition')
+      slotRecords[slot] = record
+      slotAlive[slot] = 1
+      slotOf.set(record!.id, slot)
+      slotCreated[slot] = parseInstant(record!.createdAt) ?? Number.NaN
+      live++
+    }
+    let active = 0
+    for (const record of records) if (record.status === 'active') active++
+    if (active !== live) fail('does not index every active record of its partition')
+    let position = 0
+    for (let slot = 0; slot < count; slot++) {
+      position += input.int()
+      if (slotAlive[slot] === 1 && !(position >= 0 && position < nextPosition)) fail('has a position out of range')
+      slotPositions[slot] = position
+    }
+    for (let at = 0; at < count * 3; at++) {
+      const length = input.uint()
+      slotLengths[at] = length
+      if (slotAlive[(at / 3) | 0] === 0) continue
+      lengthSums[at % 3]! += length
+      if (length > 0) fieldCounts[at % 3]!++
+    }
+    termNames = terms.names
+    termIds = terms.ids
+    termPostings = PairLists.decode(input, termNames.length, count, 1, (1 << 30) - 1)
+    runTexts = runs.names
+    runIds = runs.ids
+    runPostings = PairLists.decode(input, runTexts.length, count, 1, 0x7fffffff)
+    trigramIds = trigrams.ids
+    trigramRuns = PairLists.decode(input, trigramIds.size, runTexts.length, 0, 0)
+    surfaceIds = surfaces.ids
+    const surfaceCount = surfaces.names.length
+    surfaceTerms = new Int32Array(Math.max(256, surfaceCount))
+    surfaceLatin = new Uint8Array(surfaceTerms.length)
+    surfaceCounts = new Int32Array(surfaceTerms.length)
+    surfaceMarks = new Int32Array(surfaceTerms.length)
+    surfaceMark = 0
+    for (let sid = 0; sid < surfaceCount; sid++) {
+      const term = input.uint()
+      if (term >= termNames.length) fail('has a surface word of an unknown term')
+      surfaceTerms[sid] = term
+      surfaceLatin[sid] = LATIN_SURFACE.test(surfaces.names[sid]!) ? 1 : 0
+    }
+    for (let sid = 0; sid < surfaceCount; sid++) {
+      const holders = input.uint()
+      if (holders > live) fail('has a surface word held by more records than it indexes')
+      surfaceCounts[sid] = holders
+    }
+    bigCounts = new Map()
+    for (let entries = input.uint(); entries > 0; entries--) {
+      const key = input.uint()
+      const big = input.uint()
+      if (key >= count * 3 || big < TF_INLINE_MAX) fail('has a field count out of range')
+      bigCounts.set(key, big)
+    }
+    if (input.remaining() !== 0) fail('has data left over')
+    // Live document frequency per term, from the postings of live slots.
+    termFrequency = new Int32Array(Math.max(256, termNames.length))
+    const data = termPostings.data
+    for (let term = 0; term < termNames.length; term++) {
+      let frequency = 0
+      const ranges = termPostings.blocks(term, blockScratch)
+      for (let range = 0; range < ranges.length; range += 2) {
+        for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
+          const slot = data[at]!
+          if (slotAlive[slot] === 0) continue
+          frequency++
+          const packed = data[at + 1]!
+          for (let field = 0; field < 3; field++) {
+            if (((packed >>> (field * 10)) & TF_INLINE_MAX) === TF_INLINE_MAX && !bigCounts.has(slot * 3 + field)) fail('lacks a large field count')
+          }
+        }
+      }
+      termFrequency[term] = frequency
+    }
+    built = true
+  }
+
+  if (restoreFrom) restore(restoreFrom.snapshot, restoreFrom.records)
+
   return {
+    snapshot,
     get size() {
       flush()
       return live
