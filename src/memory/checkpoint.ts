@@ -5,9 +5,9 @@
  *
  * Text: three lines (version 2; version 1 had the first two and still loads). Line 1 is the
  * **stamp**, `{"type":"memory-log-checkpoint","v":2,"offset","lines","lastDigest","lastLineStart",
- * "hasV1","indexChecksum"}`: the byte length of the log text it covers, the number of lines, the
- * `digest` of the last covered line, the byte offset where that line starts, and the
- * {@link textChecksum} of line 3. Line 2 is the state: `values` (per interned field, the distinct
+ * "hasV1","indexDigest"}`: the byte length of the log text it covers, the number of lines, the
+ * `digest` of the last covered line, the byte offset where that line starts, and the SHA-256 hex
+ * of line 3. Line 2 is the state: `values` (per interned field, the distinct
  * values records share), `records` (in the state's order; an interned field holds an index into
  * its `values` list), `partitions` (`[partitionKey, [record index, ...]]` in creation order) and
  * `erased` (ids). Line 3 is `{"indexes":[[partitionKey, snapshot], ...]}`: the search index of
@@ -15,7 +15,7 @@
  * numbers count in the partition's creation order.
  */
 import { emptyRecordState, type MemoryRecordState } from './records.ts'
-import { textChecksum, type MemorySearchIndex, type MemorySearchIndexSnapshot } from './search.ts'
+import type { MemorySearchIndex, MemorySearchIndexSnapshot } from './search.ts'
 import type { MemoryRecord } from './types.ts'
 
 /** What a checkpoint covers: the log up to `offset` bytes, `lines` lines, the last one with `lastDigest`. */
@@ -32,10 +32,10 @@ export interface MemoryLogCheckpointStamp {
   hasV1: boolean
 }
 
-/** A stamp as read back: the format version and, from version 2 on, the checksum of the index line. */
+/** A stamp as read back: the format version and, from version 2 on, the SHA-256 hex of the index line. */
 export interface MemoryLogCheckpointHead extends MemoryLogCheckpointStamp {
   version: 1 | 2
-  indexChecksum?: string
+  indexDigest?: string
 }
 
 /** Restores a partition's index from its snapshot over the partition's records (`restoreSearchIndex` of search.ts); throws when it does not fit. */
@@ -56,11 +56,12 @@ export function checkpointKey(logKey: string): string {
 /**
  * The checkpoint text of `state` as folded from the log text `stamp` describes, with the search
  * index of every partition whose index is built (pending updates are taken in first; indexes never
- * built are left out, not built). Synchronous: the state cannot change while it runs.
+ * built are left out, not built). The text is made synchronously (the state cannot change while
+ * it is read); only `digest` of the index line may take a promise.
  *
  * @throws Error when an index holds a record its partition does not (the checkpoint is not written).
  */
-export function serializeCheckpoint(stamp: MemoryLogCheckpointStamp, state: MemoryRecordState): string {
+export function serializeCheckpoint(stamp: MemoryLogCheckpointStamp, state: MemoryRecordState, digest: (text: string) => string | Promise<string>): string | Promise<string> {
   const values: Record<string, unknown[]> = {}
   const indexes: Record<string, Map<string, number>> = {}
   for (const field of SHARED_FIELDS) {
@@ -94,7 +95,10 @@ export function serializeCheckpoint(stamp: MemoryLogCheckpointStamp, state: Memo
     if (!ids || !index.snapshot || state.erasedPartitions?.has(key)) continue
     let numbers: Map<string, number> | undefined
     const snapshot = index.snapshot((record) => {
-      numbers ??= new Map(ids.map((id, number) => [id, number]))
+      if (!numbers) {
+        numbers = new Map()
+        for (let number = 0; number < ids.length; number++) numbers.set(ids[number]!, number)
+      }
       const number = numbers.get(record.id)
       if (number === undefined) throw new Error(`the search index of partition ${key} holds record "${record.id}", which the partition does not`)
       return number
@@ -102,8 +106,13 @@ export function serializeCheckpoint(stamp: MemoryLogCheckpointStamp, state: Memo
     if (snapshot) snapshots.push([key, snapshot])
   }
   const indexLine = JSON.stringify({ indexes: snapshots })
-  const head = { type: TYPE, v: VERSION, offset: stamp.offset, lines: stamp.lines, lastDigest: stamp.lastDigest, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1, indexChecksum: textChecksum(indexLine) }
-  return `${JSON.stringify(head)}\n${JSON.stringify({ values, records, partitions, erased: [...state.erased] })}\n${indexLine}\n`
+  const stateLine = JSON.stringify({ values, records, partitions, erased: [...state.erased] })
+  const text = (indexDigest: string) => {
+    const head = { type: TYPE, v: VERSION, offset: stamp.offset, lines: stamp.lines, lastDigest: stamp.lastDigest, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1, indexDigest }
+    return `${JSON.stringify(head)}\n${stateLine}\n${indexLine}\n`
+  }
+  const indexDigest = digest(indexLine)
+  return typeof indexDigest === 'string' ? text(indexDigest) : indexDigest.then(text)
 }
 
 /** The stamp of a checkpoint text, or why it is not a checkpoint this version reads. Parses line 1 only. */
@@ -120,28 +129,29 @@ export function readCheckpointStamp(text: string): MemoryLogCheckpointHead | str
   if (head === null || typeof head !== 'object' || head.type !== TYPE) return 'the value is not a memory log checkpoint'
   // Version 1 has no index line: its indexes are built on their first search.
   if (head.v !== 1 && head.v !== VERSION) return `unsupported checkpoint version ${JSON.stringify(head.v)}`
-  if (head.v === VERSION && typeof head.indexChecksum !== 'string') return 'the checkpoint stamp is malformed'
+  if (head.v === VERSION && typeof head.indexDigest !== 'string') return 'the checkpoint stamp is malformed'
   const counts = [head.offset, head.lines, head.lastLineStart]
   if (!counts.every(count => Number.isSafeInteger(count) && (count as number) >= 0) || typeof head.lastDigest !== 'string' || typeof head.hasV1 !== 'boolean') return 'the checkpoint stamp is malformed'
   if ((head.lines as number) < 1 || (head.lastLineStart as number) >= (head.offset as number)) return 'the checkpoint stamp is malformed'
-  return { version: head.v, offset: head.offset as number, lines: head.lines as number, lastDigest: head.lastDigest, lastLineStart: head.lastLineStart as number, hasV1: head.hasV1, ...(head.v === VERSION ? { indexChecksum: head.indexChecksum as string } : {}) }
+  return { version: head.v, offset: head.offset as number, lines: head.lines as number, lastDigest: head.lastDigest, lastLineStart: head.lastLineStart as number, hasV1: head.hasV1, ...(head.v === VERSION ? { indexDigest: head.indexDigest as string } : {}) }
 }
 
 /**
  * The state of a checkpoint text (line 2). A partition whose index the checkpoint holds (line 3,
- * version 2) gets it back through `restoreIndex`; the others get an index of `createIndex` that is
- * told every record in creation order (built on its first search, as after a replay). A snapshot
- * of another tokenizer format ({@link MemorySearchIndexSnapshot.format}) is left out, not restored.
+ * version 2) gets it back through `indexes.restore`; the others get an index of `createIndex` that
+ * is told every record in creation order (built on its first search, as after a replay). A
+ * snapshot of another tokenizer format ({@link MemorySearchIndexSnapshot.format}) is left out.
+ * Without `indexes` (or of a version 1 checkpoint) no index is restored.
  *
  * @throws Error when the state line is missing, not JSON or malformed, or (version 2, with
- * `restoreIndex`) when the index line is missing, fails its checksum or a snapshot does not fit
- * its partition: the caller then replays the log instead (never a wrong index).
+ * `indexes`) when the index line is missing, does not have the stamp's `indexDigest` or a
+ * snapshot does not fit its partition: the caller then replays the log instead (never a wrong index).
  */
-export function readCheckpointState(text: string, createIndex: () => MemorySearchIndex, restoreIndex?: MemorySearchIndexRestore, currentFormat?: string): MemoryRecordState {
+export function readCheckpointState(text: string, createIndex: () => MemorySearchIndex, indexes?: { restore: MemorySearchIndexRestore; format: string; digest: (text: string) => string }): MemoryRecordState {
   const start = text.indexOf('\n') + 1
   const end = text.indexOf('\n', start)
   if (start === 0 || end === -1) throw new Error('the checkpoint has no complete state line')
-  const snapshots = restoreIndex ? readIndexLine(text, end + 1, currentFormat) : new Map<string, MemorySearchIndexSnapshot>()
+  const snapshots = indexes ? readIndexLine(text, end + 1, indexes.format, indexes.digest) : new Map<string, MemorySearchIndexSnapshot>()
   const body = JSON.parse(text.slice(start, end)) as { values: Record<string, unknown[]>; records: Array<Record<string, unknown>>; partitions: Array<[string, number[]]>; erased: string[] }
   if (!body || !Array.isArray(body.records) || !Array.isArray(body.partitions) || !Array.isArray(body.erased) || typeof body.values !== 'object') throw new Error('the checkpoint state is malformed')
   for (const field of SHARED_FIELDS) {
@@ -179,7 +189,7 @@ export function readCheckpointState(text: string, createIndex: () => MemorySearc
     const snapshot = snapshots.get(key)
     snapshots.delete(key)
     let index: MemorySearchIndex
-    if (snapshot) index = restoreIndex!(snapshot, members)
+    if (snapshot) index = indexes!.restore(snapshot, members)
     else {
       index = createIndex()
       for (const record of members) index.update(record)
@@ -192,22 +202,22 @@ export function readCheckpointState(text: string, createIndex: () => MemorySearc
   return state
 }
 
-/** The index snapshots of line 3 by partition (empty for version 1), checked against the stamp's checksum; those of another `format` are left out. */
-function readIndexLine(text: string, start: number, format: string | undefined): Map<string, MemorySearchIndexSnapshot> {
+/** The index snapshots of line 3 by partition (empty for version 1), checked against the stamp's digest; those of another `format` are left out. */
+function readIndexLine(text: string, start: number, format: string, digest: (text: string) => string): Map<string, MemorySearchIndexSnapshot> {
   const snapshots = new Map<string, MemorySearchIndexSnapshot>()
   const stamp = readCheckpointStamp(text)
   if (typeof stamp === 'string' || stamp.version === 1) return snapshots
   const end = text.indexOf('\n', start)
   if (end === -1) throw new Error('the checkpoint has no complete index line')
   const line = text.slice(start, end)
-  if (textChecksum(line) !== stamp.indexChecksum) throw new Error('the index line of the checkpoint fails its checksum')
+  if (digest(line) !== stamp.indexDigest) throw new Error('the index line of the checkpoint does not have the digest its stamp names')
   const body = JSON.parse(line) as { indexes?: unknown }
   if (!body || !Array.isArray(body.indexes)) throw new Error('the index line of the checkpoint is malformed')
   for (const entry of body.indexes as unknown[]) {
     if (!Array.isArray(entry) || typeof entry[0] !== 'string' || entry[1] === null || typeof entry[1] !== 'object' || snapshots.has(entry[0])) throw new Error('the index line of the checkpoint is malformed')
     const snapshot = entry[1] as MemorySearchIndexSnapshot
     // Written under another tokenization: stale, not corrupt; that index is built again on its first search.
-    if (format !== undefined && snapshot.format !== format) continue
+    if (snapshot.format !== format) continue
     snapshots.set(entry[0], snapshot)
   }
   return snapshots

@@ -935,7 +935,7 @@ async function writeCheckpoint(handle: LogHandle, every?: number): Promise<boole
   if (every !== undefined && handle.lines - handle.checkpointLines < every) return false
   if (handle.lines === 0 || handle.lastDigest === null || handle.tail.length > 0 || handle.skipped > 0) return false
   const { offset, lines, lastDigest, lastLineStart, hasV1 } = handle
-  const text = serializeCheckpoint({ offset, lines, lastDigest, lastLineStart, hasV1 }, handle.state)
+  const text = await serializeCheckpoint({ offset, lines, lastDigest, lastLineStart, hasV1 }, handle.state, (await sha256HexSync()) ?? sha256Hex)
   // Only while the log is still what the state folds: a writer of another process may have appended meanwhile.
   const written = await handle.workspace.replace(checkpointKey(handle.key), text, { ifSizeOf: { key: handle.key, size: offset } })
   if (written) handle.checkpointLines = lines
@@ -984,7 +984,9 @@ async function openFromCheckpoint(handle: LogHandle, size: number): Promise<Uint
   }
   let state: MemoryRecordState
   try {
-    state = readCheckpointState(text, createSearchIndex, restoreSearchIndex, searchIndexFormat())
+    // Without a synchronous SHA-256 (no node:crypto) the index line is not checked, so not used: indexes are built on first search.
+    const digest = await sha256HexSync()
+    state = readCheckpointState(text, createSearchIndex, digest ? { restore: restoreSearchIndex, format: searchIndexFormat(), digest } : undefined)
   }
   catch (error) {
     return ignore(`its state is unreadable: ${(error as Error).message}`)

@@ -584,11 +584,8 @@ export function searchIndexFormat(): string {
   return snapshotFormat
 }
 
-/**
- * A 64-bit checksum of `text` (two 32-bit FNV-1a lanes over its UTF-16 code units) as 16 hex
- * characters. Catches accidental damage, not tampering (it is no digest).
- */
-export function textChecksum(text: string): string {
+/** A 64-bit checksum of `text` (two 32-bit FNV-1a lanes over its UTF-16 code units) as 16 hex characters: short, synchronous and the same everywhere. */
+function textChecksum(text: string): string {
   let a = 0x811c9dc5
   let b = 0x2545f491
   for (let at = 0; at < text.length; at++) {

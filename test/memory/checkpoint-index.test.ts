@@ -5,6 +5,7 @@
  * checks makes the whole checkpoint ignored (full replay); a cold open that replayed many lines
  * writes a checkpoint.
  */
+import { createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,7 +15,7 @@ import memoryDriver from 'unstorage/drivers/memory'
 import { describe, expect, it } from 'vitest'
 import { openMemoryLog, type MemoryLogWarning } from '../../src/memory/log.ts'
 import { partitionKey } from '../../src/memory/records.ts'
-import { createSearchIndex, restoreSearchIndex, textChecksum, type MemorySearchIndexSnapshot } from '../../src/memory/search.ts'
+import { createSearchIndex, restoreSearchIndex, type MemorySearchIndexSnapshot } from '../../src/memory/search.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryRecord, MemorySearchQuery, MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
@@ -52,15 +53,17 @@ async function indexBuilt(workspace: Workspace, user: string): Promise<boolean> 
   return log.view(state => state.indexes.get(partitionKey('agent', target(user).scope))?.snapshot?.(() => 0) !== undefined)
 }
 
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+
 function lines(text: string): string[] {
   return text.split('\n')
 }
 
-/** A checkpoint text with line 3 replaced by `indexLine` and the stamp's checksum made to match it. */
+/** A checkpoint text with line 3 replaced by `indexLine` and the stamp's digest made to match it. */
 function withIndexLine(text: string, indexLine: string): string {
   const [stamp, state] = lines(text)
   const head = JSON.parse(stamp!) as Record<string, unknown>
-  head.indexChecksum = textChecksum(indexLine)
+  head.indexDigest = sha256(indexLine)
   return `${JSON.stringify(head)}\n${state}\n${indexLine}\n`
 }
 
@@ -173,9 +176,9 @@ describe('search indexes in checkpoints', () => {
     await adapter.search(target('alice'), { query: 'tea' })
     expect(await adapter.log.checkpoint()).toBe(true)
     const text = readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8')
-    const head = JSON.parse(lines(text)[0]!) as { v: number; indexChecksum: string }
+    const head = JSON.parse(lines(text)[0]!) as { v: number; indexDigest: string }
     expect(head.v).toBe(2)
-    expect(head.indexChecksum).toBe(textChecksum(lines(text)[2]!))
+    expect(head.indexDigest).toBe(sha256(lines(text)[2]!))
     const { indexes } = JSON.parse(lines(text)[2]!) as { indexes: Array<[string, MemorySearchIndexSnapshot]> }
     expect(indexes.map(([key]) => key)).toEqual([partitionKey('agent', target('alice').scope)])
     expect(await indexBuilt(adapter.log.workspace, 'bob')).toBe(false)
@@ -207,7 +210,7 @@ describe('search indexes in checkpoints', () => {
       const { dir, path, expected } = await searchedCheckpoint()
       const [stamp, state] = lines(readFileSync(path, 'utf8'))
       const head = JSON.parse(stamp!) as Record<string, unknown>
-      delete head.indexChecksum
+      delete head.indexDigest
       head.v = 1
       writeFileSync(path, `${JSON.stringify(head)}\n${state}\n`)
       const { warnings, built, hits } = await openAndSearch(dir)
@@ -244,19 +247,19 @@ describe('search indexes in checkpoints', () => {
       return warnings[0]!.message
     }
 
-    it('a changed character (checksum)', async () => {
-      expect(await damaged(text => text.replace(/"terms":\["[^"]/, match => `${match.slice(0, -1)}z`))).toContain('checksum')
+    it('a changed character (digest)', async () => {
+      expect(await damaged(text => text.replace(/"terms":\["[^"]/, match => `${match.slice(0, -1)}z`))).toContain('digest')
     })
 
     it('a missing index line', async () => {
       expect(await damaged(text => lines(text).slice(0, 2).join('\n') + '\n')).toContain('index line')
     })
 
-    it('a snapshot whose records do not fit its partition (checksum recomputed)', async () => {
+    it('a snapshot whose records do not fit its partition (digest recomputed)', async () => {
       expect(await damaged(text => withIndexLine(text, lines(text)[2]!.replace(/"slots":3/, '"slots":2')))).toContain('search index')
     })
 
-    it('the index of a partition the checkpoint does not hold (checksum recomputed)', async () => {
+    it('the index of a partition the checkpoint does not hold (digest recomputed)', async () => {
       expect(await damaged(text => withIndexLine(text, lines(text)[2]!.replace(/\["\[\\"agent\\"/, '["[\\"other\\"')))).toContain('does not hold')
     })
   })
