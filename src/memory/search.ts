@@ -208,7 +208,8 @@ export interface MemorySearchIndexSnapshot {
   surfaces: string[]
   /**
    * Base64 of, in order: per slot its record number + 1 (0 for a tombstone), per slot its
-   * position, per slot its 3 field lengths, the term, run and trigram posting lists (per list:
+   * position, per slot its 3 field lengths, 1 and per slot the creation time in ms (0 when a live
+   * record's time is not a number: then it is parsed again), the term, run and trigram posting lists (per list:
    * pair count, then key delta and value per pair), per surface its term id, per surface its live
    * record count, and the field counts above the inline maximum (count, then slot × 3 + field and
    * count per entry).
@@ -404,6 +405,17 @@ class ByteWriter {
     this.uint(((value << 1) ^ (value >> 31)) >>> 0)
   }
 
+  /** A safe integer of any sign (zigzag, by arithmetic: millisecond times and their differences). */
+  wide(value: number): void {
+    let zigzag = value >= 0 ? value * 2 : -value * 2 - 1
+    if (this.length + 9 > this.bytes.length) this.bytes = grow(this.bytes, this.length + 9)
+    while (zigzag >= 0x80) {
+      this.bytes[this.length++] = (zigzag % 0x80) | 0x80
+      zigzag = Math.floor(zigzag / 0x80)
+    }
+    this.bytes[this.length++] = zigzag
+  }
+
   base64(): string {
     return toBase64(this.bytes.subarray(0, this.length))
   }
@@ -436,6 +448,21 @@ class ByteReader {
   int(): number {
     const zigzag = this.uint()
     return (zigzag >>> 1) ^ -(zigzag & 1)
+  }
+
+  wide(): number {
+    let zigzag = 0
+    let scale = 1
+    for (;;) {
+      if (this.at >= this.bytes.length) throw new Error('the index data ends early')
+      const byte = this.bytes[this.at++]!
+      zigzag += (byte & 0x7f) * scale
+      if (byte < 0x80) break
+      scale *= 0x80
+      if (scale > 2 ** 56) throw new Error('the index data holds an over-long number')
+    }
+    if (zigzag > Number.MAX_SAFE_INTEGER) throw new Error('the index data holds an over-long number')
+    return zigzag % 2 === 0 ? zigzag / 2 : -(zigzag + 1) / 2
   }
 
   remaining(): number {
@@ -1158,6 +1185,19 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
       previous = slotPositions[slot]!
     }
     for (let at = 0; at < slots * 3; at++) out.uint(slotLengths[at]!)
+    // Creation times, as differences: parsing them again is most of a restore when scopes interleave.
+    let timed = true
+    for (let slot = 0; slot < slots && timed; slot++) timed = slotAlive[slot] === 0 || Number.isSafeInteger(slotCreated[slot]!)
+    out.uint(timed ? 1 : 0)
+    previous = 0
+    for (let slot = 0; timed && slot < slots; slot++) {
+      if (slotAlive[slot] === 0) {
+        out.uint(0)
+        continue
+      }
+      out.wide(slotCreated[slot]! - previous)
+      previous = slotCreated[slot]!
+    }
     termPostings.encode(out)
     runPostings.encode(out)
     trigramRuns.encode(out)
@@ -1216,7 +1256,6 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
       slotRecords[slot] = record
       slotAlive[slot] = 1
       slotOf.set(record!.id, slot)
-      slotCreated[slot] = parseInstant(record!.createdAt) ?? Number.NaN
       live++
     }
     let active = 0
@@ -1234,6 +1273,18 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
       if (slotAlive[(at / 3) | 0] === 0) continue
       lengthSums[at % 3]! += length
       if (length > 0) fieldCounts[at % 3]!++
+    }
+    const timed = input.uint()
+    if (timed > 1) fail('is malformed')
+    let created = 0
+    for (let slot = 0; slot < count; slot++) {
+      if (timed === 1) {
+        const difference = input.wide()
+        if (slotAlive[slot] === 0) continue
+        created += difference
+      }
+      else if (slotAlive[slot] === 0) continue
+      slotCreated[slot] = timed === 1 ? created : parseInstant(slotRecords[slot]!.createdAt) ?? Number.NaN
     }
     termNames = terms.names
     termIds = terms.ids

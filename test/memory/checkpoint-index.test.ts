@@ -33,6 +33,8 @@ const QUERIES: MemorySearchQuery[] = [
   { query: 'tea', mode: 'substring', limit: 3 }, { query: '京', mode: 'substring' }, { query: 'a', mode: 'substring', limit: 100 },
   { query: 'coffee tea', tags: ['t1'] }, { query: 'tea', kinds: ['profile'] }, { query: 'running coffee', after: '2000-01-01' },
   { query: 'x1', before: '2000-01-01' }, { query: '3.5', limit: 1 }, { query: 'paintings 🎉' },
+  { query: 'tea coffee', after: '2024-01-01', limit: 3 }, { query: 'tea', before: '2024-05-01', mode: 'substring' },
+  { query: 'tea', after: '2024-05-01T00:00:00.001Z' }, { query: 'coffee', before: '2024-05-01T07:00:00.001Z', mode: 'substring' },
 ]
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'vam-checkpoint-index-'))
@@ -76,16 +78,18 @@ const step = fc.record({
   title: fc.option(fc.constantFrom(...WORDS), { nil: undefined }),
   tags: fc.array(fc.constantFrom('t1', 't2', 'Café'), { maxLength: 2 }),
   kind: fc.constantFrom('semantic', 'profile'),
+  // Imported records keep their own creation time (ranking ties and date filters read it).
+  created: fc.option(fc.constantFrom('2022-12-31T23:59:59.500Z', '2024-05-01', '2024-05-01T09:00:00+02:00', '2030-01-01T00:00:00Z'), { nil: undefined }),
 })
 type Step = typeof step extends fc.Arbitrary<infer T> ? T : never
 
 /** Applies `steps` through `adapter`; `ids` collects created ids (any scope). */
 async function run(adapter: Store, steps: Step[], ids: Array<{ id: string; user: string }>) {
-  for (const { op, user, pick, words, extra, title, tags, kind } of steps) {
+  for (const { op, user, pick, words, extra, title, tags, kind, created } of steps) {
     const chosen = ids[pick % Math.max(ids.length, 1)]
     const content = `${words.join(' ')} ${extra}`.trim() || 'tea'
     if (op === 'search') await adapter.search(target(user), { query: words[0]! })
-    else if (op === 'remember' || !chosen) ids.push({ id: (await adapter.append(target(user), { kind, content, ...(title ? { title } : {}), tags }, { audit })).id, user })
+    else if (op === 'remember' || !chosen) ids.push({ id: (await adapter.append(target(user), { kind, content, ...(title ? { title } : {}), tags, ...(created ? { createdAt: created } : {}) }, { audit })).id, user })
     else if (op === 'supersede') {
       const current = await adapter.read(target(chosen.user), chosen.id)
       if (current?.status === 'active') ids.push({ id: (await adapter.append(target(chosen.user), { kind, content, tags, supersedes: [chosen.id] }, { audit })).id, user: chosen.user })
