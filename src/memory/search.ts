@@ -304,8 +304,13 @@ function scratchFor(slots: number): number {
   return scratchStamp
 }
 
-/** Size - 1 of each index's cache of recent runs (a power of two). */
+// Recent runs of any index -> run id, direct-mapped (searches and updates are synchronous, so
+// indexes can share it: each entry carries the tag of the index that wrote it).
 const HOT_RUN_MASK = 4095
+const hotRunTexts: Array<string | undefined> = new Array<string | undefined>(HOT_RUN_MASK + 1).fill(undefined)
+const hotRunIds = new Int32Array(HOT_RUN_MASK + 1)
+const hotRunTags = new Float64Array(HOT_RUN_MASK + 1)
+let hotRunOwners = 0
 
 /** Highest term frequency a posting stores inline; larger counts live in a side map. */
 const TF_INLINE_MAX = 0x3ff
@@ -415,18 +420,18 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
   // distinct run ids in first-use order with their occurrences.
   const recordTermIds: number[] = []
   const recordTermCounts: number[] = []
-  let termMarks = new Int32Array(256)
-  let termLocals = new Int32Array(256)
+  let termMarks = new Int32Array(16)
+  let termLocals = new Int32Array(16)
   const recordRunIds: number[] = []
-  let runMarks = new Int32Array(256)
+  let runMarks = new Int32Array(16)
   // One mark per tokenized record, never reset with the index (marks of older records stay below it).
   let tokenMark = 0
-  let runCounts = new Int32Array(256)
+  let runCounts = new Int32Array(16)
   // Run id -> what the run is as a token: 0 not known yet, 1 a stop-word, else surface id + 2.
   // Valid for the runIds/surfaceIds maps it was filled from (reset when either is replaced).
-  let runSurfaces = new Int32Array(256)
-  const hotRunTexts: Array<string | undefined> = new Array(HOT_RUN_MASK + 1).fill(undefined)
-  const hotRunIds = new Int32Array(HOT_RUN_MASK + 1)
+  let runSurfaces = new Int32Array(16)
+  // This index's tag in the shared cache of recent runs (a new one whenever runIds is replaced).
+  let hotRunOwner = ++hotRunOwners
 
   // Surface words (tokens as written, folded) -> id, with their term id, whether they are plain
   // Latin words, and for those how many live records hold them (the fuzzy-match vocabulary).
@@ -563,8 +568,8 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
       tokenMark = 1
     }
     if (runSurfacesOf[0] !== runIds || runSurfacesOf[1] !== surfaceIds) {
-      runSurfaces = new Int32Array(256)
-      hotRunTexts.fill(undefined)
+      runSurfaces = new Int32Array(16)
+      hotRunOwner = ++hotRunOwners
       runSurfacesOf = [runIds, surfaceIds]
     }
     tokenLengths[0] = tokenLengths[1] = tokenLengths[2] = 0
@@ -595,9 +600,10 @@ export function createSearchIndex(options: MemorySearchIndexOptions = {}): Memor
   function knownRunId(run: string): number | undefined {
     const length = run.length
     const hot = (length * 40503 + run.charCodeAt(0) * 31 + run.charCodeAt(length - 1) * 977 + run.charCodeAt(length >> 1) * 7919) & HOT_RUN_MASK
-    if (hotRunTexts[hot] === run) return hotRunIds[hot]
+    if (hotRunTags[hot] === hotRunOwner && hotRunTexts[hot] === run) return hotRunIds[hot]
     const id = runIds.get(run)
     if (id !== undefined) {
+      hotRunTags[hot] = hotRunOwner
       hotRunTexts[hot] = run
       hotRunIds[hot] = id
     }
