@@ -70,7 +70,10 @@ function canonicalize(value: unknown, seen: Set<object>): string | undefined {
   seen.add(object)
   try {
     if (Array.isArray(object)) {
-      return `[${object.map(item => canonicalize(item, seen) ?? 'null').join(',')}]`
+      // An index loop, not map(): a hole is written `null` (map skips holes and would leave `[1,,2]`).
+      const items: string[] = []
+      for (let index = 0; index < object.length; index++) items.push(canonicalize(object[index], seen) ?? 'null')
+      return `[${items.join(',')}]`
     }
     const parts: string[] = []
     for (const key of Object.keys(object).sort()) {

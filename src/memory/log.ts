@@ -360,51 +360,72 @@ async function write(handle: LogHandle, build: (state: MemoryRecordState) => Mem
   })
 }
 
-/** Header keys of a version 2 line in canonical (sorted) order. */
-const SORTED_HEADER_FIELDS = [...HEADER_FIELDS].sort()
-const SORTED_PAYLOAD_FIELDS = Object.fromEntries(Object.entries(PAYLOAD_FIELDS).map(([type, fields]) => [type, [...fields].sort()])) as Record<string, readonly string[]>
-/** Every member of a version 2 line of each event type, in canonical (sorted) order. */
-const LINE_FIELDS = Object.fromEntries(Object.entries(PAYLOAD_FIELDS).map(([type, fields]) => [type, [...HEADER_FIELDS, ...fields, 'digest'].sort()])) as Record<string, readonly string[]>
+/**
+ * The members of a version 2 line of one event type in canonical (sorted) order, each with its
+ * part: the header (covered by `digest`), the payload (covered by `payloadDigest`), or one of
+ * the two digests (`payloadDigest` is itself a header member).
+ */
+interface LineLayout {
+  fields: readonly string[]
+  /** `"field":` of each member. */
+  prefixes: readonly string[]
+  parts: ReadonlyArray<'header' | 'payload' | 'payloadDigest' | 'digest'>
+}
+
+const LINE_LAYOUTS = Object.fromEntries(Object.entries(PAYLOAD_FIELDS).map(([type, payloadFields]) => {
+  const fields = [...HEADER_FIELDS, ...payloadFields, 'digest'].sort()
+  const parts = fields.map(field => (field === 'digest' || field === 'payloadDigest' ? field : HEADER_FIELDS.includes(field) ? 'header' : 'payload'))
+  return [type, { fields, prefixes: fields.map(field => `${JSON.stringify(field)}:`), parts }]
+})) as Record<string, LineLayout>
 const SCOPE_INTERNER_MAX = 10_000
 
 /**
  * A draft as a version 2 line: header + `payloadDigest` under `digest`, payload fields beside it.
- * Each field value is written once in canonical JSON; the payload text, the header text and the
- * line are joined from those pieces in sorted key order (field names are plain ASCII, so the
- * result is exactly `canonicalJson` of each object). The event is the line parsed back (what a
- * replay folds), its scope shared (frozen) with earlier events of the same scope through `scopes`.
+ * Each member is written once in canonical JSON; the payload text, the header text and the line
+ * are joined from those pieces in canonical member order (so each is exactly `canonicalJson` of
+ * its object). The event is the line parsed back (what a replay folds), its scope shared
+ * (frozen) with earlier events of the same scope through `scopes`.
  */
 function serializeEvent(draft: MemoryEventDraft, seq: number, prev: string | null, more: boolean, hash: LineHash, scopes?: Map<string, unknown>): SerializedEvent | Promise<SerializedEvent> {
   const source = draft as MemoryEventDraft & Record<string, unknown>
-  const pieces: Record<string, string | undefined> = {}
-  const payload: string[] = []
-  for (const field of SORTED_PAYLOAD_FIELDS[draft.type]!) {
-    const json = fieldJson(source[field])
-    if (json === undefined) continue
-    pieces[field] = json
-    payload.push(`"${field}":${json}`)
+  const { fields, prefixes, parts } = LINE_LAYOUTS[draft.type]!
+  const pieces: Array<string | undefined> = new Array(fields.length)
+  let payload = ''
+  for (let index = 0; index < fields.length; index++) {
+    const part = parts[index]
+    if (part !== 'header' && part !== 'payload') continue
+    const field = fields[index]!
+    const json = memberJson(field === 'v' ? 2 : field === 'seq' ? seq : field === 'prev' ? prev : field === 'more' ? (more || undefined) : source[field])
+    pieces[index] = json
+    if (json !== undefined && part === 'payload') payload += `${payload === '' ? '' : ','}${prefixes[index]}${json}`
   }
-  return whenDone(hash(`{${payload.join(',')}}`), (payloadDigest) => {
-    const values: Record<string, unknown> = { v: 2, seq, prev, more: more ? true : undefined, type: draft.type, store: draft.store, scope: draft.scope, recordId: draft.recordId, version: draft.version, at: draft.at, audit: draft.audit, payloadDigest }
-    const header: string[] = []
-    for (const field of SORTED_HEADER_FIELDS) {
-      const json = fieldJson(values[field])
-      if (json === undefined) continue
-      pieces[field] = json
-      header.push(`"${field}":${json}`)
+  return whenDone(hash(`{${payload}}`), (payloadDigest) => {
+    let header = ''
+    for (let index = 0; index < fields.length; index++) {
+      if (parts[index] === 'payloadDigest') pieces[index] = `"${payloadDigest}"`
+      else if (parts[index] !== 'header' || pieces[index] === undefined) continue
+      header += `${header === '' ? '' : ','}${prefixes[index]}${pieces[index]}`
     }
-    return whenDone(hash(`{${header.join(',')}}`), (digest) => {
-      pieces.digest = `"${digest}"`
-      const members: string[] = []
-      for (const field of LINE_FIELDS[draft.type]!) {
-        const piece = pieces[field]
-        if (piece !== undefined) members.push(`"${field}":${piece}`)
+    return whenDone(hash(`{${header}}`), (digest) => {
+      let line = ''
+      // What a replay parses from the line (so that live state equals a replay), built member by
+      // member in line order: primitives as they are, plain JSON values copied, others parsed.
+      const event: Record<string, unknown> = {}
+      for (let index = 0; index < fields.length; index++) {
+        if (parts[index] === 'digest') pieces[index] = `"${digest}"`
+        const piece = pieces[index]
+        if (piece === undefined) continue
+        const field = fields[index]!
+        line += `${line === '' ? '' : ','}${prefixes[index]}${piece}`
+        const value = field === 'v' ? 2 : field === 'seq' ? seq : field === 'prev' ? prev : field === 'more' ? true : field === 'payloadDigest' ? payloadDigest : field === 'digest' ? digest : source[field]
+        if (field === 'scope' && scopes) {
+          event.scope = internScope(scopes, piece, value)
+          continue
+        }
+        const copy = plainJsonCopy(value, 0)
+        event[field] = copy === NOT_PLAIN ? JSON.parse(piece) : copy
       }
-      const line = `{${members.join(',')}}`
-      // Fold what is written, parsed back, so that live state equals a replay.
-      const event = JSON.parse(line) as MemoryEvent
-      if (scopes) event.scope = internScope(scopes, pieces.scope!, event.scope)
-      return { line, event }
+      return { line: `{${line}}`, event: event as unknown as MemoryEvent }
     })
   })
 }
@@ -418,12 +439,50 @@ function whenDone<T, R>(value: T | Promise<T>, next: (value: T) => R | Promise<R
 }
 
 /** The frozen scope object shared by the events of one scope (keyed by its canonical JSON). */
-function internScope(scopes: Map<string, unknown>, json: string, scope: MemoryScope): MemoryScope {
+function internScope(scopes: Map<string, unknown>, json: string, value: unknown): MemoryScope {
   const known = scopes.get(json) as MemoryScope | undefined
   if (known) return known
+  const copy = plainJsonCopy(value, 0)
+  const scope = Object.freeze(copy === NOT_PLAIN ? JSON.parse(json) : copy) as MemoryScope
   if (scopes.size >= SCOPE_INTERNER_MAX) scopes.clear()
-  scopes.set(json, Object.freeze(scope))
+  scopes.set(json, scope)
   return scope
+}
+
+const NOT_PLAIN = Symbol('not plain JSON')
+
+/**
+ * A deep copy of `value` when `JSON.parse` of its canonical JSON would give an equal value with
+ * the same key order: strings, booleans, `null`, finite numbers other than -0, dense arrays and
+ * plain objects of those whose keys are already in sorted order. Else {@link NOT_PLAIN}.
+ */
+function plainJsonCopy(value: unknown, depth: number): unknown {
+  if (typeof value === 'string' || typeof value === 'boolean' || value === null) return value
+  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0) ? value : NOT_PLAIN
+  if (typeof value !== 'object' || depth > 32) return NOT_PLAIN
+  if (Array.isArray(value)) {
+    const copy: unknown[] = []
+    for (let index = 0; index < value.length; index++) {
+      if (!(index in value)) return NOT_PLAIN
+      const item = plainJsonCopy(value[index], depth + 1)
+      if (item === NOT_PLAIN) return NOT_PLAIN
+      copy.push(item)
+    }
+    return copy
+  }
+  const prototype = Object.getPrototypeOf(value)
+  if (prototype !== Object.prototype && prototype !== null) return NOT_PLAIN
+  const copy: Record<string, unknown> = {}
+  let last: string | undefined
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key) || key === '__proto__') return NOT_PLAIN
+    if (last !== undefined && !(last < key)) return NOT_PLAIN
+    last = key
+    const item = plainJsonCopy((value as Record<string, unknown>)[key], depth + 1)
+    if (item === NOT_PLAIN) return NOT_PLAIN
+    copy[key] = item
+  }
+  return copy
 }
 
 /** SHA-256 to hex for writing lines: synchronous `node:crypto` where it exists, else Web Crypto. */
@@ -435,10 +494,21 @@ async function lineHasher(): Promise<LineHash> {
 /** The synchronous hasher once {@link lineHasher} found one. */
 let syncHash: ((text: string) => string) | undefined
 
-/** Canonical JSON of one field value, `undefined` when the field is left out (as JSON.stringify drops it). */
-function fieldJson(value: unknown): string | undefined {
-  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return undefined
-  return canonicalJson(value)
+/** Canonical JSON of one member's value, `undefined` when the member is left out (as JSON.stringify drops it). */
+function memberJson(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+      return JSON.stringify(value)
+    case 'boolean':
+      return value ? 'true' : 'false'
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined
+    default:
+      return canonicalJson(value)
+  }
 }
 
 function refusedWrite(handle: LogHandle, draft: MemoryEventDraft, conflict: string) {

@@ -9,7 +9,8 @@
 import { agentError } from '../errors.ts'
 import { isInstant, parseInstant } from './records.ts'
 import { MEMORY_LIMITS } from './schemas.ts'
-import { editDistance, ENGLISH_STOP_WORDS, foldText, forEachSurface, stemWord, tokenizeWords } from './text.ts'
+import { ENGLISH_STOP_WORDS, editDistance, foldText, forEachTokenAndRun, stemWord, tokenizeWords } from './text.ts'
+import type { TokenAndRunVisitor } from './text.ts'
 import { searchableContent, searchableTags } from './kinds.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery } from './types.ts'
 
@@ -493,32 +494,11 @@ function grow<T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(ar
   return next
 }
 
-// Letters, digits and marks: the characters of a "run". An occurrence of a query made only of
-// them lies inside one run of the lower-cased text, so the substring rule can be answered from
-// the runs alone.
+// Letters, digits and marks: the characters of a "run" (text.ts's forEachTokenAndRun gives a
+// text's runs). An occurrence of a query made only of them lies inside one run of the lower-cased
+// text, so the substring rule can be answered from the runs alone.
 const RUN = /[\p{L}\p{N}\p{M}]+/gu
 const ONLY_RUN = /^[\p{L}\p{N}\p{M}]+$/u
-const ASCII_TEXT = /^[\x00-\x7f]*$/
-
-/** Calls `visit` with every run of `lower` (already lower case). */
-function forEachRun(lower: string, visit: (run: string) => void): void {
-  if (ASCII_TEXT.test(lower)) {
-    let start = -1
-    for (let at = 0; at <= lower.length; at++) {
-      const code = at < lower.length ? lower.charCodeAt(at) : 0
-      const inRun = (code >= 97 && code <= 122) || (code >= 48 && code <= 57)
-      if (inRun) {
-        if (start === -1) start = at
-      }
-      else if (start !== -1) {
-        visit(lower.slice(start, at))
-        start = -1
-      }
-    }
-    return
-  }
-  for (const match of lower.matchAll(RUN)) visit(match[0])
-}
 
 // Scratch shared by every index (searches are synchronous): per-slot scores and stamps.
 let scratchScores = new Float64Array(1024)
@@ -536,6 +516,14 @@ function scratchFor(slots: number): number {
   }
   return scratchStamp
 }
+
+// Recent runs of any index -> run id, direct-mapped (searches and updates are synchronous, so
+// indexes can share it: each entry carries the tag of the index that wrote it).
+const HOT_RUN_MASK = 4095
+const hotRunTexts: Array<string | undefined> = new Array<string | undefined>(HOT_RUN_MASK + 1).fill(undefined)
+const hotRunIds = new Int32Array(HOT_RUN_MASK + 1)
+const hotRunTags = new Float64Array(HOT_RUN_MASK + 1)
+let hotRunOwners = 0
 
 /** Highest term frequency a posting stores inline; larger counts live in a side map. */
 const TF_INLINE_MAX = 0x3ff
@@ -605,7 +593,7 @@ export function searchIndexFormat(): string {
   if (snapshotFormat === undefined) {
     const parts: string[] = [[...ENGLISH_STOP_WORDS].sort().join(' ')]
     for (const { surface, term } of tokenizeWords(TOKENIZER_PROBE)) parts.push(`${surface}>${term}`)
-    forEachRun(TOKENIZER_PROBE.toLowerCase(), run => parts.push(run))
+    forEachTokenAndRun(TOKENIZER_PROBE, { word: run => parts.push(`w:${run}`), run: run => parts.push(`r:${run}`), surface: surface => parts.push(`s:${surface}`) })
     snapshotFormat = `${SNAPSHOT_VERSION}:${textChecksum(parts.join('\n'))}`
   }
   return snapshotFormat
@@ -691,10 +679,23 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
     surfaceMark = 0
   }
 
-  // Per-record scratch: term id -> counts per field, run id -> occurrences.
-  const recordTerms = new Map<number, number>()
+  // Per-record scratch, marked with `tokenMark` (no map per record): the record's distinct term
+  // ids in first-use order with their slot in `recordTermCounts` (3 field counts each), and its
+  // distinct run ids in first-use order with their occurrences.
+  const recordTermIds: number[] = []
   const recordTermCounts: number[] = []
-  const recordRuns = new Map<number, number>()
+  let termMarks = new Int32Array(16)
+  let termLocals = new Int32Array(16)
+  const recordRunIds: number[] = []
+  let runMarks = new Int32Array(16)
+  // One mark per tokenized record, never reset with the index (marks of older records stay below it).
+  let tokenMark = 0
+  let runCounts = new Int32Array(16)
+  // Run id -> what the run is as a token: 0 not known yet, 1 a stop-word, else surface id + 2.
+  // Valid for the runIds/surfaceIds maps it was filled from (reset when either is replaced).
+  let runSurfaces = new Int32Array(16)
+  // This index's tag in the shared cache of recent runs (a new one whenever runIds is replaced).
+  let hotRunOwner = ++hotRunOwners
 
   // Surface words (tokens as written, folded) -> id, with their term id, whether they are plain
   // Latin words, and for those how many live records hold them (the fuzzy-match vocabulary).
@@ -704,15 +705,18 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
   let surfaceCounts = new Int32Array(256)
   let surfaceMarks = new Int32Array(256)
   let surfaceMark = 0
+  let runSurfacesOf: [Map<string, number>, Map<string, number>] = [runIds, surfaceIds]
   const recordSurfaces: number[] = []
   const tokenLengths: [number, number, number] = [0, 0, 0]
   let tokenField = 0
   let tokenCreates = true
-  // One visitor for every token (no closure per record or field).
-  const visitSurface = (surface: string): void => {
+  let tokenRuns = true
+
+  /** The id of `surface` (a token's folded word, not a stop-word), made when `tokenCreates`; -1 when unknown. */
+  function surfaceIdOf(surface: string): number {
     let sid = surfaceIds.get(surface)
     if (sid === undefined) {
-      if (!tokenCreates) return
+      if (!tokenCreates) return -1
       const term = stemWord(surface)
       let id = termIds.get(term)
       if (id === undefined) {
@@ -733,12 +737,24 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
       surfaceTerms[sid] = id
       surfaceLatin[sid] = LATIN_SURFACE.test(surface) ? 1 : 0
     }
+    return sid
+  }
+
+  /** Counts one token of surface `sid` in the current field of the record being tokenized. */
+  function countSurface(sid: number): void {
     const id = surfaceTerms[sid]!
-    let local = recordTerms.get(id)
-    if (local === undefined) {
-      recordTerms.set(id, local = recordTermCounts.length)
+    if (id >= termMarks.length) {
+      termMarks = grow(termMarks, id + 1)
+      termLocals = grow(termLocals, id + 1)
+    }
+    let local: number
+    if (termMarks[id] !== tokenMark) {
+      termMarks[id] = tokenMark
+      termLocals[id] = local = recordTermCounts.length
+      recordTermIds.push(id)
       recordTermCounts.push(0, 0, 0)
     }
+    else local = termLocals[id]!
     recordTermCounts[local + tokenField]!++
     tokenLengths[tokenField]!++
     if (surfaceLatin[sid] === 1 && surfaceMarks[sid] !== surfaceMark) {
@@ -746,36 +762,96 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
       recordSurfaces.push(sid)
     }
   }
-  const visitRun = (run: string): void => {
-    const id = runId(run)
-    recordRuns.set(id, (recordRuns.get(id) ?? 0) + 1)
+
+  /** Counts one occurrence of run `id` in the record being tokenized. */
+  function countRun(id: number): void {
+    if (id >= runMarks.length) {
+      runMarks = grow(runMarks, id + 1)
+      runCounts = grow(runCounts, id + 1)
+    }
+    if (runMarks[id] !== tokenMark) {
+      runMarks[id] = tokenMark
+      runCounts[id] = 1
+      recordRunIds.push(id)
+    }
+    else runCounts[id]!++
+  }
+
+  /** A surface word that is not a whole run (or any word without runs): looked up by itself. */
+  function visitSurface(surface: string): void {
+    const sid = surfaceIdOf(surface)
+    if (sid !== -1) countSurface(sid)
+  }
+
+  // One visitor for every record and field (no closure per record or field).
+  const tokenVisitor: TokenAndRunVisitor = {
+    word(run) {
+      // A whole run that is a token: one lookup of the run gives both (most words of ASCII text).
+      const id = tokenRuns ? runId(run) : knownRunId(run)
+      if (id === undefined) {
+        if (!ENGLISH_STOP_WORDS.has(run)) visitSurface(run)
+        return
+      }
+      if (tokenRuns) countRun(id)
+      if (id >= runSurfaces.length) runSurfaces = grow(runSurfaces, id + 1)
+      let known = runSurfaces[id]!
+      if (known === 0) {
+        if (ENGLISH_STOP_WORDS.has(run)) known = 1
+        else {
+          const sid = surfaceIdOf(run)
+          if (sid === -1) return
+          known = sid + 2
+        }
+        runSurfaces[id] = known
+      }
+      if (known !== 1) countSurface(known - 2)
+    },
+    run(run) {
+      if (tokenRuns) countRun(runId(run))
+    },
+    surface: visitSurface,
   }
 
   /**
-   * Tokenizes `record` into the scratch (`recordTerms`/`recordTermCounts`, `recordRuns` when
-   * `withRuns`, `recordSurfaces`); returns its field lengths. `createTerms: false` for a record
+   * Tokenizes `record` into the scratch (`recordTermIds`/`recordTermCounts`, `recordRunIds`/`runCounts`
+   * when `withRuns`, `recordSurfaces`); returns its field lengths. `createTerms: false` for a record
    * already indexed (every word is known).
    */
   function tokenizeRecord(record: MemoryRecord, withRuns: boolean, createTerms: boolean): [number, number, number] {
-    recordTerms.clear()
+    recordTermIds.length = 0
     recordTermCounts.length = 0
-    recordRuns.clear()
+    recordRunIds.length = 0
     recordSurfaces.length = 0
     if (++surfaceMark >= 0x7fffffff) {
       surfaceMarks.fill(0)
       surfaceMark = 1
     }
+    if (++tokenMark >= 0x7fffffff) {
+      termMarks.fill(0)
+      runMarks.fill(0)
+      tokenMark = 1
+    }
+    if (runSurfacesOf[0] !== runIds || runSurfacesOf[1] !== surfaceIds) {
+      runSurfaces = new Int32Array(16)
+      hotRunOwner = ++hotRunOwners
+      runSurfacesOf = [runIds, surfaceIds]
+    }
     tokenLengths[0] = tokenLengths[1] = tokenLengths[2] = 0
     tokenCreates = createTerms
+    tokenRuns = withRuns
     const tags = searchableTags(record)
     for (let field = 0; field < 3; field++) {
       const text = field === 0 ? record.title ?? '' : field === 1 ? searchableContent(record) : tags.length === 0 ? '' : tags.join(' \n ')
       if (text === '') continue
       tokenField = field
-      forEachSurface(text, visitSurface)
-      if (withRuns) forEachRun(text.toLowerCase(), visitRun)
+      forEachTokenAndRun(text, tokenVisitor)
     }
     return [tokenLengths[0], tokenLengths[1], tokenLengths[2]]
+  }
+
+  /** The slot of term `id` in `recordTermCounts` for the record last tokenized, else `undefined`. */
+  function recordTermLocal(id: number): number | undefined {
+    return termMarks[id] === tokenMark ? termLocals[id] : undefined
   }
 
   /** The term of an indexed plain Latin surface word held by a live record, else `undefined`. */
@@ -784,19 +860,36 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
     return sid === undefined || surfaceLatin[sid] === 0 || surfaceCounts[sid] === 0 ? undefined : termNames[surfaceTerms[sid]!]
   }
 
+  /** The id of an indexed run, else `undefined` (a small direct-mapped cache before the map: words repeat). */
+  function knownRunId(run: string): number | undefined {
+    const length = run.length
+    const hot = (length * 40503 + run.charCodeAt(0) * 31 + run.charCodeAt(length - 1) * 977 + run.charCodeAt(length >> 1) * 7919) & HOT_RUN_MASK
+    if (hotRunTags[hot] === hotRunOwner && hotRunTexts[hot] === run) return hotRunIds[hot]
+    const id = runIds.get(run)
+    if (id !== undefined) {
+      hotRunTags[hot] = hotRunOwner
+      hotRunTexts[hot] = run
+      hotRunIds[hot] = id
+    }
+    return id
+  }
+
   function runId(run: string): number {
-    let id = runIds.get(run)
+    let id = knownRunId(run)
     if (id === undefined) {
       id = runTexts.length
       runIds.set(run, id)
       runTexts.push(run)
       runPostings.create()
-      // Each distinct trigram of the run once.
-      const seen = run.length >= 3 ? new Set<string>() : undefined
-      for (let at = 0; seen && at + 3 <= run.length; at++) {
+      // Each distinct trigram of the run once (short runs: an earlier occurrence is found by indexOf).
+      const seen = run.length > 64 ? new Set<string>() : undefined
+      for (let at = 0; at + 3 <= run.length; at++) {
         const gram = run.slice(at, at + 3)
-        if (seen.has(gram)) continue
-        seen.add(gram)
+        if (seen) {
+          if (seen.has(gram)) continue
+          seen.add(gram)
+        }
+        else if (at > 0 && run.indexOf(gram) < at) continue
         let gramId = trigramIds.get(gram)
         if (gramId === undefined) {
           trigramIds.set(gram, gramId = trigramIds.size)
@@ -829,7 +922,8 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
       lengthSums[field]! += length
       if (length > 0) fieldCounts[field]!++
     }
-    for (const [term, local] of recordTerms) {
+    for (const term of recordTermIds) {
+      const local = termLocals[term]!
       let packed = 0
       for (let field = 0; field < 3; field++) {
         let count = recordTermCounts[local + field]!
@@ -842,7 +936,7 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
       termPostings.push(term, slot, packed)
       termFrequency[term]!++
     }
-    for (const [run, count] of recordRuns) runPostings.push(run, slot, count)
+    for (const run of recordRunIds) runPostings.push(run, slot, runCounts[run]!)
     for (const sid of recordSurfaces) surfaceCounts[sid]!++
   }
 
@@ -853,7 +947,7 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
     slotOf.delete(id)
     const record = slotRecords[slot]!
     tokenizeRecord(record, false, false)
-    for (const term of recordTerms.keys()) termFrequency[term]!--
+    for (const term of recordTermIds) termFrequency[term]!--
     for (let field = 0; field < 3; field++) {
       const length = slotLengths[slot * 3 + field]!
       lengthSums[field]! -= length
@@ -1099,7 +1193,7 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
       if (id === undefined) continue
       const frequency = termFrequency[id]!
       if (frequency === 0) continue
-      const local = recordTerms.get(id)
+      const local = recordTermLocal(id)
       if (local === undefined) continue
       const idf = weight * Math.log(1 + (live - frequency + 0.5) / (frequency + 0.5))
       const f0 = recordTermCounts[local]!
@@ -1134,7 +1228,8 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
     for (const [slot, score] of top) {
       const length = slotLengths[slot * 3]! + slotLengths[slot * 3 + 1]! + slotLengths[slot * 3 + 2]!
       tokenizeRecord(slotRecords[slot]!, false, false)
-      for (const [id, local] of recordTerms) {
+      for (const id of recordTermIds) {
+        const local = termLocals[id]!
         const term = names[id]!
         if (terms.has(term)) continue
         const df = termFrequency[id]!

@@ -53,10 +53,11 @@ export function foldText(text: string): string {
 
 /** The stem of one folded word: Porter for plain Latin words of 3+ letters, the word itself otherwise. */
 export function stemWord(word: string): string {
-  if (word.length <= 2) return word
+  // Only plain Latin words are stemmed (and cached: numbers would crowd real words out of the cache).
+  if (word.length <= 2 || !LATIN_WORD.test(word)) return word
   let stem = stems.get(word)
   if (stem === undefined) {
-    stem = LATIN_WORD.test(word) ? stemmer(word) : word
+    stem = stemmer(word)
     // A bounded cache: vocabularies repeat, so most words are stemmed once per process.
     if (stems.size >= STEM_CACHE_MAX) stems.clear()
     stems.set(word, stem)
@@ -65,7 +66,6 @@ export function stemWord(word: string): string {
 }
 
 const ASCII = /^[\x00-\x7f]*$/
-const ASCII_WORD = /[a-z0-9]+(?:'[a-z]+)?/g
 const STEM_CACHE_MAX = 50_000
 const stems = new Map<string, string>()
 
@@ -97,16 +97,23 @@ export function tokenizeWords(text: string): TextToken[] {
  */
 export function forEachSurface(text: string, visit: (surface: string) => void): void {
   if (ASCII.test(text)) {
-    // Same result as the general loop below for ASCII text, without Unicode regular expressions.
-    for (const match of text.toLowerCase().matchAll(ASCII_WORD)) {
-      let word = match[0]
-      const apostrophe = word.indexOf("'")
-      if (apostrophe !== -1) word = CLITIC.test(word) ? word.slice(0, apostrophe) : word.replace("'", '')
-      if (ENGLISH_STOP_WORDS.has(word)) continue
-      visit(word)
-    }
+    scanAscii(text, {
+      word: run => {
+        if (!ENGLISH_STOP_WORDS.has(run)) visit(run)
+      },
+      run: () => {},
+      surface: visit,
+    })
     return
   }
+  forEachSurfaceUnicode(text, visit)
+}
+
+/**
+ * The general path of {@link forEachSurface}, for any text; {@link forEachSurface} gives the same
+ * for ASCII text with a character scanner (exported so tests can compare the two).
+ */
+export function forEachSurfaceUnicode(text: string, visit: (surface: string) => void): void {
   for (const match of foldText(text).matchAll(WORD)) {
     const word = match[0].replace(CLITIC, '').replace(/['’]/gu, '')
     if (SPACELESS.test(word)) {
@@ -116,6 +123,102 @@ export function forEachSurface(text: string, visit: (surface: string) => void): 
     if (ENGLISH_STOP_WORDS.has(word)) continue
     visit(word)
   }
+}
+
+/**
+ * What {@link forEachTokenAndRun} reports. A "run" is a maximal sequence of letters, digits and
+ * marks of the lower-cased text (what the search index's substring rule is answered from).
+ */
+export interface TokenAndRunVisitor {
+  /** A run that is also, as is, the surface word of a token (stop-words included: the caller checks them). */
+  word(run: string): void
+  /** Any other run. */
+  run(run: string): void
+  /** Any other token's surface word, as {@link forEachSurface} gives it (stop-words dropped). */
+  surface(surface: string): void
+}
+
+/**
+ * One pass over `text` giving both its token surfaces (those of {@link forEachSurface}, in order)
+ * and its runs (those of {@link forEachRunUnicode}, in order). ASCII text is scanned by character
+ * code without a lower-cased copy; as most ASCII words are a whole run, they come once through
+ * `word`, so the caller can look one string up for both.
+ */
+export function forEachTokenAndRun(text: string, visitor: TokenAndRunVisitor): void {
+  if (ASCII.test(text)) {
+    scanAscii(text, visitor)
+    return
+  }
+  forEachSurfaceUnicode(text, surface => visitor.surface(surface))
+  forEachRunUnicode(text.toLowerCase(), run => visitor.run(run))
+}
+
+/** Calls `visit` with every run of `lower` (already lower case), by regular expression: the general path. */
+export function forEachRunUnicode(lower: string, visit: (run: string) => void): void {
+  for (const match of lower.matchAll(RUN)) visit(match[0])
+}
+
+// Letters, digits and marks (the same class as the search index's RUN).
+const RUN = /[\p{L}\p{N}\p{M}]+/gu
+
+const isAsciiLetter = (code: number) => (code >= 97 && code <= 122) || (code >= 65 && code <= 90)
+const isAsciiAlphanumeric = (code: number) => (code >= 48 && code <= 57) || isAsciiLetter(code)
+
+/**
+ * The ASCII scanner behind {@link forEachSurface} and {@link forEachTokenAndRun}: exactly the
+ * matches of `/[a-z0-9]+(?:'[a-z]+)?/g` over the lower-cased text, clitics dropped as the general path does, and
+ * the runs of `[a-z0-9]`.
+ */
+function scanAscii(text: string, visitor: TokenAndRunVisitor): void {
+  const length = text.length
+  // Where the next word may start: a word ending in "'letters" takes part of the next run.
+  let wordFrom = 0
+  let at = 0
+  while (at < length) {
+    let code = text.charCodeAt(at)
+    if (!isAsciiAlphanumeric(code)) {
+      at++
+      continue
+    }
+    const start = at
+    let upper = false
+    do {
+      if (code <= 90 && code >= 65) upper = true
+      code = ++at < length ? text.charCodeAt(at) : 0
+    } while (isAsciiAlphanumeric(code))
+    const wordStart = wordFrom > start ? wordFrom : start
+    if (wordStart >= at) {
+      // The whole run was the letters after an apostrophe of the word before.
+      visitor.run(lower(text, start, at, upper))
+      continue
+    }
+    const apostrophe = code === 39 && at + 1 < length && isAsciiLetter(text.charCodeAt(at + 1))
+    if (!apostrophe && wordStart === start) {
+      visitor.word(lower(text, start, at, upper))
+      wordFrom = at
+      continue
+    }
+    const run = lower(text, start, at, upper)
+    visitor.run(run)
+    let word = wordStart === start ? run : text.slice(wordStart, at).toLowerCase()
+    wordFrom = at
+    if (apostrophe) {
+      let end = at + 1
+      while (end < length && isAsciiLetter(text.charCodeAt(end))) end++
+      const tail = text.slice(at + 1, end).toLowerCase()
+      if (!ASCII_CLITICS.has(tail)) word += tail
+      wordFrom = end
+    }
+    if (!ENGLISH_STOP_WORDS.has(word)) visitor.surface(word)
+  }
+}
+
+// The clitics CLITIC drops (with their apostrophe); after another apostrophe suffix only the apostrophe goes.
+const ASCII_CLITICS: ReadonlySet<string> = new Set(['s', 't', 're', 've', 'll', 'd', 'm'])
+
+function lower(text: string, start: number, end: number, upper: boolean): string {
+  const slice = text.slice(start, end)
+  return upper ? slice.toLowerCase() : slice
 }
 
 // A word may mix scripts ("iphone用"): Latin parts are words, spaceless runs become bigrams.

@@ -3,19 +3,45 @@
  * adapter (and every unstorage driver the JSONL store supports), as unstorage does for its drivers.
  *
  * Source: capability document, "A custom adapter implements `search`, `read`, `append`,
- * `delete`, and `export`", plus the contract written on {@link MemoryStoreAdapter}. Import it from
- * test files only (it imports vitest).
+ * `delete`, and `export`", plus the contract written on {@link MemoryStoreAdapter}; issue 3, "A shared
+ * conformance suite (`testMemoryStore()` in `./testing`)". It takes the test framework's functions
+ * as an argument, so `vite-agent-memory/testing` imports no test framework.
  */
-import { describe, expect, it } from 'vitest'
 import type { MemoryAudit, MemoryRecordInput, MemoryStoreAdapter, MemoryTarget } from '../memory/types.ts'
 
+/** The matchers of a Jest-compatible `expect` that the conformance suite uses (vitest's and Jest's fit). */
+export interface ConformanceMatchers {
+  toBe(expected: unknown): void
+  toEqual(expected: unknown): void
+  toMatchObject(expected: object): void
+  toMatch(expected: RegExp | string): void
+  toBeUndefined(): void
+  toBeDefined(): void
+  toBeGreaterThan(expected: number): void
+  toHaveLength(expected: number): void
+  rejects: { toMatchObject(expected: object): Promise<void> }
+}
+
+/** The test framework functions {@link testMemoryStore} registers its tests with: pass vitest's (or Jest's) `describe`, `it` and `expect`. */
+export interface ConformanceTestApi {
+  describe(name: string, body: () => void): void
+  it(name: string, body: () => Promise<void>): void
+  expect(actual: unknown): ConformanceMatchers
+}
+
 /**
- * Registers a `describe(name)` block of conformance tests. `makeAdapter` is called once per test
- * and must return an adapter with no records (a fresh store).
+ * Registers a `describe(name)` block of conformance tests (27 tests: append/read fields, search
+ * rules, scope isolation, supersede, delete, export, invalid input). `makeAdapter` is called once
+ * per test and must return an adapter with no records (a fresh store). `test` is the framework's
+ * `{ describe, it, expect }`.
  *
- * @example testMemoryStore('inMemoryMemoryStore', () => inMemoryMemoryStore().create(context))
+ * @example
+ * import { describe, expect, it } from 'vitest'
+ * import { testMemoryStore } from 'vite-agent-memory/testing'
+ * testMemoryStore('my store', () => myStore().create(context), { describe, it, expect })
  */
-export function testMemoryStore(name: string, makeAdapter: () => MemoryStoreAdapter | Promise<MemoryStoreAdapter>): void {
+export function testMemoryStore(name: string, makeAdapter: () => MemoryStoreAdapter | Promise<MemoryStoreAdapter>, test: ConformanceTestApi): void {
+  const { describe, it, expect } = test
   const audit: MemoryAudit = { via: 'api', agent: 'support', runId: 'run_1', threadId: 'thread_1' }
   const agentOnly: MemoryTarget = { store: 'agent', scope: { agent: 'support' } }
   const alice: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }

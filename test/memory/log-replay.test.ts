@@ -29,6 +29,22 @@ describe('replay of canonical lines', () => {
     expect(await verifyLog(workspace, KEY)).toEqual({ ok: true, lines: 2 })
   })
 
+  it('values JSON writes differently (undefined members, a Date, -0, NaN, an array hole, unsorted keys) are folded as a replay reads them, not as given', async () => {
+    const workspace = memoryWorkspace()
+    const log = openMemoryLog(workspace, KEY)
+    // eslint-disable-next-line no-sparse-arrays
+    const metadata = { z: 1, a: undefined, when: new Date(0), minus: -0, nan: Number.NaN, list: [1, , undefined, 2], nested: { b: 2, a: { d: 1, c: -0 } } }
+    const [written] = await log.write(() => [draft('mem_a', 'values', metadata)])
+    expect(written!.metadata).toEqual({ list: [1, null, null, 2], minus: 0, nan: null, nested: { a: { c: 0, d: 1 }, b: 2 }, when: '1970-01-01T00:00:00.000Z', z: 1 })
+    expect(Object.keys(written!.metadata)).toEqual(['list', 'minus', 'nan', 'nested', 'when', 'z'])
+    expect(Object.is((written!.metadata.minus as number), 0)).toBe(true)
+    // The caller's objects are not shared with the state.
+    metadata.nested.b = 3
+    const replayed = await openMemoryLog(over(workspace), KEY).view(state => [...state.records.values()])
+    expect(replayed).toEqual([written])
+    expect(await log.view(state => state.records.get('mem_a')!.metadata)).toEqual(replayed[0]!.metadata)
+  })
+
   it('a number written in another form (1.0 for 1, 0.750 for 0.75) fails verification as not canonical', async () => {
     for (const [from, to] of [['"version":1', '"version":1.0'], ['"confidence":0.75', '"confidence":0.750']] as const) {
       const workspace = memoryWorkspace()
@@ -64,5 +80,12 @@ describe('replay of canonical lines', () => {
   it('canonicalJson gives the same text on its fast path and for objects whose keys are not in order', () => {
     expect(canonicalJson({ a: 1, b: { c: [1, { d: 2, e: undefined }] } })).toBe('{"a":1,"b":{"c":[1,{"d":2}]}}')
     expect(canonicalJson({ b: 1, a: { 10: 1, 9: 2 } })).toBe('{"a":{"10":1,"9":2},"b":1}')
+  })
+
+  it('canonicalJson writes an array hole as null, as JSON.stringify does, on both paths', () => {
+    // eslint-disable-next-line no-sparse-arrays
+    const holey = [1, , 2]
+    expect(canonicalJson({ a: holey })).toBe('{"a":[1,null,2]}')
+    expect(canonicalJson({ b: 0, a: holey })).toBe('{"a":[1,null,2],"b":0}')
   })
 })

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { sqliteMemoryStore, workspaceJsonlMemoryStore } from '../../../src/capabilities/index.ts'
 import { verifyLog } from '../../../src/memory/log.ts'
 import type { MemoryAudit, MemoryStoreAdapter, MemoryStoreContext, MemoryTarget } from '../../../src/memory/types.ts'
-import { testMemoryStore } from '../../../src/testing/store-conformance.ts'
+import { testMemoryStore } from '../../../src/testing/index.ts'
 import { createWorkspace } from '../../../src/workspace/workspace.ts'
 
 const audit: MemoryAudit = { via: 'api', agent: 'support', runId: 'run_1', threadId: 'thread_1' }
@@ -69,7 +69,7 @@ function rows(file: string): Array<{ seq: number; type: string; record_id: strin
   }
 }
 
-testMemoryStore('sqliteMemoryStore', () => store().create())
+testMemoryStore('sqliteMemoryStore', () => store().create(), { describe, it, expect })
 
 describe('sqliteMemoryStore options', () => {
   it('an unknown option key is an error, not ignored', () => {
