@@ -378,6 +378,7 @@ const LINE_LAYOUTS = Object.fromEntries(Object.entries(PAYLOAD_FIELDS).map(([typ
   return [type, { fields, prefixes: fields.map(field => `${JSON.stringify(field)}:`), parts }]
 })) as Record<string, LineLayout>
 const SCOPE_INTERNER_MAX = 10_000
+const SCOPE_MEMBER_PREFIX = '"scope":'.length
 
 /**
  * A draft as a version 2 line: header + `payloadDigest` under `digest`, payload fields beside it.
@@ -445,7 +446,8 @@ function internScope(scopes: Map<string, unknown>, json: string, value: unknown)
   const copy = plainJsonCopy(value, 0)
   const scope = Object.freeze(copy === NOT_PLAIN ? JSON.parse(json) : copy) as MemoryScope
   if (scopes.size >= SCOPE_INTERNER_MAX) scopes.clear()
-  scopes.set(json, scope)
+  // A key of our own: `json` may be a slice of a whole read's text, which a kept key would keep alive.
+  scopes.set(canonicalJson(scope), scope)
   return scope
 }
 
@@ -877,7 +879,8 @@ function checkLineSync(text: string, line: number, prev: string | null, hash: (t
     if (!INTERNED_FIELDS.has(key)) continue
     const piece = text.slice(starts[index]!, starts[index + 1]! - 1)
     if (key === 'scope') {
-      record.scope = internScope(scopes, piece, record.scope as MemoryScope)
+      // The piece is the member (`"scope":{...}`); the interner is keyed by the value's JSON.
+      record.scope = internScope(scopes, piece.slice(SCOPE_MEMBER_PREFIX), record.scope as MemoryScope)
       continue
     }
     if (piece.length > 512) continue
@@ -1062,6 +1065,13 @@ async function openFromCheckpoint(handle: LogHandle, size: number): Promise<Uint
     return ignore(`its state is unreadable: ${(error as Error).message}`)
   }
   Object.assign(handle, { state, lines: stamp.lines, lastDigest: stamp.lastDigest, offset: stamp.offset, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1, checkpointLines: stamp.lines })
+  // The checkpoint's shared (frozen) scopes become the ones later lines and writes share.
+  const seen = new Set<MemoryScope>()
+  for (const { scope } of state.records.values()) {
+    if (seen.has(scope)) continue
+    seen.add(scope)
+    if (Object.isFrozen(scope) && handle.scopes.size < SCOPE_INTERNER_MAX) handle.scopes.set(canonicalJson(scope), scope)
+  }
   return bytes.subarray(lineEnd + 1)
 }
 

@@ -45,6 +45,30 @@ describe('replay of canonical lines', () => {
     expect(await log.view(state => state.records.get('mem_a')!.metadata)).toEqual(replayed[0]!.metadata)
   })
 
+  it('the records of one scope share one frozen scope object, whether replayed or written after the replay', async () => {
+    const workspace = memoryWorkspace()
+    await openMemoryLog(workspace, KEY).write(() => [draft('mem_a', 'one'), { ...draft('mem_b', 'two'), recordId: 'mem_b' }].map((event, index) => ({ ...event, at: `2024-05-01T09:30:0${index}.000Z` })))
+    const reopened = openMemoryLog(over(workspace), KEY)
+    await reopened.view(() => undefined)
+    await reopened.write(() => [draft('mem_c', 'three')])
+    const scopes = await reopened.view(state => ['mem_a', 'mem_b', 'mem_c'].map(id => state.records.get(id)!.scope))
+    expect(scopes[0]).toEqual({ agent: 'support', user: 'u1' })
+    expect(Object.isFrozen(scopes[0])).toBe(true)
+    expect(scopes[1]).toBe(scopes[0])
+    expect(scopes[2]).toBe(scopes[0])
+  })
+
+  it('a write after an open from a checkpoint shares the checkpoint\'s scope object', async () => {
+    const workspace = memoryWorkspace()
+    const log = openMemoryLog(workspace, KEY)
+    await log.write(() => [draft('mem_a', 'one')])
+    await log.checkpoint()
+    const reopened = openMemoryLog(over(workspace), KEY)
+    await reopened.write(() => [draft('mem_b', 'two')])
+    const [first, second] = await reopened.view(state => ['mem_a', 'mem_b'].map(id => state.records.get(id)!.scope))
+    expect(second).toBe(first)
+  })
+
   it('a number written in another form (1.0 for 1, 0.750 for 0.75) fails verification as not canonical', async () => {
     for (const [from, to] of [['"version":1', '"version":1.0'], ['"confidence":0.75', '"confidence":0.750']] as const) {
       const workspace = memoryWorkspace()
