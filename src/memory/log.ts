@@ -344,7 +344,8 @@ async function write(handle: LogHandle, build: (state: MemoryRecordState) => Mem
       }
       // Another process or client appended first: read its lines and build again.
       if (!written) continue
-      const records = events.map(event => applyEvent(handle.state, event))
+      // checkDrafts checked them against this state, which nothing else changes while the lock is held.
+      const records = events.map(event => applyEvent(handle.state, event, true))
       const bytes = utf8Length(text)
       handle.lines += events.length
       handle.lastDigest = prev

@@ -307,13 +307,14 @@ export function foldEvent(previous: MemoryRecord | undefined, event: MemoryEvent
 /**
  * Applies one event to `state` (mutating the maps, replacing the record object).
  *
- * @throws Error with the reason from {@link eventConflict} when the event cannot apply.
+ * @throws Error with the reason from {@link eventConflict} when the event cannot apply (unless `checked`: the caller already ran {@link eventConflict} on this state).
  */
-export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft): MemoryRecord {
-  const lookup: MemoryRecordLookup = id => state.records.get(id)
-  const conflict = eventConflict(lookup, event, state.erased)
-  if (conflict) throw new Error(conflict)
-  const previous = lookup(event.recordId)
+export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft, checked = false): MemoryRecord {
+  if (!checked) {
+    const conflict = eventConflict(id => state.records.get(id), event, state.erased)
+    if (conflict) throw new Error(conflict)
+  }
+  const previous = state.records.get(event.recordId)
   const record = foldEvent(previous, event)
   const partition = partitionKey(event.store, event.scope)
   // The duplicate map holds active records only (dedupe.ts); only partitions already looked up keep one.

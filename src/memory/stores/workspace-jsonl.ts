@@ -179,7 +179,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
       const audit = checkAudit(options)
       const at = new Date().toISOString()
       const recordId = newRecordId()
-      const supersedes = [...new Set(input.supersedes ?? [])]
+      const supersedes = input.supersedes && input.supersedes.length > 0 ? [...new Set(input.supersedes)] : []
       let duplicate: MemoryRecord | undefined
       const [record] = await log.write((state) => {
         // Issue 5, "Duplicates": decided under the write lock on the current state, so parallel identical writes give one record.
@@ -199,18 +199,19 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
           audit,
           kind: input.kind,
           content: input.content,
-          ...(input.title !== undefined ? { title: input.title } : {}),
           tags: input.tags ?? [],
           metadata: input.metadata ?? {},
           pinned: input.pinned ?? false,
-          ...(input.confidence !== undefined ? { confidence: input.confidence } : {}),
-          ...(input.episode !== undefined ? { episode: input.episode } : {}),
-          ...(input.keywords !== undefined ? { keywords: input.keywords } : {}),
-          ...(input.topics !== undefined ? { topics: input.topics } : {}),
           supersedes,
           provenance: input.provenance ?? {},
           createdAt: input.createdAt ?? at,
         }
+        // Optional fields only when given (the line leaves absent ones out; its member order is its own).
+        if (input.title !== undefined) remember.title = input.title
+        if (input.confidence !== undefined) remember.confidence = input.confidence
+        if (input.episode !== undefined) remember.episode = input.episode
+        if (input.keywords !== undefined) remember.keywords = input.keywords
+        if (input.topics !== undefined) remember.topics = input.topics
         const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({
           type: 'supersede',
           recordId: id,
