@@ -323,14 +323,14 @@ async function write(handle: LogHandle, build: (state: MemoryRecordState) => Mem
       checkDrafts(handle, drafts)
       let prev = handle.lastDigest
       const lines: string[] = []
-      const events: MemoryEvent[] = []
+      const events: MemoryEventDraft[] = []
       const hash = syncHash ?? await lineHasher()
       for (const [index, draft] of drafts.entries()) {
         const serialized = serializeEvent(draft, handle.lines + 1 + index, prev, index < drafts.length - 1, hash, handle.scopes)
-        const { line, event } = serialized instanceof Promise ? await serialized : serialized
+        const { line, digest, folded } = serialized instanceof Promise ? await serialized : serialized
         lines.push(line)
-        events.push(event)
-        prev = event.digest
+        events.push(folded)
+        prev = digest
       }
       const text = `${lines.join('\n')}\n`
       let written: boolean
@@ -410,30 +410,41 @@ function serializeEvent(draft: MemoryEventDraft, seq: number, prev: string | nul
     }
     return whenDone(hash(`{${header}}`), (digest) => {
       let line = ''
-      // What a replay parses from the line (so that live state equals a replay), built member by
-      // member in line order: primitives as they are, plain JSON values copied, others parsed.
-      const event: Record<string, unknown> = {}
+      // The draft as a replay folds it from the line (so that live state equals a replay): each
+      // member's value as JSON gives it back, the draft's own when JSON keeps it (copied), else
+      // its piece parsed; a member the line leaves out is undefined.
+      const folded: Record<string, unknown> = { ...source }
       for (let index = 0; index < fields.length; index++) {
         if (parts[index] === 'digest') pieces[index] = `"${digest}"`
         const piece = pieces[index]
-        if (piece === undefined) continue
         const field = fields[index]!
-        line += `${line === '' ? '' : ','}${prefixes[index]}${piece}`
-        const value = field === 'v' ? 2 : field === 'seq' ? seq : field === 'prev' ? prev : field === 'more' ? true : field === 'payloadDigest' ? payloadDigest : field === 'digest' ? digest : source[field]
-        if (field === 'scope' && scopes) {
-          event.scope = internScope(scopes, piece, value)
+        if (piece !== undefined) line += `${line === '' ? '' : ','}${prefixes[index]}${piece}`
+        if (!(field in source)) continue
+        if (piece === undefined) {
+          folded[field] = undefined
           continue
         }
+        const value = source[field]
+        if (field === 'scope' && scopes) {
+          folded.scope = internScope(scopes, piece, value)
+          continue
+        }
+        if (typeof value === 'string' || typeof value === 'boolean') continue
         const copy = plainJsonCopy(value, 0)
-        event[field] = copy === NOT_PLAIN ? JSON.parse(piece) : copy
+        folded[field] = copy === NOT_PLAIN ? JSON.parse(piece) : copy
       }
-      return { line: `{${line}}`, event: event as unknown as MemoryEvent }
+      return { line: `{${line}}`, digest, folded: folded as unknown as MemoryEventDraft }
     })
   })
 }
 
 type LineHash = (text: string) => string | Promise<string>
-interface SerializedEvent { line: string; event: MemoryEvent }
+interface SerializedEvent {
+  line: string
+  digest: string
+  /** The draft with each value as the line gives it back (what a replay folds). */
+  folded: MemoryEventDraft
+}
 
 /** `next(value)` at once, or once `value` settles when it is a promise (a synchronous hash needs no turn of the event loop). */
 function whenDone<T, R>(value: T | Promise<T>, next: (value: T) => R | Promise<R>): R | Promise<R> {
@@ -944,7 +955,7 @@ async function compact(handle: LogHandle): Promise<MemoryLogCompaction> {
           if (strip || wasErased) stripPayload(value)
           if (strip) erasedLines++
           lines.push(canonicalJson(value))
-          prev = rebuilt.event.digest
+          prev = rebuilt.digest
           continue
         }
         if (strip) {
