@@ -462,6 +462,20 @@ function parseInstantText(value: string): number | undefined {
   return Number.isNaN(time) ? undefined : time
 }
 
+/** A new record id: `mem_` and 32 lowercase hex digits (a random UUID without dashes). */
+export function newRecordId(): string {
+  return `mem_${globalThis.crypto.randomUUID().replaceAll('-', '')}`
+}
+
+let now = { ms: Number.NaN, text: '' }
+
+/** The current time as an ISO 8601 instant (`Date#toISOString`), formatted once per millisecond. */
+export function currentInstant(): string {
+  const ms = Date.now()
+  if (ms !== now.ms) now = { ms, text: new Date(ms).toISOString() }
+  return now.text
+}
+
 /** True for an ISO 8601 instant as {@link parseInstant} reads it. */
 export function isInstant(value: unknown): value is string {
   return parseInstant(value) !== undefined

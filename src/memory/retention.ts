@@ -15,7 +15,7 @@
 import { z } from 'zod'
 import { agentError } from '../errors.ts'
 import { duplicateKey, sameContent } from './dedupe.ts'
-import { isInstant, parseInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
+import { currentInstant, isInstant, newRecordId, parseInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRetentionConfig } from './schemas.ts'
 import { sameScope, validateScope } from './scope.ts'
 import type { MemoryLogStoreAdapter } from './stores/workspace-jsonl.ts'
@@ -117,7 +117,7 @@ export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: Memo
   const store = requireLog(adapter, 'Erasing a scope')
   checkTarget(target)
   const audit = checkAudit(options?.audit)
-  const at = new Date().toISOString()
+  const at = currentInstant()
   const written = await store.log.write(state => partitionRecords(state, target.store, target.scope).map(record => eraseEvent(record, audit, at, options.reason)))
   if (written.length > 0) await store.log.compact()
   return { erased: written.length }
@@ -257,7 +257,7 @@ export function withRetention(adapter: MemoryStoreAdapter, retention: MemoryRete
       const record = await adapter.read(target, id)
       if (!record || record.status === 'deleted') return undefined
       if (!(await (adapter as MemoryLogStoreAdapter).hardDelete(target, id, options))) return undefined
-      const at = new Date().toISOString()
+      const at = currentInstant()
       return { ...record, status: 'deleted', deletedAt: at, updatedAt: at, version: record.version + 1, ...(options.reason !== undefined ? { deleteReason: options.reason } : {}) }
     },
   }
@@ -376,10 +376,6 @@ export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
   }
   const data = parsed.data
   return { format: MEMORY_EXPORT_FORMAT, version: 1, ...(data.agent !== undefined ? { agent: data.agent } : {}), store: data.store, scope: data.scope as MemoryScope, exportedAt: data.exportedAt ?? new Date(0).toISOString(), records: data.records.map(record => ({ ...record, store: record.store ?? data.store, scope: (record.scope ?? data.scope) as MemoryScope }) as MemoryRecord) }
-}
-
-function newRecordId(): string {
-  return `mem_${globalThis.crypto.randomUUID().replaceAll('-', '')}`
 }
 
 /**

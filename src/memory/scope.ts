@@ -27,6 +27,9 @@ const FIELDS: ReadonlySet<string> = new Set(MEMORY_SCOPE_FIELDS)
  * @throws AgentError `MEMORY_SCOPE_INVALID` (with `details.field`) or `MEMORY_SCOPE_REQUIRED`.
  */
 export function validateScope(value: unknown, store?: string): MemoryScope {
+  // The common case, checked without building any message: this runs on every memory operation.
+  const valid = validScopeCopy(value)
+  if (valid) return valid
   const subject = store === undefined ? 'the memory scope' : `the scope of memory store "${store}"`
   const where = store === undefined ? {} : { store }
   const fields = MEMORY_SCOPE_FIELDS.join(', ')
@@ -45,6 +48,24 @@ export function validateScope(value: unknown, store?: string): MemoryScope {
   if (unfilled) {
     throw agentError('MEMORY_SCOPE_INVALID', `${subject} field "${unfilled[0]}" is ${typeof unfilled[1] === 'string' ? 'empty' : describe(unfilled[1])}, which would widen the scope`, `resolve "${unfilled[0]}" to a non-empty string id, leave the field out on purpose, or return undefined from a scope function to switch the store off`, { field: unfilled[0], ...where })
   }
+  const scope: MemoryScope = {}
+  for (const field of MEMORY_SCOPE_FIELDS) {
+    const fieldValue = (value as MemoryScope)[field]
+    if (fieldValue !== undefined) scope[field] = fieldValue
+  }
+  return scope
+}
+
+/** A copy of `value` in field order when it is a valid scope, else `undefined` (then validateScope says why). */
+function validScopeCopy(value: unknown): MemoryScope | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
+  let count = 0
+  for (const field in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, field)) continue
+    if (!FIELDS.has(field) || !isFilled((value as Record<string, unknown>)[field])) return undefined
+    count++
+  }
+  if (count === 0) return undefined
   const scope: MemoryScope = {}
   for (const field of MEMORY_SCOPE_FIELDS) {
     const fieldValue = (value as MemoryScope)[field]

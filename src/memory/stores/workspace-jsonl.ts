@@ -10,7 +10,7 @@
  */
 import { agentError } from '../../errors.ts'
 import { openMemoryLog, type MemoryLog } from '../log.ts'
-import { cloneRecord, isInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
+import { cloneRecord, currentInstant, isInstant, newRecordId, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, validateScope } from '../scope.ts'
 import type {
@@ -177,7 +177,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
       checkTarget(target)
       checkInput(input)
       const audit = checkAudit(options)
-      const at = new Date().toISOString()
+      const at = currentInstant()
       const recordId = newRecordId()
       const supersedes = input.supersedes && input.supersedes.length > 0 ? [...new Set(input.supersedes)] : []
       let duplicate: MemoryRecord | undefined
@@ -262,10 +262,6 @@ function findInScope(state: MemoryRecordState, target: MemoryTarget, id: string)
   return record && record.store === target.store && sameScope(record.scope, target.scope) ? record : undefined
 }
 
-function newRecordId(): string {
-  return `mem_${globalThis.crypto.randomUUID().replaceAll('-', '')}`
-}
-
 function checkTarget(target: MemoryTarget): void {
   if (!target || typeof target.store !== 'string' || target.store === '') {
     throw agentError('MEMORY_TARGET_INVALID', 'the memory operation has no store name', 'pass the target as { store, scope } with the store\'s configured name')
@@ -316,7 +312,7 @@ function tombstone<T extends 'delete' | 'erase'>(type: T, target: MemoryTarget, 
     store: target.store,
     scope: target.scope,
     version: existing.version + 1,
-    at: new Date().toISOString(),
+    at: currentInstant(),
     audit,
     ...(reason !== undefined ? { reason } : {}),
   }
