@@ -59,8 +59,8 @@ export function sameContent(a: string, b: string): boolean {
   return normalizeContent(a) === normalizeContent(b)
 }
 
-/** cyrb53: a fast non-cryptographic 53-bit string hash (public domain), as 14 hex digits. */
-function hash53(text: string): string {
+/** cyrb53: a fast non-cryptographic 53-bit string hash (public domain), as 14 hex digits. Synchronous and the same everywhere. */
+export function hash53(text: string): string {
   const [h1, h2] = cyrb53(text)
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, '0')
 }

@@ -7,6 +7,7 @@
  * scope ... Every record that the documented rule returns must still be returned".
  */
 import { agentError } from '../errors.ts'
+import { hash53 } from './dedupe.ts'
 import { isInstant, parseInstant } from './records.ts'
 import { MEMORY_LIMITS } from './schemas.ts'
 import { ENGLISH_STOP_WORDS, editDistance, foldText, forEachTokenAndRun, stemWord, tokenizeWords } from './text.ts'
@@ -595,23 +596,11 @@ export function searchIndexFormat(): string {
     const parts: string[] = [[...ENGLISH_STOP_WORDS].sort().join(' ')]
     for (const { surface, term } of tokenizeWords(TOKENIZER_PROBE)) parts.push(`${surface}>${term}`)
     forEachTokenAndRun(TOKENIZER_PROBE, { word: run => parts.push(`w:${run}`), run: run => parts.push(`r:${run}`), surface: surface => parts.push(`s:${surface}`) })
-    snapshotFormat = `${SNAPSHOT_VERSION}:${textChecksum(parts.join('\n'))}`
+    snapshotFormat = `${SNAPSHOT_VERSION}:${hash53(parts.join('\n'))}`
   }
   return snapshotFormat
 }
 
-/** A 64-bit checksum of `text` (two 32-bit FNV-1a lanes over its UTF-16 code units) as 16 hex characters: short, synchronous and the same everywhere. */
-function textChecksum(text: string): string {
-  let a = 0x811c9dc5
-  let b = 0x2545f491
-  for (let at = 0; at < text.length; at++) {
-    const code = text.charCodeAt(at)
-    a = Math.imul(a ^ code, 0x01000193)
-    b = Math.imul(b ^ code, 0x5bd1e995)
-    b ^= b >>> 13
-  }
-  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0')
-}
 
 function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot: unknown; records: readonly MemoryRecord[] }): MemorySearchIndex {
   const weights = [
