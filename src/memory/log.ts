@@ -152,6 +152,12 @@ export interface MemoryLog {
    * @throws AgentError `MEMORY_LOG_CORRUPT`; write errors of the workspace.
    */
   checkpoint(): Promise<boolean>
+  /**
+   * Tells the log that a partition's search index of `records` active records was just built. A
+   * large one (at least `checkpointEvery` records) is worth persisting: a checkpoint is scheduled,
+   * so that the next cold open restores the index instead of building it again.
+   */
+  indexBuilt(records: number): void
 }
 
 /** Result of {@link verifyLog}. */
@@ -229,6 +235,10 @@ export function openMemoryLog(workspace: Workspace, key: string, options: Memory
     write: build => write(log, build),
     compact: () => compact(log),
     checkpoint: () => log.workspace.withLock(log.lockKey, () => writeCheckpoint(log)),
+    indexBuilt: (records) => {
+      const every = log.options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY
+      if (every !== false && records >= every) scheduleCheckpoint(log, true)
+    },
   }
 }
 
@@ -995,12 +1005,12 @@ function checkpointsOn(handle: LogHandle): boolean {
  * last checkpoint covers and the workspace is writable, writes one once the current event-loop
  * turn is done (never inside the operation, never failing it).
  */
-function scheduleCheckpoint(handle: LogHandle): void {
+function scheduleCheckpoint(handle: LogHandle, always = false): void {
   const every = handle.options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY
-  if (every === false || handle.checkpointScheduled || handle.lines - handle.checkpointLines < every || !handle.workspace.writable) return
+  if (every === false || handle.checkpointScheduled || (!always && handle.lines - handle.checkpointLines < every) || !handle.workspace.writable) return
   handle.checkpointScheduled = true
   setImmediate(() => {
-    handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle, every))
+    handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle, always ? undefined : every))
       .catch(error => checkpointFailed(handle, error))
       .finally(() => { handle.checkpointScheduled = false })
   })

@@ -179,6 +179,8 @@ export interface MemorySearchIndex {
   search(query: MemorySearchQuery): MemorySearchHit[]
   /** Number of active records indexed. */
   readonly size: number
+  /** True once the index is built (by a search, `size` or a restore); updates before that are only noted. */
+  readonly built?: boolean
   /**
    * The persisted form of the index with every update taken in, or `undefined` when it was never
    * built (no search yet; see {@link restoreSearchIndex}). `recordNumber(record)` is the number a
@@ -1434,6 +1436,9 @@ function searchIndex(options: MemorySearchIndexOptions, restoreFrom?: { snapshot
     get size() {
       flush()
       return live
+    },
+    get built() {
+      return built
     },
     update(record) {
       pending.set(record.id, record)

@@ -343,6 +343,23 @@ describe('a cold open that replayed many lines writes a checkpoint', () => {
     expect(stampOf(dir).lines).toBe(7)
   })
 
+  it('the first search that builds an index of checkpointEvery records or more writes a checkpoint holding it; a smaller one does not', async () => {
+    const dir = await logWithoutCheckpoint(6)
+    const small = store(createWorkspace({ dir }), 10)
+    expect(await small.search(target('alice'), { query: 'fact' })).toHaveLength(6)
+    await settle()
+    expect(await createWorkspace({ dir }).has(CHECKPOINT)).toBe(false)
+    const large = store(createWorkspace({ dir }), 6)
+    await large.export(target('alice'))
+    await settle()
+    // The open's own checkpoint (6 lines replayed) holds no index: nothing was searched yet.
+    expect(JSON.parse(lines(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8'))[2]!).indexes).toEqual([])
+    expect(await large.search(target('alice'), { query: 'fact' })).toHaveLength(6)
+    await settle()
+    const indexes = JSON.parse(lines(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8'))[2]!).indexes as Array<[string, unknown]>
+    expect(indexes.map(([key]) => key)).toEqual([partitionKey('agent', target('alice').scope)])
+  })
+
   it('fewer lines than checkpointEvery, a read-only workspace, or checkpoints off: no checkpoint', async () => {
     const dir = await logWithoutCheckpoint(4)
     expect(await store(createWorkspace({ dir }), 5).export(target('alice'))).toHaveLength(4)

@@ -261,6 +261,7 @@ function sqliteLog(file: string, handle: () => SqliteHandle): MemoryLog {
     compact: () => exclusive(handle(), h => compactRows(h)),
     // The table is the durable copy and the mirror lives in memory: nothing to checkpoint.
     checkpoint: async () => false,
+    indexBuilt: () => {},
   }
 }
 

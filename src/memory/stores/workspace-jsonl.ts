@@ -153,7 +153,16 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
     log,
     async search(target, query) {
       checkTarget(target)
-      const hits = await log.view(state => partitionIndex(state, target.store, target.scope).search(query))
+      let built: number | undefined
+      const hits = await log.view((state) => {
+        const index = partitionIndex(state, target.store, target.scope)
+        const wasBuilt = index.built
+        const found = index.search(query)
+        if (wasBuilt === false && index.built) built = index.size
+        return found
+      })
+      // A large index just built: the log may persist it (a checkpoint), so a cold open need not build it again.
+      if (built !== undefined) log.indexBuilt(built)
       return hits.map(hit => ({ ...hit, record: cloneRecord(hit.record) }))
     },
     async hardDelete(target, id, options) {
