@@ -94,15 +94,30 @@ export interface MemoryLogOptions {
   onWarning?: (warning: MemoryLogWarning) => void
   /**
    * Persist a checkpoint of the folded state (key `<log key>.checkpoint`) after a write once the
-   * log has grown by this many lines since the last one, and at every compaction; a cold open
-   * then replays only the lines after it (see docs/log-format.md, "Checkpoints"). `false`: never
-   * write nor read checkpoints. Default {@link DEFAULT_CHECKPOINT_EVERY} (10,000 lines).
+   * log has grown since the last one by this many lines and by a quarter of the lines that one
+   * covers ({@link CHECKPOINT_GROWTH}: a checkpoint costs time in proportion to the state, so
+   * its cost per appended line stays constant as the log grows), and at every compaction; a cold
+   * open then replays only the lines after it (see docs/log-format.md, "Checkpoints"). `false`:
+   * never write nor read checkpoints. Default {@link DEFAULT_CHECKPOINT_EVERY} (10,000 lines).
    */
   checkpointEvery?: number | false
 }
 
-/** Default {@link MemoryLogOptions.checkpointEvery}: lines appended between two checkpoints. */
+/** Default {@link MemoryLogOptions.checkpointEvery}: lines appended between two checkpoints, at least. */
 export const DEFAULT_CHECKPOINT_EVERY = 10_000
+
+/**
+ * A new checkpoint also waits until the log has grown by this fraction of the lines the last one
+ * covers (at 100,000 lines: every 25,000 lines, not 10,000). Writing one costs about 6 µs per
+ * record held (`checkpointWriteMs` in `npm run bench`), so a fixed interval would make its cost
+ * per appended line grow with the log; the tail a cold open replays stays under a fifth of it.
+ */
+export const CHECKPOINT_GROWTH = 0.25
+
+/** Lines the log must grow by past the last checkpoint before the next one (see {@link CHECKPOINT_GROWTH}). */
+function checkpointDue(handle: LogHandle, every: number): boolean {
+  return handle.lines - handle.checkpointLines >= Math.max(every, Math.floor(handle.checkpointLines * CHECKPOINT_GROWTH))
+}
 
 /** A warning of the log engine. */
 export interface MemoryLogWarning {
@@ -1001,13 +1016,13 @@ function checkpointsOn(handle: LogHandle): boolean {
 }
 
 /**
- * After a write or a read of new lines: when the state folds `checkpointEvery` lines more than the
- * last checkpoint covers and the workspace is writable, writes one once the current event-loop
+ * After a write or a read of new lines: when a checkpoint is due ({@link checkpointDue}) and the
+ * workspace is writable, writes one once the current event-loop
  * turn is done (never inside the operation, never failing it).
  */
 function scheduleCheckpoint(handle: LogHandle, always = false): void {
   const every = handle.options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY
-  if (every === false || handle.checkpointScheduled || (!always && handle.lines - handle.checkpointLines < every) || !handle.workspace.writable) return
+  if (every === false || handle.checkpointScheduled || (!always && !checkpointDue(handle, every)) || !handle.workspace.writable) return
   handle.checkpointScheduled = true
   setImmediate(() => {
     handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle, always ? undefined : every))
@@ -1027,7 +1042,7 @@ async function writeCheckpoint(handle: LogHandle, every?: number): Promise<boole
   if (!checkpointsOn(handle) || !handle.workspace.writable) return false
   await sync(handle, true)
   // A scheduled checkpoint that another one (compaction, an explicit call) made unnecessary.
-  if (every !== undefined && handle.lines - handle.checkpointLines < every) return false
+  if (every !== undefined && !checkpointDue(handle, every)) return false
   if (handle.lines === 0 || handle.lastDigest === null || handle.tail.length > 0 || handle.skipped > 0) return false
   const { offset, lines, lastDigest, lastLineStart, hasV1 } = handle
   const text = await serializeCheckpoint({ offset, lines, lastDigest, lastLineStart, hasV1 }, handle.state, (await sha256HexSync()) ?? sha256Hex)

@@ -112,6 +112,21 @@ describe('log checkpoints', () => {
     expect(Math.min(...starts)).toBeGreaterThan(0)
   })
 
+  it('the interval between checkpoints grows with the log: checkpointEvery lines, or a quarter of the lines the last one covers when that is more', async () => {
+    const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
+    const log = openMemoryLog(workspace, KEY, { checkpointEvery: 4 })
+    const covered: number[] = []
+    for (let n = 0; n < 50; n++) {
+      await log.write(() => [{ type: 'remember', recordId: `mem_${String(n).padStart(32, '0')}`, store: 'agent', scope: alice.scope, version: 1, at: '2024-05-01T09:30:00.000Z', audit, kind: 'semantic', content: `fact ${n}`, tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: '2024-05-01T09:30:00.000Z' }])
+      await settle()
+      const text = await workspace.readText(CHECKPOINT)
+      const lines = text === undefined ? 0 : (JSON.parse(text.split('\n')[0]!) as { lines: number }).lines
+      if (lines !== (covered.at(-1) ?? 0)) covered.push(lines)
+    }
+    // From c lines covered, the next checkpoint comes max(4, floor(c / 4)) lines later.
+    expect(covered).toEqual([4, 8, 12, 16, 20, 25, 31, 38, 47])
+  })
+
   it('a cold open trusts a matching checkpoint for the lines it covers, and verifyLog still checks every line of the log', async () => {
     const dir = tempDir()
     const adapter = store(createWorkspace({ dir }))

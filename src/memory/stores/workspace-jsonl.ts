@@ -38,8 +38,9 @@ export interface WorkspaceJsonlMemoryStoreOptions {
   readPastCorruption?: boolean
   /**
    * Lines appended between two persisted checkpoints of the state (`<path>.checkpoint`, also
-   * written at compaction); a cold open replays only the lines after the checkpoint.
-   * `false`: no checkpoints. Default 10,000. See docs/log-format.md, "Checkpoints".
+   * written at compaction), at least: the next one also waits for a quarter more lines than the
+   * last one covers (at 100,000 lines, every 25,000). A cold open replays only the lines after
+   * the checkpoint. `false`: no checkpoints. Default 10,000. See docs/log-format.md, "Checkpoints".
    */
   checkpointEvery?: number | false
 }
