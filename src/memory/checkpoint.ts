@@ -61,27 +61,37 @@ export function checkpointKey(logKey: string): string {
  *
  * @throws Error when an index holds a record its partition does not (the checkpoint is not written).
  */
-export function serializeCheckpoint(stamp: MemoryLogCheckpointStamp, state: MemoryRecordState, digest: (text: string) => string | Promise<string>): string | Promise<string> {
+export async function serializeCheckpoint(stamp: MemoryLogCheckpointStamp, state: MemoryRecordState, digest: (text: string) => string | Promise<string>): Promise<string> {
+  const turn = turns()
   const values: Record<string, unknown[]> = {}
   const indexes: Record<string, Map<string, number>> = {}
+  // Records share their scope, audit and empty values as objects (replay interns them): look an
+  // object up before writing its JSON.
+  const byObject: Record<string, Map<unknown, number>> = {}
   for (const field of SHARED_FIELDS) {
     values[field] = []
     indexes[field] = new Map()
+    byObject[field] = new Map()
   }
   const positions = new Map<string, number>()
   const records: Array<Record<string, unknown>> = []
   for (const record of state.records.values()) {
+    if (records.length % 1000 === 999) await turn.maybe()
     positions.set(record.id, records.length)
     const copy: Record<string, unknown> = { ...record }
     for (const field of SHARED_FIELDS) {
       const value = copy[field]
       if (value === undefined) continue
-      const text = JSON.stringify(value)
-      if (text.length > SHARED_MAX_CHARS) continue
-      let at = indexes[field]!.get(text)
+      let at = byObject[field]!.get(value)
       if (at === undefined) {
-        indexes[field]!.set(text, at = values[field]!.length)
-        values[field]!.push(value)
+        const text = JSON.stringify(value)
+        if (text.length > SHARED_MAX_CHARS) continue
+        at = indexes[field]!.get(text)
+        if (at === undefined) {
+          indexes[field]!.set(text, at = values[field]!.length)
+          values[field]!.push(value)
+        }
+        if (typeof value === 'object' && value !== null) byObject[field]!.set(value, at)
       }
       copy[field] = at
     }
@@ -104,15 +114,37 @@ export function serializeCheckpoint(stamp: MemoryLogCheckpointStamp, state: Memo
       return number
     })
     if (snapshot) snapshots.push([key, snapshot])
+    await turn.maybe()
   }
   const indexLine = JSON.stringify({ indexes: snapshots })
-  const stateLine = JSON.stringify({ values, records, partitions, erased: [...state.erased] })
-  const text = (indexDigest: string) => {
-    const head = { type: TYPE, v: VERSION, offset: stamp.offset, lines: stamp.lines, lastDigest: stamp.lastDigest, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1, indexDigest }
-    return `${JSON.stringify(head)}\n${stateLine}\n${indexLine}\n`
+  // The records array written in slices, a turn of the event loop between them.
+  const recordTexts: string[] = []
+  for (let start = 0; start < records.length; start += 1000) {
+    recordTexts.push(JSON.stringify(records.slice(start, start + 1000)).slice(1, -1))
+    await turn.maybe()
   }
-  const indexDigest = digest(indexLine)
-  return typeof indexDigest === 'string' ? text(indexDigest) : indexDigest.then(text)
+  const rest = JSON.stringify({ partitions, erased: [...state.erased] }).slice(1)
+  const stateLine = `{"values":${JSON.stringify(values)},"records":[${recordTexts.join(',')}],${rest}`
+  const head = { type: TYPE, v: VERSION, offset: stamp.offset, lines: stamp.lines, lastDigest: stamp.lastDigest, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1, indexDigest: await digest(indexLine) }
+  return `${JSON.stringify(head)}\n${stateLine}\n${indexLine}\n`
+}
+
+/** Longest run of checkpoint work between two turns of the event loop, in ms. */
+const TURN_MS = 10
+
+/**
+ * Gives the event loop a turn once {@link TURN_MS} of work ran since the last one, so that a
+ * checkpoint of a large state does not stall the process (reads and other work run between slices).
+ */
+function turns() {
+  let since = Date.now()
+  return {
+    async maybe(): Promise<void> {
+      if (Date.now() - since < TURN_MS) return
+      await new Promise(resolve => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)))
+      since = Date.now()
+    },
+  }
 }
 
 /** The stamp of a checkpoint text, or why it is not a checkpoint this version reads. Parses line 1 only. */

@@ -127,6 +127,23 @@ describe('log checkpoints', () => {
     expect(covered).toEqual([4, 8, 12, 16, 20, 25, 31, 38, 47])
   })
 
+  it('writing the checkpoint of a large state gives the event loop turns: a timer set as it starts runs before it ends, and the checkpoint still equals a replay', async () => {
+    const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
+    const log = openMemoryLog(workspace, KEY, { checkpointEvery: false })
+    const at = '2024-05-01T09:30:00.000Z'
+    for (let batch = 0; batch < 24; batch++) {
+      await log.write(() => Array.from({ length: 1000 }, (_, n) => ({ type: 'remember' as const, recordId: `mem_${String(batch * 1000 + n).padStart(32, '0')}`, store: 'agent', scope: n % 2 === 0 ? alice.scope : bob.scope, version: 1, at, audit, kind: 'semantic', content: `fact ${batch} ${n}`, tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: at })))
+    }
+    const events: string[] = []
+    const written = openMemoryLog(createWorkspace({ storage: workspace.storage }), KEY).checkpoint().then((done) => { events.push('checkpoint'); return done })
+    setTimeout(() => events.push('timer'), 0)
+    expect(await written).toBe(true)
+    expect(events).toEqual(['timer', 'checkpoint'])
+    const fromCheckpoint = await openState(createWorkspace({ storage: workspace.storage }))
+    expect(fromCheckpoint.warnings).toEqual([])
+    expect(fromCheckpoint.state).toEqual((await openState(createWorkspace({ storage: workspace.storage }), false)).state)
+  })
+
   it('a cold open trusts a matching checkpoint for the lines it covers, and verifyLog still checks every line of the log', async () => {
     const dir = tempDir()
     const adapter = store(createWorkspace({ dir }))
