@@ -225,6 +225,9 @@ interface LogHandle {
   checkpointLines: number
   /** A threshold checkpoint is scheduled or being written. */
   checkpointScheduled?: boolean
+  /** Large search indexes built so far ({@link MemoryLog.indexBuilt}), and how many of them the last checkpoint written came after. */
+  indexesBuilt: number
+  checkpointIndexes: number
   /** Frozen scope objects by their canonical JSON, shared by the records that replay and writes fold. */
   scopes: Map<string, unknown>
 }
@@ -252,7 +255,9 @@ export function openMemoryLog(workspace: Workspace, key: string, options: Memory
     checkpoint: () => log.workspace.withLock(log.lockKey, () => writeCheckpoint(log)),
     indexBuilt: (records) => {
       const every = log.options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY
-      if (every !== false && records >= every) scheduleCheckpoint(log, true)
+      if (every === false || records < every) return
+      log.indexesBuilt++
+      scheduleCheckpoint(log, true)
     },
   }
 }
@@ -307,7 +312,7 @@ export async function compactLog(workspace: Workspace, key: string): Promise<Mem
 }
 
 function emptyHandle() {
-  return { state: emptyRecordState(createSearchIndex), lines: 0, lastDigest: null, offset: 0, seen: undefined, tail: EMPTY, hasV1: false, skipped: 0, lastLineStart: 0, checkpointLines: 0, scopes: new Map<string, unknown>() }
+  return { state: emptyRecordState(createSearchIndex), lines: 0, lastDigest: null, offset: 0, seen: undefined, tail: EMPTY, hasV1: false, skipped: 0, lastLineStart: 0, checkpointLines: 0, scopes: new Map<string, unknown>(), indexesBuilt: 0, checkpointIndexes: 0 }
 }
 
 function requireWritable(handle: LogHandle) {
@@ -1025,7 +1030,7 @@ function scheduleCheckpoint(handle: LogHandle, always = false): void {
   if (every === false || handle.checkpointScheduled || (!always && !checkpointDue(handle, every)) || !handle.workspace.writable) return
   handle.checkpointScheduled = true
   setImmediate(() => {
-    handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle, always ? undefined : every))
+    handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle, always ? undefined : every, always))
       .catch(error => checkpointFailed(handle, error))
       .finally(() => { handle.checkpointScheduled = false })
   })
@@ -1038,17 +1043,22 @@ function checkpointFailed(handle: LogHandle, error: unknown): void {
 }
 
 /** Writes a checkpoint of the handle's state (call under the log's lock). See {@link MemoryLog.checkpoint}. */
-async function writeCheckpoint(handle: LogHandle, every?: number): Promise<boolean> {
+async function writeCheckpoint(handle: LogHandle, every?: number, forIndexes = false): Promise<boolean> {
   if (!checkpointsOn(handle) || !handle.workspace.writable) return false
   await sync(handle, true)
   // A scheduled checkpoint that another one (compaction, an explicit call) made unnecessary.
   if (every !== undefined && !checkpointDue(handle, every)) return false
+  if (forIndexes && handle.checkpointIndexes === handle.indexesBuilt) return false
+  const indexesBuilt = handle.indexesBuilt
   if (handle.lines === 0 || handle.lastDigest === null || handle.tail.length > 0 || handle.skipped > 0) return false
   const { offset, lines, lastDigest, lastLineStart, hasV1 } = handle
   const text = await serializeCheckpoint({ offset, lines, lastDigest, lastLineStart, hasV1 }, handle.state, (await sha256HexSync()) ?? sha256Hex)
   // Only while the log is still what the state folds: a writer of another process may have appended meanwhile.
   const written = await handle.workspace.replace(checkpointKey(handle.key), text, { ifSizeOf: { key: handle.key, size: offset } })
-  if (written) handle.checkpointLines = lines
+  if (written) {
+    handle.checkpointLines = lines
+    handle.checkpointIndexes = indexesBuilt
+  }
   return written
 }
 

@@ -360,6 +360,25 @@ describe('a cold open that replayed many lines writes a checkpoint', () => {
     expect(indexes.map(([key]) => key)).toEqual([partitionKey('agent', target('alice').scope)])
   })
 
+  it('a checkpoint written after the index was built makes the one scheduled for it unnecessary', async () => {
+    const dir = await logWithoutCheckpoint(6)
+    const workspace = createWorkspace({ dir })
+    let writes = 0
+    const replace = workspace.replace.bind(workspace)
+    workspace.replace = async (key, text, options) => {
+      if (key === CHECKPOINT) writes++
+      return replace(key, text, options)
+    }
+    const adapter = store(workspace, 6)
+    await adapter.export(target('alice'))
+    await settle()
+    expect(writes).toBe(1)
+    expect(await adapter.search(target('alice'), { query: 'fact' })).toHaveLength(6)
+    expect(await adapter.log.checkpoint()).toBe(true)
+    await settle()
+    expect(writes).toBe(2)
+  })
+
   it('fewer lines than checkpointEvery, a read-only workspace, or checkpoints off: no checkpoint', async () => {
     const dir = await logWithoutCheckpoint(4)
     expect(await store(createWorkspace({ dir }), 5).export(target('alice'))).toHaveLength(4)
