@@ -96,8 +96,8 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
     },
     append(key, text, options = {}) {
       // Native appends are atomic on their own (fs: a synchronous check and write under the
-      // lease; memory: synchronous; Redis: one command or Lua script): no lock in this process,
-      // and their promise is returned as is (appends are the hot path).
+      // lease; memory: synchronous; Redis: one command or Lua script): unless another write of
+      // this key is queued (call order is kept), no lock, and their promise is returned as is.
       let native: NativeText | undefined
       try {
         key = checkKey(key)
@@ -107,8 +107,9 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
       catch (error) {
         return Promise.reject(error)
       }
-      if (native) return native.append(text, options)
+      if (native && !locks.has(native.id)) return native.append(text, options)
       return withLock(key, async () => {
+        if (native) return native.append(text, options)
         // Fallback for drivers without a native append: guarded read-modify-write (this process only).
         const current = rawToText(await storage.getItemRaw(key)) ?? ''
         if (options.ifSize !== undefined && Buffer.byteLength(current, 'utf8') !== options.ifSize) return false

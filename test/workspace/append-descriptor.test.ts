@@ -31,6 +31,18 @@ describe('fs conditional append with a kept descriptor', () => {
     expect(readFileSync(join(dir, 'log/a.jsonl'), 'utf8')).toBe('four\nfive\n')
   })
 
+  it('an append called while another write of the same key is under way lands after it (call order)', async () => {
+    const dir = folder()
+    const workspace = createWorkspace({ dir })
+    await workspace.append('a.jsonl', 'one\n', { ifSize: 0 })
+    // Let the cross-process lease go, so the truncate below has to take it again first.
+    await new Promise(resolve => setImmediate(resolve))
+    const truncated = workspace.truncate('a.jsonl', 0, { ifSize: 4 })
+    const appended = workspace.append('a.jsonl', 'two\n')
+    expect(await Promise.all([truncated, appended])).toEqual([true, true])
+    expect(readFileSync(join(dir, 'a.jsonl'), 'utf8')).toBe('two\n')
+  })
+
   it('starts a new file after the value was removed, and appends after a truncation land at the new end', async () => {
     const dir = folder()
     const workspace = createWorkspace({ dir })
