@@ -8,7 +8,7 @@
  * lists record ids, the store marks those records as superseded. `memory_delete` is a soft
  * delete. The JSONL store appends a tombstone and keeps the original line").
  */
-import type { MemoryAudit, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope } from './types.ts'
+import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryRecordContent, MemoryScope } from './types.ts'
 import { contentKey, contentKeyHash } from './dedupe.ts'
 import { sameScope, scopeKey, validateScope } from './scope.ts'
 import type { MemorySearchIndex } from './search.ts'
@@ -33,17 +33,9 @@ interface MemoryEventHead {
 }
 
 /** Creates a record. Its payload is the record's fields. */
-export interface MemoryRememberDraft extends MemoryEventHead {
+export interface MemoryRememberDraft extends MemoryEventHead, MemoryRecordContent {
   type: 'remember'
-  kind: string
-  content: string
-  title?: string
-  tags: string[]
-  metadata: Record<string, unknown>
-  pinned: boolean
-  confidence?: number
-  /** Issue 5: the structured episode of an episodic record, and keywords/topics metadata (absent when not given). */
-  episode?: MemoryEpisode
+  /** Issue 5: keywords/topics metadata (absent when not given). */
   keywords?: string[]
   topics?: string[]
   supersedes: string[]

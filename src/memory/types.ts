@@ -58,11 +58,8 @@ export interface MemoryEpisode {
   result?: string
 }
 
-/** A record as stores return it: its latest state folded from the event log. */
-export interface MemoryRecord {
-  id: string
-  store: string
-  scope: MemoryScope
+/** The fields of a record's content, shared by the record, its `remember` event and a write candidate. */
+export interface MemoryRecordContent {
   kind: MemoryKind
   content: string
   title?: string
@@ -73,6 +70,13 @@ export interface MemoryRecord {
   confidence?: number
   /** Episodic records only: the structured episode (issue 5). */
   episode?: MemoryEpisode
+}
+
+/** A record as stores return it: its latest state folded from the event log. */
+export interface MemoryRecord extends MemoryRecordContent {
+  id: string
+  store: string
+  scope: MemoryScope
   /** Search keywords (issue 5, "Metadata"); searchable and filterable. Absent when none were given. */
   keywords?: string[]
   /** Topics (issue 5, "Metadata"); searchable and filterable. Absent when none were given. */
@@ -297,16 +301,8 @@ export interface MemoryRecallOptions {
 }
 
 /** What a write filter and an enrich hook see of a `memory_remember` call (the validated input). */
-export interface MemoryWriteCandidate {
+export interface MemoryWriteCandidate extends MemoryRecordContent {
   store: string
-  kind: MemoryKind
-  content: string
-  title?: string
-  tags: string[]
-  metadata: Record<string, unknown>
-  pinned: boolean
-  confidence?: number
-  episode?: MemoryEpisode
   keywords: string[]
   topics: string[]
 }
