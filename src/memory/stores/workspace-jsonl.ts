@@ -168,8 +168,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
     },
     async hardDelete(target, id, options) {
       checkTarget(target)
-      const audit = checkAudit(options)
-      if (options.reason !== undefined && typeof options.reason !== 'string') throw invalidInput('`reason` must be a string')
+      const audit = checkDeleteOptions(options)
       const [erased] = await log.write((state) => {
         const existing = findInScope(state, target, id)
         return existing ? [tombstone('erase', target, existing, audit, options.reason)] : []
@@ -243,8 +242,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
     },
     async delete(target, id, options) {
       checkTarget(target)
-      const audit = checkAudit(options)
-      if (options.reason !== undefined && typeof options.reason !== 'string') throw invalidInput('`reason` must be a string')
+      const audit = checkDeleteOptions(options)
       const [record] = await log.write((state) => {
         const existing = findInScope(state, target, id)
         return existing && existing.status !== 'deleted' ? [tombstone('delete', target, existing, audit, options.reason)] : []
@@ -308,6 +306,13 @@ function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryA
     throw agentError('MEMORY_AUDIT_REQUIRED', 'the memory write has no audit block with `via`', 'pass { audit: { via: "tool" | "api" | "cli" | "import", runId, threadId, agent, user } }')
   }
   return options.audit
+}
+
+/** The audit block of a delete or hard delete, after checking its `reason`. */
+function checkDeleteOptions(options: MemoryDeleteOptions): MemoryAudit {
+  const audit = checkAudit(options)
+  if (options.reason !== undefined && typeof options.reason !== 'string') throw invalidInput('`reason` must be a string')
+  return audit
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
