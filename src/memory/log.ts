@@ -460,8 +460,7 @@ function serializeEvent(draft: MemoryEventDraft, seq: number, prev: string | nul
           continue
         }
         if (typeof value === 'string' || typeof value === 'boolean') continue
-        const copy = plainJsonCopy(value, 0)
-        folded[field] = copy === NOT_PLAIN ? JSON.parse(piece) : copy
+        folded[field] = asParsed(value, piece)
       }
       return { line: `{${line}}`, digest, folded: folded as unknown as MemoryEventDraft }
     })
@@ -485,12 +484,17 @@ function whenDone<T, R>(value: T | Promise<T>, next: (value: T) => R | Promise<R
 function internScope(scopes: Map<string, unknown>, json: string, value: unknown): MemoryScope {
   const known = scopes.get(json) as MemoryScope | undefined
   if (known) return known
-  const copy = plainJsonCopy(value, 0)
-  const scope = Object.freeze(copy === NOT_PLAIN ? JSON.parse(json) : copy) as MemoryScope
+  const scope = Object.freeze(asParsed(value, json)) as MemoryScope
   if (scopes.size >= SCOPE_INTERNER_MAX) scopes.clear()
   // A key of our own: `json` may be a slice of a whole read's text, which a kept key would keep alive.
   scopes.set(canonicalJson(scope), scope)
   return scope
+}
+
+/** `JSON.parse(json)`, where `json` is the canonical JSON of `value`: a copy of `value` when JSON keeps it as is, else parsed. */
+function asParsed(value: unknown, json: string): unknown {
+  const copy = plainJsonCopy(value, 0)
+  return copy === NOT_PLAIN ? JSON.parse(json) : copy
 }
 
 const NOT_PLAIN = Symbol('not plain JSON')
