@@ -1,4 +1,5 @@
 import Redis from 'ioredis'
+import { afterAll, beforeAll } from 'vitest'
 import { createStorage } from 'unstorage'
 import redisDriver from 'unstorage/drivers/redis'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
@@ -28,4 +29,25 @@ export async function connectRedis(): Promise<Redis | undefined> {
 /** A workspace on the unstorage redis driver, its keys under `base`. */
 export function redisWorkspace(base: string): Workspace {
   return createWorkspace({ storage: createStorage({ driver: redisDriver({ url: REDIS_URL, base }) }) })
+}
+
+/**
+ * For a describe block of Redis tests: connects a probe client before them (warning with
+ * {@link REDIS_SKIP_HINT} when none answers) and, after them, deletes the keys under `prefix` and
+ * disconnects. Read `redis.probe` (undefined when unreachable) inside the tests.
+ */
+export function useRedisProbe(prefix: string, what: string): { probe: Redis | undefined } {
+  const redis: { probe: Redis | undefined } = { probe: undefined }
+  beforeAll(async () => {
+    redis.probe = await connectRedis()
+    if (!redis.probe) console.warn(`${what} skipped: ${REDIS_SKIP_HINT}`)
+  })
+  afterAll(async () => {
+    const probe = redis.probe
+    if (!probe) return
+    const keys = await probe.keys(`${prefix}*`)
+    if (keys.length) await probe.del(...keys)
+    probe.disconnect()
+  })
+  return redis
 }

@@ -10,11 +10,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
-import type Redis from 'ioredis'
-import { connectRedis, REDIS_SKIP_HINT, redisWorkspace } from '../helpers/redis.ts'
+import { redisWorkspace, useRedisProbe } from '../helpers/redis.ts'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/log.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
@@ -262,30 +261,17 @@ describe('log checkpoints', () => {
 })
 
 describe('log checkpoints on Redis', () => {
-  let reachable = false
-  let probe: Redis | undefined
   const prefix = `vam-checkpoint-${process.pid}-${Date.now()}`
-  beforeAll(async () => {
-    probe = await connectRedis()
-    reachable = probe !== undefined
-    if (!reachable) console.warn(`Redis checkpoint tests skipped: ${REDIS_SKIP_HINT}`)
-  })
-  afterAll(async () => {
-    if (reachable && probe) {
-      const keys = await probe.keys(`${prefix}*`)
-      if (keys.length) await probe.del(...keys)
-    }
-    probe?.disconnect()
-  })
+  const redis = useRedisProbe(prefix, 'Redis checkpoint tests')
 
   it('a checkpoint on Redis: written next to the log, an open from it equals a replay, another client\'s later lines are seen, a stale one is ignored', async (context) => {
-    if (!reachable) return context.skip()
+    if (!redis.probe) return context.skip()
     const base = `${prefix}:a`
     const first = redisWorkspace(base)
     const adapter = store(first, 3)
     for (let n = 0; n < 3; n++) await adapter.append(alice, { kind: 'semantic', content: `first ${n}` }, { audit })
     await settle()
-    expect(await probe!.exists(`${base}:memory:memory.jsonl.checkpoint`)).toBe(1)
+    expect(await redis.probe!.exists(`${base}:memory:memory.jsonl.checkpoint`)).toBe(1)
     const second = redisWorkspace(base)
     await store(second).append(bob, { kind: 'semantic', content: 'second 0' }, { audit })
     const [third, fourth, fifth] = [redisWorkspace(base), redisWorkspace(base), redisWorkspace(base)]
@@ -294,8 +280,8 @@ describe('log checkpoints on Redis', () => {
     expect(opened.state).toEqual((await openState(fourth, false)).state)
     expect((opened.state as { records: unknown[] }).records).toHaveLength(4)
     // Truncated to its first line behind the engine's back: the checkpoint covers more than the log holds.
-    const text = (await probe!.get(`${base}:memory:memory.jsonl`))!
-    await probe!.set(`${base}:memory:memory.jsonl`, text.slice(0, text.indexOf('\n') + 1))
+    const text = (await redis.probe!.get(`${base}:memory:memory.jsonl`))!
+    await redis.probe!.set(`${base}:memory:memory.jsonl`, text.slice(0, text.indexOf('\n') + 1))
     const stale = await openState(fifth)
     expect(stale.warnings.map(warning => warning.code)).toEqual(['MEMORY_LOG_CHECKPOINT_IGNORED'])
     expect((stale.state as { records: unknown[] }).records).toHaveLength(1)

@@ -9,11 +9,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
-import type Redis from 'ioredis'
-import { connectRedis, REDIS_SKIP_HINT, redisWorkspace } from '../helpers/redis.ts'
+import { redisWorkspace, useRedisProbe } from '../helpers/redis.ts'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { compactLog, openMemoryLog, verifyLog } from '../../src/memory/log.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
@@ -70,24 +69,11 @@ describe('log engine concurrency', () => {
 })
 
 describe('log engine on Redis', () => {
-  let reachable = false
-  let probe: Redis | undefined
   const prefix = `vam-test-${process.pid}-${Date.now()}`
-  beforeAll(async () => {
-    probe = await connectRedis()
-    reachable = probe !== undefined
-    if (!reachable) console.warn(`Redis tests skipped: ${REDIS_SKIP_HINT}`)
-  })
-  afterAll(async () => {
-    if (reachable && probe) {
-      const keys = await probe.keys(`${prefix}*`)
-      if (keys.length) await probe.del(...keys)
-    }
-    probe?.disconnect()
-  })
+  const redis = useRedisProbe(prefix, 'Redis tests')
 
   it('2 instances x 100 remembers on one Redis key give 200 records, a gap-free seq and a verifying chain', async (context) => {
-    if (!reachable) return context.skip()
+    if (!redis.probe) return context.skip()
     const base = `${prefix}:two`
     const first = redisWorkspace(base)
     const second = redisWorkspace(base)
@@ -104,14 +90,14 @@ describe('log engine on Redis', () => {
   }, 60_000)
 
   it('the Redis workspace appends natively and tails with GETRANGE', async (context) => {
-    if (!reachable) return context.skip()
+    if (!redis.probe) return context.skip()
     const workspace = redisWorkspace(`${prefix}:native`)
     expect(await workspace.append('log.jsonl', 'a\n')).toBe(true)
     expect(await workspace.append('log.jsonl', 'é\n', { ifSize: 2 })).toBe(true)
     expect(await workspace.append('log.jsonl', 'x\n', { ifSize: 2 })).toBe(false)
     expect(await workspace.stat('log.jsonl')).toEqual({ size: 5 })
     expect(Buffer.from((await workspace.readBytes('log.jsonl', 2))!).toString('utf8')).toBe('é\n')
-    expect(await probe!.get(`${prefix}:native:log.jsonl`)).toBe('a\né\n')
+    expect(await redis.probe!.get(`${prefix}:native:log.jsonl`)).toBe('a\né\n')
     await workspace.storage.dispose()
   })
 })
