@@ -6,7 +6,7 @@
  * to exercise the hybrid (RRF) path, not to claim semantic quality.
  */
 import { MockEmbeddingModelV3 } from 'ai/test'
-import { tokenizeWords } from '../src/memory/text.ts'
+import { tokenizeWords } from '../src/search/text.ts'
 
 /** Vector length. */
 export const HASHING_DIMENSIONS = 1024

@@ -23,7 +23,7 @@
  * ignored (a summary can only apply to exactly the entries it was computed from).
  */
 import { agentError } from '../errors.ts'
-import { sha256Hex } from '../memory/digest.ts'
+import { sha256Hex } from '../log/digest.ts'
 import { scopeKey } from '../memory/scope.ts'
 import type { MemoryScope } from '../memory/types.ts'
 import type { Workspace } from '../workspace/types.ts'

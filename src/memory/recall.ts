@@ -13,7 +13,7 @@ import type { ModelMessage } from 'ai'
 import type { ModelCallContext, PromptProvider } from '../agent/types.ts'
 import { MEMORY_LIMITS } from './schemas.ts'
 import type { MemoryRecallConfig } from './schemas.ts'
-import { hybridSearch } from './semantic.ts'
+import { hybridSearch } from '../search/hybrid.ts'
 import type { ActiveMemoryStore } from './tools.ts'
 import type { MemoryRecord, MemoryTarget } from './types.ts'
 

@@ -11,7 +11,7 @@
 import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryRecordContent, MemoryScope } from './types.ts'
 import { contentKey, contentKeyHash } from './dedupe.ts'
 import { sameScope, scopeKey, validateScope } from './scope.ts'
-import type { MemorySearchIndex } from './search.ts'
+import type { MemorySearchIndex } from '../search/search.ts'
 
 /** The event types of the log format: `remember`, `supersede`, `delete` (versions 1 and 2) and `erase` (version 2 only, a hard delete). */
 export type MemoryEventType = 'remember' | 'supersede' | 'delete' | 'erase'
@@ -165,7 +165,7 @@ export function emptyRecordState(createIndex?: () => MemorySearchIndex): MemoryR
 }
 
 let defaultIndexFactory: () => MemorySearchIndex = () => {
-  throw new Error('no search index factory: import the log engine (src/memory/log.ts), which registers createSearchIndex')
+  throw new Error('no search index factory: import the log engine (src/log/log.ts), which registers createSearchIndex')
 }
 
 /** Sets the index factory of states created without one (the log engine registers `createSearchIndex` when loaded). */

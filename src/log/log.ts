@@ -76,10 +76,10 @@ import {
   type MemoryEventDraft,
   type MemoryRecordLookup,
   type MemoryRecordState,
-} from './records.ts'
+} from '../memory/records.ts'
 import { checkpointKey, readCheckpointStamp, readCheckpointState, serializeCheckpoint } from './checkpoint.ts'
-import { createSearchIndex, restoreSearchIndex, searchIndexFormat } from './search.ts'
-import type { MemoryRecord, MemoryScope } from './types.ts'
+import { createSearchIndex, restoreSearchIndex, searchIndexFormat } from '../search/search.ts'
+import type { MemoryRecord, MemoryScope } from '../memory/types.ts'
 
 /** Options of {@link openMemoryLog}. */
 export interface MemoryLogOptions {

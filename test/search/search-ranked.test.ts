@@ -1,12 +1,12 @@
 import fc from 'fast-check'
 import { MockEmbeddingModelV3 } from 'ai/test'
 import { describe, expect, it } from 'vitest'
-import { createSearchIndex, searchRecords, SNIPPET_CODE_POINTS, snippetOf } from '../../src/memory/search.ts'
-import { hybridSearch } from '../../src/memory/semantic.ts'
+import { createSearchIndex, searchRecords, SNIPPET_CODE_POINTS, snippetOf } from '../../src/search/search.ts'
+import { hybridSearch } from '../../src/search/hybrid.ts'
 import { inMemoryMemoryStore } from '../../src/memory/stores/in-memory.ts'
-import { editDistance, tokenize } from '../../src/memory/text.ts'
+import { editDistance, tokenize } from '../../src/search/text.ts'
 import type { MemoryRecord, MemoryRecordInput, MemoryStoreAdapter, MemoryTarget } from '../../src/memory/types.ts'
-import { record } from './fixtures/records.ts'
+import { record } from '../fixtures/records.ts'
 
 
 function indexOf(records: MemoryRecord[]) {

@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createSearchIndex } from '../../src/memory/search.ts'
+import { createSearchIndex } from '../../src/search/search.ts'
 import type { MemoryRecord } from '../../src/memory/types.ts'
-import { record } from './fixtures/records.ts'
+import { record } from '../fixtures/records.ts'
 
 // The index tokenizes ASCII text with a one-pass scanner and caches what each run is as a token;
 // removals tokenize a record again without creating terms. These tests hold an index that took

@@ -14,9 +14,9 @@
  * every partition whose index was built, as a {@link MemorySearchIndexSnapshot} whose record
  * numbers count in the partition's creation order.
  */
-import { emptyRecordState, type MemoryRecordState } from './records.ts'
-import type { MemorySearchIndex, MemorySearchIndexSnapshot } from './search.ts'
-import type { MemoryRecord } from './types.ts'
+import { emptyRecordState, type MemoryRecordState } from '../memory/records.ts'
+import type { MemorySearchIndex, MemorySearchIndexSnapshot } from '../search/search.ts'
+import type { MemoryRecord } from '../memory/types.ts'
 
 /** What a checkpoint covers: the log up to `offset` bytes, `lines` lines, the last one with `lastDigest`. */
 export interface MemoryLogCheckpointStamp {

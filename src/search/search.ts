@@ -7,13 +7,13 @@
  * scope ... Every record that the documented rule returns must still be returned".
  */
 import { agentError } from '../errors.ts'
-import { hash53 } from './dedupe.ts'
-import { isInstant, parseInstant } from './records.ts'
-import { MEMORY_LIMITS } from './schemas.ts'
+import { hash53 } from '../memory/dedupe.ts'
+import { isInstant, parseInstant } from '../memory/records.ts'
+import { MEMORY_LIMITS } from '../memory/schemas.ts'
 import { ENGLISH_STOP_WORDS, editDistance, foldText, forEachTokenAndRun, stemWord, tokenizeWords } from './text.ts'
 import type { TokenAndRunVisitor } from './text.ts'
-import { searchableContent, searchableTags } from './kinds.ts'
-import type { MemoryRecord, MemorySearchHit, MemorySearchQuery } from './types.ts'
+import { searchableContent, searchableTags } from '../memory/kinds.ts'
+import type { MemoryRecord, MemorySearchHit, MemorySearchQuery } from '../memory/types.ts'
 
 /** Results returned when a query gives no `limit` (source: capability document). */
 export const DEFAULT_SEARCH_LIMIT = 10

@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { countOccurrences, DEFAULT_SEARCH_LIMIT, searchRecords } from '../../src/memory/search.ts'
+import { countOccurrences, DEFAULT_SEARCH_LIMIT, searchRecords } from '../../src/search/search.ts'
 import { parseInstant } from '../../src/memory/records.ts'
 import type { MemoryRecord } from '../../src/memory/types.ts'
-import { record } from './fixtures/records.ts'
+import { record } from '../fixtures/records.ts'
 
 
 describe('countOccurrences', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { forEachRunUnicode, forEachSurface, forEachSurfaceUnicode, forEachTokenAndRun, stemWord } from '../../src/memory/text.ts'
+import { forEachRunUnicode, forEachSurface, forEachSurfaceUnicode, forEachTokenAndRun, stemWord } from '../../src/search/text.ts'
 
 const surfacesOf = (text: string, each: (text: string, visit: (surface: string) => void) => void) => {
   const surfaces: string[] = []

@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createSearchIndex, searchRecords } from '../../src/memory/search.ts'
+import { createSearchIndex, searchRecords } from '../../src/search/search.ts'
 import type { MemoryRecord } from '../../src/memory/types.ts'
-import { record } from './fixtures/records.ts'
+import { record } from '../fixtures/records.ts'
 
 // Issue 3 ("Benchmark"): the index keeps postings in shared int32 arenas, tombstones removed
 // records and answers the substring rule from letter/digit runs. These tests hold it to the
