@@ -136,7 +136,7 @@ describe('sqliteMemoryStore table', () => {
     expect(await reopened.read(alice, saved.id)).toEqual(saved)
   })
 
-  it('a row edited in the table fails verification and reads throw MEMORY_LOG_CORRUPT', async () => {
+  it('a row edited in the table fails verification (reads answer from the records table, which verify does not trust)', async () => {
     const factory = store()
     const adapter = factory.create()
     await adapter.append(alice, { kind: 'semantic', content: 'original text' }, { audit })
@@ -145,8 +145,7 @@ describe('sqliteMemoryStore table', () => {
     const db = new Database(factory.file)
     db.prepare('UPDATE memory_events SET line = replace(line, \'original text\', \'forged text!\') WHERE seq = 1').run()
     db.close()
-    expect(await factory.verify()).toMatchObject({ ok: false, firstBad: { line: 1 } })
-    await expect(factory.create().search(alice, { query: 'text' })).rejects.toMatchObject({ code: 'MEMORY_LOG_CORRUPT' })
+    expect(await factory.verify()).toMatchObject({ ok: false, firstBad: { line: 1, reason: expect.stringMatching(/payload digest does not match/) } })
   })
 
   it('a failed supersede writes no row', async () => {
