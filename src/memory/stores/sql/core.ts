@@ -59,7 +59,7 @@ export interface SqlRecordRow {
   contentHash: number | null
   /** The record as canonical JSON, `null` once erased. */
   record: string | null
-  /** Lower-cased title, content and tags separated by `\u0000`: the superset check of the substring rule. */
+  /** {@link haystackText} of the title, content and tags separated by `\u0001`: the superset check of the substring rule. */
   haystack: string
   /** Search terms per field, each prefixed with the partition token (see {@link scopedTerms}). */
   titleTerms: string[]
@@ -122,6 +122,15 @@ export interface SqlBackend {
   afterCompaction?(): Promise<void>
 }
 
+/**
+ * Text as the substring superset check compares it: lower case, NUL as U+FFFD (Postgres text
+ * cannot hold NUL). Applied alike to the stored text and the needle, so every occurrence stays
+ * one; the exact count is then taken on the records by the substring rule itself.
+ */
+export function haystackText(text: string): string {
+  return text.toLowerCase().replaceAll('\u0000', '\uFFFD')
+}
+
 /** The partition token: a short hash of the partition key, prefixed to every search term of the partition. */
 export function partitionToken(partition: string): string {
   return `p${hash53(partition)}`
@@ -153,7 +162,7 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
     createdMs: parseInstant(record.createdAt) ?? 0,
     contentHash: active ? contentKeyHash(contentKey(record.kind, record.content)) : null,
     record: canonicalJson(record),
-    haystack: active ? [record.title ?? '', content, ...tags].join('\u0000').toLowerCase() : '',
+    haystack: active ? haystackText([record.title ?? '', content, ...tags].join('\u0001')) : '',
     titleTerms,
     contentTerms,
     tagTerms,
@@ -395,7 +404,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       const partition = partitionKey(target.store, target.scope)
       const needle = query.query.toLowerCase()
       const limit = query.limit ?? DEFAULT_SEARCH_LIMIT
-      const bySubstring = searchRecords(await backend.substring(partition, needle), { ...query, limit })
+      const bySubstring = searchRecords(await backend.substring(partition, haystackText(query.query)), { ...query, limit })
       if (query.mode === 'substring') return bySubstring
       return rankedSearch(backend, partition, query, limit, bySubstring, needle)
     },
