@@ -254,6 +254,8 @@ function migrate(db: Database.Database, file: string): void {
 
 function prepare(db: Database.Database) {
   return {
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
     head: db.prepare<[], { seq: number; digest: string }>('SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'),
     lines: db.prepare<[], { line: string }>('SELECT line FROM memory_events ORDER BY seq'),
     count: db.prepare<[], { count: number }>('SELECT count(*) AS count FROM memory_events'),
@@ -378,11 +380,11 @@ function writeTx(h: SqliteHandle): SqlWriteTx {
 
 /** Runs `task` inside `BEGIN IMMEDIATE` ... `COMMIT`; any failure rolls the transaction back. */
 async function transaction<T>(handle: SqliteHandle, task: () => Promise<T>): Promise<T> {
-  const { db } = handle
-  query(handle, () => db.exec('BEGIN IMMEDIATE'))
+  const { db, statements } = handle
+  query(handle, () => statements.begin.run())
   try {
     const result = await task()
-    query(handle, () => db.exec('COMMIT'))
+    query(handle, () => statements.commit.run())
     return result
   }
   catch (error) {

@@ -19,7 +19,7 @@ import { agentError } from '../../../errors.ts'
 import { canonicalJson } from '../../../log/digest.ts'
 import { hash53, contentKey, contentKeyHash } from '../../dedupe.ts'
 import { searchableContent, searchableTags } from '../../kinds.ts'
-import { HEADER_FIELDS, PAYLOAD_FIELDS, cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, newRecordId, parseEvent, parseInstant, partitionKey, payloadFields, type MemoryEvent, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
+import { HEADER_FIELDS, PAYLOAD_FIELDS, cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, newRecordId, parseEvent, parseInstant, partitionKey, type MemoryEvent, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
 import { sameContent } from '../../dedupe.ts'
 import { sameScope } from '../../scope.ts'
 import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, searchRecords, snippetOf } from '../../../search/search.ts'
@@ -57,7 +57,7 @@ export interface SqlRecordRow {
   createdMs: number
   /** {@link contentKeyHash} of the kind and normalized content, for the duplicate check; `null` unless active. */
   contentHash: number | null
-  /** The record as canonical JSON, `null` once erased. */
+  /** The record as JSON, `null` once erased. */
   record: string | null
   /** {@link haystackText} of the title, content and tags separated by `\u0001`: the superset check of the substring rule. */
   haystack: string
@@ -161,7 +161,8 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
     kind: record.kind,
     createdMs: parseInstant(record.createdAt) ?? 0,
     contentHash: active ? contentKeyHash(contentKey(record.kind, record.content)) : null,
-    record: canonicalJson(record),
+    // The records table is this store's own cache (not signed): plain JSON.
+    record: JSON.stringify(record),
     haystack: active ? haystackText([record.title ?? '', content, ...tags].join('\u0001')) : '',
     titleTerms,
     contentTerms,
@@ -176,15 +177,28 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
  * line the canonical JSON of both plus `digest`.
  */
 export function formatLine(draft: MemoryEventDraft, seq: number, prev: string | null, more: boolean, hash: (text: string) => string): { line: string; digest: string; event: MemoryEvent } {
-  const payload = payloadFields(draft as MemoryEventDraft & Record<string, unknown>)
-  const header: Record<string, unknown> = { v: 2, seq, prev, ...(more ? { more: true } : {}), payloadDigest: hash(canonicalJson(payload)) }
-  for (const field of HEADER_FIELDS) {
-    const value = (draft as unknown as Record<string, unknown>)[field]
-    if (value !== undefined && !(field in header)) header[field] = value
+  // Each member's canonical JSON once; the payload, header and line texts are joined from those pieces in sorted member order.
+  const members = new Map<string, string>()
+  const payloadKeys: string[] = []
+  const headerKeys: string[] = ['v', 'seq', 'prev', 'payloadDigest']
+  members.set('v', '2').set('seq', String(seq)).set('prev', prev === null ? 'null' : JSON.stringify(prev))
+  if (more) {
+    members.set('more', 'true')
+    headerKeys.push('more')
   }
-  const digest = hash(canonicalJson(header))
-  const value = { ...header, ...payload, digest }
-  const line = canonicalJson(value)
+  const payloadFieldsOfType = PAYLOAD_FIELDS[draft.type]
+  for (const [field, value] of Object.entries(draft)) {
+    if (value === undefined) continue
+    if (payloadFieldsOfType.includes(field)) payloadKeys.push(field)
+    else if (HEADER_FIELDS.includes(field)) headerKeys.push(field)
+    else continue
+    members.set(field, canonicalJson(value))
+  }
+  const join = (keys: string[]) => `{${keys.sort().map(key => `${JSON.stringify(key)}:${members.get(key)!}`).join(',')}}`
+  members.set('payloadDigest', JSON.stringify(hash(join(payloadKeys))))
+  const digest = hash(join(headerKeys))
+  members.set('digest', JSON.stringify(digest))
+  const line = join([...headerKeys, ...payloadKeys, 'digest'])
   return { line, digest, event: JSON.parse(line) as MemoryEvent }
 }
 
