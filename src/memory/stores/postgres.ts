@@ -196,7 +196,7 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
       }
       const { events, records } = foldLines(text)
       return postgresBackend(pool).write(async (tx) => {
-        const { rows } = await tx.client.query('SELECT count(*)::int AS count FROM memory_events')
+        const rows = await tx.sql('SELECT count(*)::int AS count FROM memory_events')
         if (rows[0].count > 0) throw agentError('MEMORY_POSTGRES_NOT_EMPTY', 'the memory database already has events', 'import into a new database (an imported chain starts at seq 1)')
         await tx.insertEvents(events)
         await tx.putRecords(records)
@@ -357,57 +357,106 @@ function tsqueryLiteral(terms: readonly string[]): string {
 }
 
 interface PostgresWriteTx extends SqlWriteTx {
-  client: PostgresClientLike
+  /** Runs `text` (simple protocol, literals inline) after the buffered writes; returns the last result's rows. */
+  sql(text: string): Promise<any[]>
+  /** Sends the buffered writes and `COMMIT`, when the transaction began. */
+  commit(): Promise<void>
+  /** True once `BEGIN` was sent. */
+  readonly begun: boolean
 }
 
+/** A SQL literal (string, number, null), as pg's `escapeLiteral` writes strings. */
+function literal(value: string | number | null): string {
+  if (value === null) return 'NULL'
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new TypeError('a SQL number literal must be finite')
+    return String(value)
+  }
+  const quoted = `'${value.replaceAll('\'', '\'\'')}'`
+  return value.includes('\\') ? ` E${quoted.replaceAll('\\', '\\\\')}` : quoted
+}
+
+/**
+ * A write transaction in two round trips: `BEGIN`, the advisory lock and the first read go in one
+ * simple-protocol message; the writes are buffered and sent with `COMMIT` in a second one (a read
+ * in between sends the buffer first). Values are inline literals ({@link literal}).
+ */
 function writeTx(client: PostgresClientLike): PostgresWriteTx {
+  let begun = false
+  let buffer: string[] = []
+  let head: { seq: number; digest: string | null } | undefined
+  async function sql(text: string): Promise<any[]> {
+    const statements = [...(begun ? [] : ['BEGIN', `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`]), ...buffer, text]
+    begun = true
+    buffer = []
+    const result = await client.query(statements.join(';\n')) as unknown as { rows: any[] } | Array<{ rows: any[] }>
+    return Array.isArray(result) ? result.at(-1)!.rows : result.rows
+  }
+  // Bulk writes (an import) go in messages of a bounded size.
+  const flushLarge = async () => {
+    if (buffer.length >= 500) await sql('SELECT 1')
+  }
+  const headSql = 'SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'
+  const takeHead = (rows: any[]) => (head = rows[0] ? { seq: Number(rows[0].seq), digest: rows[0].digest as string } : { seq: 0, digest: null })
   return {
-    client,
+    sql,
+    get begun() {
+      return begun
+    },
+    async commit() {
+      if (begun) await sql('COMMIT')
+    },
     async head() {
-      const { rows } = await client.query('SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1')
-      return rows[0] ? { seq: Number(rows[0].seq), digest: rows[0].digest as string } : { seq: 0, digest: null }
+      return head ?? takeHead(await sql(headSql))
     },
     async records(ids) {
       const found = new Map<string, SqlStoredRecord>()
-      const { rows } = await client.query('SELECT id, record, status FROM memory_records WHERE id = ANY($1::text[])', [ids])
-      for (const row of rows) found.set(row.id, row.status === 'erased' ? { erased: true } : { record: parseRecord(row.record), erased: false })
+      // The chain head comes with the first read: one round trip for both (and BEGIN and the lock).
+      const text = `SELECT id, record, status, NULL AS seq, NULL AS digest FROM memory_records WHERE id IN (${ids.map(literal).join(', ') || 'NULL'})
+        UNION ALL (SELECT NULL, NULL, 'head', e.seq::text, e.digest FROM memory_events e ORDER BY e.seq DESC LIMIT 1)`
+      const rows = await sql(text)
+      const headRow = rows.find(row => row.status === 'head')
+      takeHead(headRow ? [headRow] : [])
+      for (const row of rows) {
+        if (row.status === 'head') continue
+        found.set(row.id, row.status === 'erased' ? { erased: true } : { record: parseRecord(row.record), erased: false })
+      }
       return found
     },
     async duplicates(partition, hash) {
-      const { rows } = await client.query('SELECT record FROM memory_records WHERE partition = $1 AND content_hash = $2 AND status = \'active\'', [partition, hash])
+      const rows = await sql(`SELECT record FROM memory_records WHERE partition = ${literal(partition)} AND content_hash = ${literal(hash)} AND status = 'active'`)
       return rows.map(row => parseRecord(row.record))
     },
     async insertEvents(rows) {
       if (rows.length === 0) return
-      // One statement for the lines of a write (unnest of parallel arrays).
-      await client.query('INSERT INTO memory_events (seq, type, record_id, store, partition, digest, line) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])', [
-        rows.map(row => row.seq), rows.map(row => row.type), rows.map(row => row.recordId), rows.map(row => row.store), rows.map(row => row.partition), rows.map(row => row.digest), rows.map(row => row.line),
-      ])
+      buffer.push(`INSERT INTO memory_events (seq, type, record_id, store, partition, digest, line) VALUES ${rows.map(row => `(${[row.seq, row.type, row.recordId, row.store, row.partition, row.digest, row.line].map(literal).join(', ')})`).join(', ')}`)
+      head = { seq: rows.at(-1)!.seq, digest: rows.at(-1)!.digest }
+      await flushLarge()
     },
     async putRecords(rows) {
       for (const row of rows) {
-        const values = [row.status, row.kind, row.createdMs, row.contentHash, row.record, row.haystack, ...row.lengths, tsvectorLiteral(row)]
+        const terms = `${literal(tsvectorLiteral(row))}::tsvector`
         if (row.seq > 0) {
-          await client.query('INSERT INTO memory_records (seq, id, partition, status, kind, created_ms, content_hash, record, haystack, title_len, content_len, tags_len, terms) VALUES ($11, $12, $13, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10::tsvector)', [...values, row.seq, row.id, row.partition])
+          buffer.push(`INSERT INTO memory_records (seq, id, partition, status, kind, created_ms, content_hash, record, haystack, title_len, content_len, tags_len, terms) VALUES (${[row.seq, row.id, row.partition, row.status, row.kind, row.createdMs, row.contentHash, row.record, row.haystack, ...row.lengths].map(literal).join(', ')}, ${terms})`)
         }
         else {
-          // An erased record's vector goes with its content.
-          const { rows: updated } = await client.query(`UPDATE memory_records SET status = $1, kind = $2, created_ms = $3, content_hash = $4, record = $5, haystack = $6, title_len = $7, content_len = $8, tags_len = $9, terms = $10::tsvector${row.record === null ? ', embedding = NULL' : ''} WHERE id = $11 RETURNING seq`, [...values, row.id])
-          if (updated.length === 0) throw agentError('MEMORY_POSTGRES_FAILED', `record "${row.id}" has no row in the memory database`, 'run verify(); the write was rolled back', { recordId: row.id })
+          // The row exists: the write read it under the same lock. An erased record's vector goes with its content.
+          buffer.push(`UPDATE memory_records SET status = ${literal(row.status)}, kind = ${literal(row.kind)}, created_ms = ${literal(row.createdMs)}, content_hash = ${literal(row.contentHash)}, record = ${literal(row.record)}, haystack = ${literal(row.haystack)}, title_len = ${row.lengths[0]}, content_len = ${row.lengths[1]}, tags_len = ${row.lengths[2]}, terms = ${terms}${row.record === null ? ', embedding = NULL' : ''} WHERE id = ${literal(row.id)}`)
         }
+        await flushLarge()
       }
     },
     async eventLines(recordId) {
-      const { rows } = await client.query('SELECT seq, line FROM memory_events WHERE record_id = $1 ORDER BY seq', [recordId])
+      const rows = await sql(`SELECT seq, line FROM memory_events WHERE record_id = ${literal(recordId)} ORDER BY seq`)
       return rows.map(row => ({ seq: Number(row.seq), line: row.line as string }))
     },
     async updateLine(seq, line) {
-      await client.query('UPDATE memory_events SET line = $2 WHERE seq = $1', [seq, line])
+      buffer.push(`UPDATE memory_events SET line = ${literal(line)} WHERE seq = ${literal(seq)}`)
     },
     async addStats(partition, delta) {
-      await client.query(`INSERT INTO memory_partitions (partition, active, title_sum, content_sum, tags_sum, title_docs, content_docs, tags_docs) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+      buffer.push(`INSERT INTO memory_partitions (partition, active, title_sum, content_sum, tags_sum, title_docs, content_docs, tags_docs) VALUES (${[partition, delta.active, ...delta.lengthSums, ...delta.fieldCounts].map(literal).join(', ')})
         ON CONFLICT (partition) DO UPDATE SET active = memory_partitions.active + excluded.active, title_sum = memory_partitions.title_sum + excluded.title_sum, content_sum = memory_partitions.content_sum + excluded.content_sum, tags_sum = memory_partitions.tags_sum + excluded.tags_sum,
-        title_docs = memory_partitions.title_docs + excluded.title_docs, content_docs = memory_partitions.content_docs + excluded.content_docs, tags_docs = memory_partitions.tags_docs + excluded.tags_docs`, [partition, delta.active, ...delta.lengthSums, ...delta.fieldCounts])
+        title_docs = memory_partitions.title_docs + excluded.title_docs, content_docs = memory_partitions.content_docs + excluded.content_docs, tags_docs = memory_partitions.tags_docs + excluded.tags_docs`)
     },
   }
 }
@@ -416,15 +465,14 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>): Omit<SqlBackend
   const select = <T>(task: (client: PostgresClientLike) => Promise<T>) => run(pool, task)
   return {
     write: task => run(pool, async (client) => {
-      await client.query('BEGIN')
+      const tx = writeTx(client)
       try {
-        await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK])
-        const result = await task(writeTx(client))
-        await client.query('COMMIT')
+        const result = await task(tx)
+        await tx.commit()
         return result
       }
       catch (error) {
-        await client.query('ROLLBACK').catch(() => {})
+        if (tx.begun) await client.query('ROLLBACK').catch(() => {})
         throw error
       }
     }),
