@@ -40,7 +40,7 @@ async function recall(name: string, adapter: MemoryStoreAdapter) {
 const dir = mkdtempSync(join(tmpdir(), 'vam-recall-stores-'))
 const context = { store: 'locomo', agent: 'bench', writable: true }
 const rows = [
-  await recall('inMemoryMemoryStore (the JSONL engine)', inMemoryMemoryStore().create(context)),
+  await recall('inMemoryMemoryStore (the JSONL engine)', await inMemoryMemoryStore().create(context)),
   await recall('sqliteMemoryStore', sqliteMemoryStore({ file: join(dir, 'recall.db') }).create()),
 ]
 const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 })

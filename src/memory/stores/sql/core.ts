@@ -245,6 +245,70 @@ export function foldLines(text: string): { events: SqlEventRow[]; records: SqlRe
   return { events, records }
 }
 
+/**
+ * Appends the drafts as lines after the chain head, in order, as one write of `tx`: checks each
+ * event against the records it names (`known`: their rows, read in the same transaction), writes
+ * the lines, the changed records and the partition stats, and removes the payload from every line
+ * of a record erased by the drafts (its compaction, in the same transaction). Returns each event's
+ * record after the event.
+ *
+ * @throws AgentError `MEMORY_WRITE_CONFLICT` when an event cannot apply (nothing is written),
+ * `MEMORY_SQL_V1_ERASE` when an erased record has lines of log format version 1.
+ */
+export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], known: Map<string, SqlStoredRecord>, hash: (text: string) => string): Promise<MemoryRecord[]> {
+  let { seq, digest } = await tx.head()
+  const events: SqlEventRow[] = []
+  const changed = new Map<string, { record: MemoryRecord; seq: number; partition: string; erased: boolean }>()
+  const results: MemoryRecord[] = []
+  const lookup = (id: string) => changed.get(id)?.record ?? known.get(id)?.record
+  const erased = new Set([...known].filter(([, row]) => row.erased).map(([id]) => id))
+  drafts.forEach((draft, index) => {
+    const conflict = eventConflict(lookup, draft, erased)
+    if (conflict) throw agentError('MEMORY_WRITE_CONFLICT', `the memory write was refused: ${conflict}`, 'read the record again and retry; nothing was saved', { recordId: draft.recordId })
+    const formatted = formatLine(draft, seq + 1, digest, index < drafts.length - 1, hash)
+    seq++
+    digest = formatted.digest
+    const partition = partitionKey(draft.store, draft.scope)
+    events.push({ seq, type: draft.type, recordId: draft.recordId, store: draft.store, partition, digest: formatted.digest, line: formatted.line })
+    const previous = lookup(draft.recordId)
+    const record = foldEvent(previous, formatted.event)
+    const first = changed.get(draft.recordId)?.seq ?? (draft.type === 'remember' ? seq : undefined)
+    changed.set(draft.recordId, { record, seq: first ?? 0, partition, erased: draft.type === 'erase' })
+    if (draft.type === 'erase') erased.add(draft.recordId)
+    results.push(record)
+  })
+  const rows: SqlRecordRow[] = []
+  const deltas = new Map<string, SqlPartitionStats>()
+  for (const [id, { record, seq: created, partition, erased: gone }] of changed) {
+    // A record changed by a later event keeps its creation seq: 0 here means "keep the stored one".
+    const row = recordRow(record, created, partition, gone)
+    const before = known.get(id)?.record
+    const delta = addStats(rowStats(row), rowStats(before && recordRow(before, 0, partition)), -1)
+    deltas.set(partition, addStats(deltas.get(partition) ?? rowStats(undefined), delta))
+    rows.push(row)
+  }
+  await tx.insertEvents(events)
+  await tx.putRecords(rows)
+  for (const [partition, delta] of deltas) await tx.addStats(partition, delta)
+  for (const draft of drafts) if (draft.type === 'erase') await stripRecordLines(tx, draft.recordId)
+  return results
+}
+
+/** Compaction of one erased record: the payload leaves every line of it (headers and digests stay, so the chain verifies). */
+async function stripRecordLines(tx: SqlWriteTx, id: string): Promise<void> {
+  for (const { seq, line } of await tx.eventLines(id)) {
+    const stripped = strippedLine(line)
+    if (stripped === undefined) {
+      if ((JSON.parse(line) as { v: number }).v === 1) {
+        throw agentError('MEMORY_SQL_V1_ERASE', `record "${id}" has lines of log format version 1, whose digest covers the content`, 'export the log (exportLog), compact it with `agent memory compact` (which rewrites it as version 2), and import it into a new database', { recordId: id })
+      }
+      continue
+    }
+    await tx.updateLine(seq, stripped)
+  }
+}
+
+
 /** Options of {@link sqlMemoryAdapter}. */
 export interface SqlAdapterOptions {
   /** Synchronous SHA-256 to hex (the digests of the chain). */
@@ -259,45 +323,6 @@ export interface SqlAdapterOptions {
  */
 export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions): Omit<MemoryLogStoreAdapter, 'log'> {
   const { hash } = options
-
-  /** Appends the drafts as lines after the head, in order, and writes the records they change. */
-  async function commit(tx: SqlWriteTx, drafts: MemoryEventDraft[], known: Map<string, SqlStoredRecord>): Promise<MemoryRecord[]> {
-    let { seq, digest } = await tx.head()
-    const events: SqlEventRow[] = []
-    const changed = new Map<string, { record: MemoryRecord; seq: number; partition: string; erased: boolean }>()
-    const results: MemoryRecord[] = []
-    const lookup = (id: string) => changed.get(id)?.record ?? known.get(id)?.record
-    const erased = new Set([...known].filter(([, row]) => row.erased).map(([id]) => id))
-    drafts.forEach((draft, index) => {
-      const conflict = eventConflict(lookup, draft, erased)
-      if (conflict) throw agentError('MEMORY_WRITE_CONFLICT', `the memory write was refused: ${conflict}`, 'read the record again and retry; nothing was saved', { recordId: draft.recordId })
-      const formatted = formatLine(draft, seq + 1, digest, index < drafts.length - 1, hash)
-      seq++
-      digest = formatted.digest
-      const partition = partitionKey(draft.store, draft.scope)
-      events.push({ seq, type: draft.type, recordId: draft.recordId, store: draft.store, partition, digest: formatted.digest, line: formatted.line })
-      const previous = lookup(draft.recordId)
-      const record = foldEvent(previous, formatted.event)
-      const first = changed.get(draft.recordId)?.seq ?? (draft.type === 'remember' ? seq : undefined)
-      changed.set(draft.recordId, { record, seq: first ?? 0, partition, erased: draft.type === 'erase' })
-      if (draft.type === 'erase') erased.add(draft.recordId)
-      results.push(record)
-    })
-    const rows: SqlRecordRow[] = []
-    const deltas = new Map<string, SqlPartitionStats>()
-    for (const [id, { record, seq: created, partition, erased: gone }] of changed) {
-      // A record changed by a later event keeps its creation seq: 0 here means "keep the stored one".
-      const row = recordRow(record, created, partition, gone)
-      const before = known.get(id)?.record
-      const delta = addStats(rowStats(row), rowStats(before && recordRow(before, 0, partition)), -1)
-      deltas.set(partition, addStats(deltas.get(partition) ?? rowStats(undefined), delta))
-      rows.push(row)
-    }
-    await tx.insertEvents(events)
-    await tx.putRecords(rows)
-    for (const [partition, delta] of deltas) await tx.addStats(partition, delta)
-    return results
-  }
 
   async function findDuplicate(tx: SqlWriteTx, target: MemoryTarget, input: { kind: string; content: string }, supersedes: readonly string[]): Promise<MemoryRecord | undefined> {
     const partition = partitionKey(target.store, target.scope)
@@ -351,7 +376,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         if (input.keywords !== undefined) remember.keywords = input.keywords
         if (input.topics !== undefined) remember.topics = input.topics
         const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({ type: 'supersede', recordId: id, store: target.store, scope: target.scope, version: known.get(id)!.record!.version + 1, at, audit, supersededBy: recordId }))
-        const [record] = await commit(tx, [remember, ...supersedeEvents], known)
+        const [record] = await commitDrafts(tx, [remember, ...supersedeEvents], known, hash)
         return { record: record! }
       })
       if ('duplicate' in outcome) {
@@ -369,7 +394,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         const known = await tx.records([id])
         const existing = inScope(known.get(id), target)
         if (!existing || existing.status === 'deleted') return undefined
-        const [record] = await commit(tx, [tombstone('delete', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known)
+        const [record] = await commitDrafts(tx, [tombstone('delete', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known, hash)
         return record
       })
     },
@@ -382,18 +407,8 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         const known = await tx.records([id])
         const existing = inScope(known.get(id), target)
         if (!existing) return false
-        await commit(tx, [tombstone('erase', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known)
-        // Compaction of the record's lines, in the same transaction: the payloads leave every row.
-        for (const { seq, line } of await tx.eventLines(id)) {
-          const stripped = strippedLine(line)
-          if (stripped === undefined) {
-            if ((JSON.parse(line) as { v: number }).v === 1) {
-              throw agentError('MEMORY_SQL_V1_ERASE', `record "${id}" has lines of log format version 1, whose digest covers the content`, 'export the log (exportLog), compact it with `agent memory compact` (which rewrites it as version 2), and import it into a new database', { recordId: id })
-            }
-            continue
-          }
-          await tx.updateLine(seq, stripped)
-        }
+        // The erase event and the compaction of the record's lines, in one transaction.
+        await commitDrafts(tx, [tombstone('erase', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known, hash)
         return true
       })
       if (erased) await backend.afterCompaction?.()
