@@ -146,6 +146,15 @@ async function main() {
       },
       disk: () => 0,
     })
+    subjects.push({
+      name: 'postgresMemoryStore (synchronousCommit: false)',
+      async open() {
+        const factory = postgresMemoryStore({ connectionString: pgUrl, synchronousCommit: false })
+        const adapter = factory.create()
+        return { search: (scope, query) => adapter.search(target(scope), { query }), append: (scope, text) => adapter.append(target(scope), { kind: 'semantic', content: text }, { audit: { via: 'api' } }), close: () => factory.close() }
+      },
+      disk: () => 0,
+    })
   }
 
   // FTS5 table baselines, both layouts.

@@ -75,6 +75,17 @@ else {
       await expect(factory.create().read(alice, 'mem_1')).rejects.toMatchObject({ code: 'MEMORY_POSTGRES_UNAVAILABLE', fix: expect.stringMatching(/retry/) })
     })
 
+    it('synchronousCommit: false still commits every write (the chain verifies); a non-boolean is refused', async () => {
+      expect(() => postgresMemoryStore({ connectionString: 'postgres://x', synchronousCommit: 'no' } as never)).toThrow(expect.objectContaining({ code: 'MEMORY_STORE_OPTIONS_INVALID' }))
+      const url = await freshDatabase()
+      const factory = postgresMemoryStore({ connectionString: url, synchronousCommit: false })
+      closers.push(() => factory.close())
+      const adapter = factory.create()
+      for (let n = 0; n < 3; n++) await adapter.append(alice, { kind: 'semantic', content: `fast ${n}` }, { audit })
+      expect((await rows(url)).length).toBe(3)
+      expect(await factory.verify()).toEqual({ ok: true, lines: 3 })
+    })
+
     it('a pool the app owns is used and left open by close()', async () => {
       const url = await freshDatabase()
       const pool = new pg.Pool({ connectionString: url })

@@ -348,7 +348,8 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
           const duplicate = await findDuplicate(tx, target, input, supersedes)
           if (duplicate) return { duplicate }
         }
-        const known = await tx.records([recordId, ...supersedes])
+        // A new random id needs no lookup (the primary key refuses a clash); superseded ids do.
+        const known = supersedes.length > 0 ? await tx.records(supersedes) : new Map<string, SqlStoredRecord>()
         const missing = supersedes.filter(id => inScope(known.get(id), target)?.status !== 'active')
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
@@ -433,7 +434,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       const partition = partitionKey(target.store, target.scope)
       const needle = query.query.toLowerCase()
       const limit = query.limit ?? DEFAULT_SEARCH_LIMIT
-      const bySubstring = searchRecords(await backend.substring(partition, haystackText(query.query)), { ...query, limit })
+      const bySubstring = backend.substring(partition, haystackText(query.query)).then(records => searchRecords(records, { ...query, limit }))
       if (query.mode === 'substring') return bySubstring
       return rankedSearch(backend, partition, query, limit, bySubstring, needle)
     },
@@ -479,10 +480,12 @@ export function statsOf(rows: readonly SqlRecordRow[]): Map<string, SqlPartition
  * comes after the ranked ones; filters apply before the limit; ties go to the newest.
  * Not done here: the default ranking's correction of misspelt query words.
  */
-async function rankedSearch(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number, bySubstring: MemorySearchHit[], needle: string): Promise<MemorySearchHit[]> {
+async function rankedSearch(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number, substringHits: Promise<MemorySearchHit[]>, needle: string): Promise<MemorySearchHit[]> {
   const words = [...new Set(tokenize(query.query))]
   const terms = scopedTerms(partitionToken(partition), words)
   const scores = new Map<number, { score: number; createdMs: number; id: string }>()
+  // The substring rule's query runs beside the ranking's (Postgres: on another connection).
+  substringHits.catch(() => {})
   if (terms.length > 0) {
     const [postings, stats] = await Promise.all([backend.postings(partition, terms), backend.stats(partition)])
     const frequency = new Map<string, Set<number>>()
@@ -512,6 +515,7 @@ async function rankedSearch(backend: SqlBackend, partition: string, query: Memor
       scores.get(seq)!.score = score
     }
   }
+  const bySubstring = await substringHits
   const ranked = [...scores].sort((a, b) => b[1].score - a[1].score || b[1].createdMs - a[1].createdMs || b[0] - a[0])
   const kept = new Set(bySubstring.map(hit => hit.record.id))
   const scoreOf = new Map<string, number>()
