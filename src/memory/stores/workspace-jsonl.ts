@@ -198,29 +198,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
-        const remember: MemoryEventDraft = {
-          type: 'remember',
-          recordId,
-          store: target.store,
-          scope: target.scope,
-          version: 1,
-          at,
-          audit,
-          kind: input.kind,
-          content: input.content,
-          tags: input.tags ?? [],
-          metadata: input.metadata ?? {},
-          pinned: input.pinned ?? false,
-          supersedes,
-          provenance: input.provenance ?? {},
-          createdAt: input.createdAt ?? at,
-        }
-        // Optional fields only when given (the line leaves absent ones out; its member order is its own).
-        if (input.title !== undefined) remember.title = input.title
-        if (input.confidence !== undefined) remember.confidence = input.confidence
-        if (input.episode !== undefined) remember.episode = input.episode
-        if (input.keywords !== undefined) remember.keywords = input.keywords
-        if (input.topics !== undefined) remember.topics = input.topics
+        const remember = rememberDraft(target, input, { recordId, at, audit, supersedes })
         const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({
           type: 'supersede',
           recordId: id,
@@ -256,6 +234,38 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
   }
 }
 
+/**
+ * The `remember` event of a new record: the input's fields with their defaults (no tags, empty
+ * metadata, not pinned, empty provenance, `createdAt` = `at`), optional fields only when given.
+ */
+export function rememberDraft(target: MemoryTarget, input: MemoryRecordInput, ids: { recordId: string; at: string; audit: MemoryAudit; supersedes: string[] }): MemoryEventDraft {
+  const { recordId, at, audit, supersedes } = ids
+  const remember: MemoryEventDraft = {
+    type: 'remember',
+    recordId,
+    store: target.store,
+    scope: target.scope,
+    version: 1,
+    at,
+    audit,
+    kind: input.kind,
+    content: input.content,
+    tags: input.tags ?? [],
+    metadata: input.metadata ?? {},
+    pinned: input.pinned ?? false,
+    supersedes,
+    provenance: input.provenance ?? {},
+    createdAt: input.createdAt ?? at,
+  }
+  // Optional fields only when given (the line leaves absent ones out; its member order is its own).
+  if (input.title !== undefined) remember.title = input.title
+  if (input.confidence !== undefined) remember.confidence = input.confidence
+  if (input.episode !== undefined) remember.episode = input.episode
+  if (input.keywords !== undefined) remember.keywords = input.keywords
+  if (input.topics !== undefined) remember.topics = input.topics
+  return remember
+}
+
 /** The active record of the scope and kind with the same normalized content, unless this write supersedes it. */
 function findDuplicate(state: MemoryRecordState, target: MemoryTarget, input: MemoryRecordInput, supersedes: readonly string[]): MemoryRecord | undefined {
   const id = state.contentKeys.get(duplicateKey(partitionKey(target.store, target.scope), input.kind, input.content))
@@ -270,6 +280,7 @@ function findInScope(state: MemoryRecordState, target: MemoryTarget, id: string)
   return record && record.store === target.store && sameScope(record.scope, target.scope) ? record : undefined
 }
 
+/** Checks a target's store name and scope (shared by every log-backed and SQL store). @throws AgentError `MEMORY_TARGET_INVALID`, `MEMORY_SCOPE_*`. */
 export function checkTarget(target: MemoryTarget): void {
   if (!target || typeof target.store !== 'string' || target.store === '') {
     throw agentError('MEMORY_TARGET_INVALID', 'the memory operation has no store name', 'pass the target as { store, scope } with the store\'s configured name')
@@ -281,8 +292,12 @@ function invalidInput(why: string) {
   return agentError('MEMORY_RECORD_INVALID', why, 'fix the field and retry; nothing was saved')
 }
 
-// The capability validates tool input with zod; this guards direct API use so that the log never
-// holds a line that replay would reject.
+/**
+ * Checks a record input given through the adapter API (the capability validates tool input with
+ * zod; this guards direct API use so that the log never holds a line that replay would reject).
+ *
+ * @throws AgentError `MEMORY_RECORD_INVALID`.
+ */
 export function checkInput(input: MemoryRecordInput): void {
   if (!input || typeof input !== 'object') throw invalidInput('the record input must be an object')
   if (typeof input.kind !== 'string' || input.kind === '') throw invalidInput('`kind` must be a non-empty string')
@@ -301,6 +316,7 @@ export function checkInput(input: MemoryRecordInput): void {
   }
 }
 
+/** The audit block of a write. @throws AgentError `MEMORY_AUDIT_REQUIRED` without one, or without `via`. */
 export function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryAudit {
   if (!options || !isPlainObject(options.audit) || typeof options.audit.via !== 'string') {
     throw agentError('MEMORY_AUDIT_REQUIRED', 'the memory write has no audit block with `via`', 'pass { audit: { via: "tool" | "api" | "cli" | "import", runId, threadId, agent, user } }')
