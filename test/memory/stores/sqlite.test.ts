@@ -13,6 +13,7 @@ import type { MemoryAudit, MemoryStoreAdapter, MemoryStoreContext, MemoryTarget 
 import { testMemoryStore } from '../../../src/testing/index.ts'
 import { createWorkspace } from '../../../src/workspace/workspace.ts'
 import { killDbChildMidWrite } from '../../helpers/db-child.ts'
+import { applyMemoryRetention, eraseMemoryScope } from '../../../src/memory/retention.ts'
 
 const audit: MemoryAudit = { via: 'api', agent: 'support', runId: 'run_1', threadId: 'thread_1' }
 const alice: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }
@@ -327,5 +328,35 @@ describe('sqliteMemoryStore faults', () => {
     expect((await adapter.search(alice, { query: 'coffee' })).map(hit => hit.record.content)).toEqual(['old coffee fact'])
     await adapter.append(alice, { kind: 'semantic', content: 'new fact' }, { audit })
     expect(await store(file).verify()).toEqual({ ok: true, lines: 4 })
+  })
+})
+
+describe('sqliteMemoryStore retention', () => {
+  it('eraseMemoryScope erases every record of the scope from the tables and the file; other scopes stay; the chain verifies', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    await adapter.append(alice, { kind: 'semantic', content: 'alice secret ZQXJ-1' }, { audit })
+    await adapter.append(alice, { kind: 'semantic', content: 'alice secret ZQXJ-2' }, { audit })
+    const kept = await adapter.append(bob, { kind: 'semantic', content: 'bob keeps this' }, { audit })
+    expect(await eraseMemoryScope(adapter, alice, { audit })).toEqual({ erased: 2 })
+    expect(await eraseMemoryScope(adapter, alice, { audit })).toEqual({ erased: 0 })
+    expect(await adapter.export(alice)).toEqual([])
+    expect(await adapter.search(alice, { query: 'secret' })).toEqual([])
+    expect((await adapter.export(bob)).map(record => record.id)).toEqual([kept.id])
+    await factory.close()
+    for (const path of [factory.file, `${factory.file}-wal`]) {
+      if (existsSync(path)) expect(readFileSync(path).includes('ZQXJ')).toBe(false)
+    }
+    expect(await factory.verify()).toEqual({ ok: true, lines: 5 })
+  })
+
+  it('retention.maxItems expires the oldest active records of the scope', async () => {
+    const adapter = store().create()
+    const first = await adapter.append(alice, { kind: 'semantic', content: 'one', createdAt: '2024-01-01T00:00:00Z' }, { audit })
+    await adapter.append(alice, { kind: 'semantic', content: 'two', createdAt: '2024-01-02T00:00:00Z' }, { audit })
+    await adapter.append(alice, { kind: 'semantic', content: 'three', createdAt: '2024-01-03T00:00:00Z' }, { audit })
+    const result = await applyMemoryRetention(adapter, alice, { maxItems: 2, hardDelete: false }, { audit })
+    expect(result).toEqual({ deleted: [first.id], erased: [] })
+    expect((await adapter.export(alice)).map(record => [record.content, record.status])).toEqual([['one', 'deleted'], ['two', 'active'], ['three', 'active']])
   })
 })
