@@ -145,8 +145,13 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
   }
 }
 
-// node:crypto's one-shot SHA-256 (this store runs on Node only, where better-sqlite3 runs).
-const hashSync = await sha256HexSync()
+// node:crypto's one-shot SHA-256 (this store runs on Node only, where better-sqlite3 runs). Loaded
+// without a top-level await, so that CommonJS code can still require this module; every
+// operation waits for it (see `exclusive`).
+let hashSync: ((text: string) => string) | undefined
+const hashReady = sha256HexSync().then((hash) => {
+  hashSync = hash
+})
 function sha256(text: string): string {
   if (!hashSync) throw agentError('MEMORY_SQLITE_FAILED', 'no synchronous SHA-256 (node:crypto) in this runtime', 'run the SQLite store on Node.js')
   return hashSync(text)
@@ -293,7 +298,10 @@ function insertRecord(statements: SqliteHandle['statements'], row: SqlRecordRow)
 
 /** Runs `task` after every earlier operation on the handle (one connection runs one transaction at a time). */
 function exclusive<T>(handle: SqliteHandle, task: (handle: SqliteHandle) => Promise<T>): Promise<T> {
-  const run = handle.queue.then(() => task(handle))
+  const run = handle.queue.then(async () => {
+    if (!hashSync) await hashReady
+    return task(handle)
+  })
   handle.queue = run.catch(() => undefined)
   return run
 }
