@@ -111,7 +111,6 @@ export interface PostgresMemoryStoreAdapter extends SqlMemoryStoreAdapter {
 const OPTION_KEYS = new Set(['connectionString', 'pool', 'vectors', 'synchronousCommit'])
 /** The advisory lock every write takes (one per database: the chain is one sequence). */
 const WRITE_LOCK = 0x6d656d6f7279 // "memory"
-const FIELD_OF_WEIGHT: Record<string, number> = { A: 0, B: 1, C: 2 }
 const WEIGHT_OF_FIELD = ['A', 'B', 'C'] as const
 
 /**
