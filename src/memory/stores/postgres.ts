@@ -505,9 +505,10 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly 
       const { rows } = await client.query('SELECT record FROM memory_records WHERE partition = $1 AND record IS NOT NULL ORDER BY seq', [partition])
       return rows.map(row => parseRecord(row.record))
     }),
-    substring: (partition, needle) => select(async (client) => {
-      const { rows } = await client.query('SELECT record FROM memory_records WHERE partition = $1 AND status = \'active\' AND strpos(haystack, $2) > 0 ORDER BY seq', [partition, needle])
-      return rows.map(row => parseRecord(row.record))
+    substring: (partition, needle, page) => select(async (client) => {
+      const { rows } = await client.query(`SELECT record, (length(haystack) - length(replace(haystack, $2, ''))) / length($2) AS score FROM memory_records
+        WHERE partition = $1 AND status = 'active' AND strpos(haystack, $2) > 0 ORDER BY score DESC, created_ms DESC, seq DESC LIMIT $3 OFFSET $4`, [partition, needle, page.limit, page.offset])
+      return rows.map(row => ({ record: parseRecord(row.record), score: Number(row.score) }))
     }),
     postings: (partition, terms) => select(async (client) => {
       // The GIN index finds the records; their per-term counts come from `tf` (cheaper than unnesting the tsvector).

@@ -283,7 +283,8 @@ function prepare(db: Database.Database) {
     duplicates: db.prepare<[string, number], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND content_hash = ? AND status = \'active\''),
     read: db.prepare<[string, string], { record: string }>('SELECT record FROM memory_records WHERE id = ? AND partition = ? AND record IS NOT NULL'),
     export: db.prepare<[string], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND record IS NOT NULL ORDER BY seq'),
-    substring: db.prepare<[string, string], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND status = \'active\' AND instr(haystack, ?) > 0 ORDER BY seq'),
+    substring: db.prepare<[{ partition: string; needle: string; limit: number; offset: number }], { record: string; score: number }>(`SELECT record, (length(haystack) - length(replace(haystack, @needle, ''))) / length(@needle) AS score FROM memory_records
+      WHERE partition = @partition AND status = 'active' AND instr(haystack, @needle) > 0 ORDER BY score DESC, created_ms DESC, seq DESC LIMIT @limit OFFSET @offset`),
   }
 }
 
@@ -320,7 +321,7 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
       return row ? parseRecord(row.record) : undefined
     }),
     export: partition => readOnly(h => h.statements.export.all(partition).map(row => parseRecord(row.record))),
-    substring: (partition, needle) => readOnly(h => h.statements.substring.all(partition, needle).map(row => parseRecord(row.record))),
+    substring: (partition, needle, page) => readOnly(h => h.statements.substring.all({ partition, needle, limit: page.limit, offset: page.offset }).map(row => ({ record: parseRecord(row.record), score: row.score }))),
     postings: (partition, terms) => readOnly((h) => {
       const sql = `SELECT v.doc AS seq, r.id AS id, r.created_ms AS createdMs, r.title_len AS t, r.content_len AS c, r.tags_len AS g, v.term AS term, v.col AS col, count(*) AS n
         FROM memory_fts_instance v JOIN memory_records r ON r.seq = v.doc

@@ -360,3 +360,15 @@ describe('sqliteMemoryStore retention', () => {
     expect((await adapter.export(alice)).map(record => [record.content, record.status])).toEqual([['one', 'deleted'], ['two', 'active'], ['three', 'active']])
   })
 })
+
+describe('sqliteMemoryStore substring rule', () => {
+  it('counts occurrences per field as the default search does: none across fields, NUL and U+0001 in text are text', async () => {
+    const adapter = store().create()
+    const across = await adapter.append(alice, { kind: 'semantic', title: 'ab', content: 'cd' }, { audit })
+    const odd = await adapter.append(alice, { kind: 'semantic', content: 'x\u0000y x\u0001y bc' }, { audit })
+    expect((await adapter.search(alice, { query: 'bc', mode: 'substring' })).map(hit => hit.record.id)).toEqual([odd.id])
+    expect((await adapter.search(alice, { query: 'x\u0001y', mode: 'substring' })).map(hit => [hit.record.id, hit.score])).toEqual([[odd.id, 1]])
+    expect((await adapter.search(alice, { query: 'x\u0000y', mode: 'substring' })).map(hit => [hit.record.id, hit.score])).toEqual([[odd.id, 1]])
+    expect((await adapter.search(alice, { query: 'AB', mode: 'substring' })).map(hit => hit.record.id)).toEqual([across.id])
+  })
+})

@@ -59,7 +59,7 @@ export interface SqlRecordRow {
   contentHash: number | null
   /** The record as JSON, `null` once erased. */
   record: string | null
-  /** {@link haystackText} of the title, content and tags separated by `\u0001`: the superset check of the substring rule. */
+  /** {@link haystackText} of the title, the content and each tag, joined by `\u0001`: where the substring rule counts occurrences. */
   haystack: string
   /** Search terms per field, each prefixed with the partition token (see {@link scopedTerms}). */
   titleTerms: string[]
@@ -111,8 +111,12 @@ export interface SqlBackend {
   read(partition: string, id: string): Promise<MemoryRecord | undefined>
   /** Records of the partition in creation order, any status but erased. */
   export(partition: string): Promise<MemoryRecord[]>
-  /** Active records of the partition whose haystack contains `needle` (already lower case). */
-  substring(partition: string, needle: string): Promise<MemoryRecord[]>
+  /**
+   * Active records of the partition whose haystack contains `needle` ({@link haystackText} of the
+   * query), with their occurrence count as `score`, best first (count descending, then newest,
+   * then last created), `limit` from `offset`.
+   */
+  substring(partition: string, needle: string, page: { limit: number; offset: number }): Promise<Array<{ record: MemoryRecord; score: number }>>
   /** The postings of `terms` (partition-prefixed) among the partition's active records. */
   postings(partition: string, terms: readonly string[]): Promise<SqlPosting[]>
   stats(partition: string): Promise<SqlPartitionStats>
@@ -123,12 +127,14 @@ export interface SqlBackend {
 }
 
 /**
- * Text as the substring superset check compares it: lower case, NUL as U+FFFD (Postgres text
- * cannot hold NUL). Applied alike to the stored text and the needle, so every occurrence stays
- * one; the exact count is then taken on the records by the substring rule itself.
+ * Text as the substring rule compares it: lower case (as `countOccurrences` of the default search),
+ * NUL and U+0001 as U+FFFD (Postgres text cannot hold NUL; U+0001 joins the fields). Applied alike
+ * to each stored field and to the query: for a query without NUL, U+0001 and U+FFFD, the
+ * non-overlapping occurrences in the joined fields are exactly the sum of its occurrences per
+ * field (none can span a join); for another query, a superset of the records to count exactly.
  */
 export function haystackText(text: string): string {
-  return text.toLowerCase().replaceAll('\u0000', '\uFFFD')
+  return text.toLowerCase().replace(/[\u0000\u0001]/g, '\uFFFD')
 }
 
 /** The partition token: a short hash of the partition key, prefixed to every search term of the partition. */
@@ -163,7 +169,7 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
     contentHash: active ? contentKeyHash(contentKey(record.kind, record.content)) : null,
     // The records table is this store's own cache (not signed): plain JSON.
     record: JSON.stringify(record),
-    haystack: active ? haystackText([record.title ?? '', content, ...tags].join('\u0001')) : '',
+    haystack: active ? [record.title ?? '', content, ...tags].map(haystackText).join('\u0001') : '',
     titleTerms,
     contentTerms,
     tagTerms,
@@ -413,11 +419,31 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       const partition = partitionKey(target.store, target.scope)
       const needle = query.query.toLowerCase()
       const limit = query.limit ?? DEFAULT_SEARCH_LIMIT
-      const bySubstring = backend.substring(partition, haystackText(query.query)).then(records => searchRecords(records, { ...query, limit }))
+      const bySubstring = substringSearch(backend, partition, query, limit)
       if (query.mode === 'substring') return bySubstring
       return rankedSearch(backend, partition, query, limit, bySubstring, needle)
     },
   }
+}
+
+/**
+ * The documented substring rule (`searchRecords` of the default search) answered by the database:
+ * occurrences counted in SQL, pages in rank order until `limit` records pass the filters.
+ */
+async function substringSearch(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number): Promise<MemorySearchHit[]> {
+  const needle = haystackText(query.query)
+  if (/[\u0000\u0001\uFFFD]/.test(query.query)) {
+    // A query holding a character the stored text maps: the SQL count is only a superset here, so every candidate is counted exactly.
+    const candidates = await backend.substring(partition, needle, { limit: Number.MAX_SAFE_INTEGER, offset: 0 })
+    return searchRecords(candidates.map(row => row.record), { ...query, limit })
+  }
+  const hits: MemorySearchHit[] = []
+  for (let offset = 0, page = Math.max(limit * 2, 20); hits.length < limit; offset += page, page *= 2) {
+    const rows = await backend.substring(partition, needle, { limit: page, offset })
+    for (const row of rows) if (hits.length < limit && recordMatchesFilters(row.record, query)) hits.push(row)
+    if (rows.length < page) break
+  }
+  return hits
 }
 
 /** Default BM25F parameters (`DEFAULT_SEARCH_INDEX_OPTIONS` of the default ranking). */
