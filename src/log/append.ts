@@ -9,6 +9,7 @@
 import { agentError } from '../errors.ts'
 import { scheduleCheckpoint } from './checkpoint-schedule.ts'
 import { knownSyncHash, lineHasher } from './digest.ts'
+import { scheduleHead } from './head.ts'
 import { MAX_WRITE_ATTEMPTS, requireWritable, reset, type LogHandle } from './handle.ts'
 import { serializeEvent } from './line-writer.ts'
 import { sync } from './replay.ts'
@@ -73,6 +74,7 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
       // The write created the value: learn its identity (fs inode) so the next look is a fast stat.
       const id = handle.offset === bytes ? (await workspace.stat(key))?.id : handle.seen?.id
       handle.seen = { size: handle.offset, id }
+      scheduleHead(handle)
       scheduleCheckpoint(handle)
       return results
     }

@@ -12,6 +12,7 @@ import { canonicalJson } from './canonical-json.ts'
 import { checkpointKey, checkpointsOn } from './checkpoint.ts'
 import { checkpointFailed, writeCheckpoint } from './checkpoint-schedule.ts'
 import { lineHasher } from './digest.ts'
+import { headKey, writeHead } from './head.ts'
 import { EMPTY, MAX_WRITE_ATTEMPTS, requireWritable, reset, utf8Decoder, type LogHandle } from './handle.ts'
 import { serializeEvent } from './line-writer.ts'
 import { sync } from './replay.ts'
@@ -70,9 +71,12 @@ export async function compactHandle<State, Draft extends LogEventDraft>(handle: 
       // The old checkpoint goes first: it may hold records erased since, and a crash between the
       // swap and the new checkpoint must not leave their content in storage.
       if (checkpointsOn(handle)) await workspace.remove(checkpointKey(key))
+      // Re-chained lines get new digests: the old head would name a digest no line has.
+      if (rechain) await workspace.remove(headKey(key))
       if (!(await workspace.replace(key, text, { ifSize: bytesBefore, ...(handle.options.fsync ? { fsync: true } : {}) }))) continue
       reset(handle)
-      await sync(handle, true)
+      await sync(handle, true, false)
+      await writeHead(handle)
       const result = { lines: handle.lines, bytesBefore, bytesAfter: handle.offset, erasedLines, rechained: rechain }
       try {
         await writeCheckpoint(handle)

@@ -8,6 +8,7 @@
 import { agentError } from '../errors.ts'
 import { loadCheckpoint } from './checkpoint.ts'
 import { sha256HexSync } from './digest.ts'
+import { headProblem, readHead, type LogHead } from './head.ts'
 import { EMPTY, reset, utf8Decoder, warn, type LogHandle } from './handle.ts'
 import { checkLine, checkLineSync, CorruptLine, digestOf, type Interner } from './line-check.ts'
 import { quarantineTail } from './torn-tail.ts'
@@ -20,7 +21,7 @@ import type { LogEvent, LogEventDraft } from './types.ts'
  *
  * @throws AgentError `MEMORY_LOG_CORRUPT` with the first bad line; read errors of the workspace.
  */
-export async function sync(handle: LogHandle<any, any, any>, forWrite = false): Promise<void> {
+export async function sync(handle: LogHandle<any, any, any>, forWrite = false, checkHead = true): Promise<void> {
   const { workspace, key } = handle
   const stat = await workspace.stat(key)
   const size = stat?.size ?? 0
@@ -28,6 +29,8 @@ export async function sync(handle: LogHandle<any, any, any>, forWrite = false): 
   const first = handle.seen === undefined && handle.lines === 0
   if (size < handle.offset || (handle.seen && handle.seen.id !== stat?.id)) reset(handle)
   try {
+    // Read before the log: a head written after this read could name lines the read misses.
+    const head = handle.offset === 0 && checkHead ? await readHead(handle) : undefined
     // A replay from the start may begin at a checkpoint that matches the log instead.
     const fromCheckpoint = handle.offset === 0 && size > 0 ? await loadCheckpoint(handle, size) : undefined
     const start = handle.offset
@@ -44,6 +47,7 @@ export async function sync(handle: LogHandle<any, any, any>, forWrite = false): 
       await scanBytes(handle, whole)
       handle.seen = { size: whole.length, id: stat?.id }
     }
+    if (head !== undefined && typeof head !== 'string') checkHeadAnchor(handle, head)
   }
   catch (error) {
     reset(handle)
@@ -54,6 +58,17 @@ export async function sync(handle: LogHandle<any, any, any>, forWrite = false): 
   }
   // A torn tail found when the log is first opened is moved aside at once.
   if (first && !forWrite && handle.tail.length > 0 && workspace.writable) await quarantineTail(handle)
+}
+
+/**
+ * After a read from the start: the log must reach its head anchor (`head.ts`, read before the
+ * log), or lines were cut from its end.
+ *
+ * @throws CorruptLine naming the first missing line.
+ */
+function checkHeadAnchor(handle: LogHandle<any, any, any>, head: LogHead): void {
+  const problem = headProblem(head, handle.lines, handle.lastDigest, handle.key)
+  if (problem) throw new CorruptLine(Math.min(head.lines, handle.lines + 1), problem)
 }
 
 /**

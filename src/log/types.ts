@@ -110,6 +110,8 @@ export interface LogCheckpointCodec<State> {
    * @throws Error when the body is malformed (the log is then replayed in full).
    */
   decode(text: string, bodyStart: number, stamp: Record<string, unknown>, digest: ((text: string) => string) | undefined): State
+  /** How a decoded checkpoint state differs from the state a replay of the lines it covers folds, or `undefined` when they agree (verification). */
+  difference(checkpoint: State, replayed: State): string | undefined
 }
 
 /** Options of an open log. */

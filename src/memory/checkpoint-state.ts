@@ -10,7 +10,7 @@
  * snapshot], ...]}`: the search index of every partition whose index was built, as a
  * {@link MemorySearchIndexSnapshot} whose record numbers count in the partition's creation order.
  */
-import type { LogCheckpointCodec } from '../log/types.ts'
+import { canonicalJson, type LogCheckpointCodec } from '../log/index.ts'
 import { createSearchIndex, restoreSearchIndex, searchIndexFormat, type MemorySearchIndex, type MemorySearchIndexSnapshot } from '../search/search.ts'
 import { emptyRecordState, type MemoryRecordState } from './records.ts'
 import type { MemoryRecord } from './types.ts'
@@ -33,6 +33,23 @@ export const memoryCheckpointCodec: LogCheckpointCodec<MemoryRecordState> = {
   checkStamp: stamp => (stamp.v === VERSION && typeof stamp.indexDigest !== 'string' ? 'the checkpoint stamp is malformed' : undefined),
   // Without a synchronous SHA-256 the index line is not checked, so not used: indexes are built on first search.
   decode: (text, start, stamp, digest) => decodeState(text, start, stamp, createSearchIndex, digest ? { restore: restoreSearchIndex, format: searchIndexFormat(), digest } : undefined),
+  difference: stateDifference,
+}
+
+/** The first difference between two states in their records, partitions or erased ids, or `undefined`. */
+function stateDifference(checkpoint: MemoryRecordState, replayed: MemoryRecordState): string | undefined {
+  if (checkpoint.records.size !== replayed.records.size) return `it holds ${checkpoint.records.size} records, the lines fold ${replayed.records.size}`
+  for (const [id, record] of replayed.records) {
+    const kept = checkpoint.records.get(id)
+    if (!kept) return `record "${id}" is missing`
+    if (canonicalJson(kept) !== canonicalJson(record)) return `record "${id}" differs`
+  }
+  if (checkpoint.partitions.size !== replayed.partitions.size) return `it holds ${checkpoint.partitions.size} partitions, the lines fold ${replayed.partitions.size}`
+  for (const [key, ids] of replayed.partitions) {
+    if (checkpoint.partitions.get(key)?.join(',') !== ids.join(',')) return `partition ${key} differs`
+  }
+  if (checkpoint.erased.size !== replayed.erased.size || [...replayed.erased].some(id => !checkpoint.erased.has(id))) return 'its erased ids differ'
+  return undefined
 }
 
 /**
