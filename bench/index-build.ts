@@ -7,7 +7,7 @@
  * Run with `node --expose-gc --import tsx bench/index-build.ts`.
  */
 import { createHash } from 'node:crypto'
-import { createSearchIndex } from '../src/search/search.ts'
+import { createSearchIndex } from '../src/memory/search-index.ts'
 import type { MemoryRecord } from '../src/memory/types.ts'
 
 const size = Number(process.env.BENCH_RECORDS ?? 100000)

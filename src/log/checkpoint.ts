@@ -15,7 +15,7 @@
  * numbers count in the partition's creation order.
  */
 import { emptyRecordState, type MemoryRecordState } from '../memory/records.ts'
-import type { MemorySearchIndex, MemorySearchIndexSnapshot } from '../search/search.ts'
+import type { MemorySearchIndex, MemorySearchIndexSnapshot } from '../memory/search-index.ts'
 import type { MemoryRecord } from '../memory/types.ts'
 
 /** What a checkpoint covers: the log up to `offset` bytes, `lines` lines, the last one with `lastDigest`. */

@@ -78,7 +78,7 @@ import {
   type MemoryRecordState,
 } from '../memory/records.ts'
 import { checkpointKey, readCheckpointStamp, readCheckpointState, serializeCheckpoint } from './checkpoint.ts'
-import { createSearchIndex, restoreSearchIndex, searchIndexFormat } from '../search/search.ts'
+import { createSearchIndex, restoreSearchIndex, searchIndexFormat } from '../memory/search-index.ts'
 import type { MemoryRecord, MemoryScope } from '../memory/types.ts'
 
 /** Options of {@link openMemoryLog}. */
