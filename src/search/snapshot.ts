@@ -45,7 +45,6 @@ export function encodeSnapshot<D extends SearchDocument>(state: IndexState<D>, r
   }
   vocabulary.termPostings.encode(out)
   runs.postings.encode(out)
-  runs.trigramRuns.encode(out)
   const surfaceCount = vocabulary.surfaceIds.size
   for (let sid = 0; sid < surfaceCount; sid++) out.uint(vocabulary.surfaceTerms[sid]!)
   for (let sid = 0; sid < surfaceCount; sid++) out.uint(vocabulary.surfaceCounts[sid]!)
@@ -60,7 +59,6 @@ export function encodeSnapshot<D extends SearchDocument>(state: IndexState<D>, r
     nextPosition: state.nextPosition,
     terms: vocabulary.termNames.slice(),
     runs: runs.texts.slice(),
-    trigrams: [...runs.trigramIds.keys()],
     surfaces: [...vocabulary.surfaceIds.keys()],
     data: out.base64(),
   }
@@ -91,7 +89,6 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   }
   const terms = vocabularyList(snapshot.terms, 'term')
   const runList = vocabularyList(snapshot.runs, 'run')
-  const trigrams = vocabularyList(snapshot.trigrams, 'trigram')
   const surfaces = vocabularyList(snapshot.surfaces, 'surface')
   const count = snapshot.slots!
   const input = new ByteReader(fromBase64(snapshot.data!))
@@ -149,8 +146,6 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   runs.texts = runList.names
   runs.ids = runList.ids
   runs.postings = PairLists.decode(input, runList.names.length, count, 1, 0x7fffffff)
-  runs.trigramIds = trigrams.ids
-  runs.trigramRuns = PairLists.decode(input, trigrams.ids.size, runList.names.length, 0, 0)
   vocabulary.surfaceIds = surfaces.ids
   const surfaceCount = surfaces.names.length
   vocabulary.surfaceTerms = new Int32Array(Math.max(256, surfaceCount))

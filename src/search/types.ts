@@ -148,15 +148,13 @@ export interface SearchIndexSnapshot {
   terms: string[]
   /** Runs (maximal letter/digit/mark sequences, lower case) by id. */
   runs: string[]
-  /** Trigrams of the runs by id. */
-  trigrams: string[]
   /** Surface words (folded tokens as written) by id. */
   surfaces: string[]
   /**
    * Base64 of, in order: per slot its record number + 1 (0 for a tombstone), per slot its
    * position, per slot its 3 field lengths, then 1 and per slot its creation time in ms (0 instead,
    * and no times, when a live record's time is not a number: times are then parsed again on
-   * restore), the term, run and trigram posting lists (per list: pair count, then key delta and
+   * restore), the term and run posting lists (per list: pair count, then key delta and
    * value per pair), per surface its term id, per surface its live record count, and the field
    * counts above the inline maximum (count, then slot × 3 + field and count per entry).
    */
