@@ -44,21 +44,19 @@ function splitCompound(vocabulary: Vocabulary, surface: string): [string, string
   return undefined
 }
 
-/** Terms of the live plain Latin words nearest to `surface` within 1 edit (2 for 8+ letters). */
+/** Terms of the live plain Latin words nearest to `surface` within 1 edit (2 for 8+ letters), in surface id order. */
 function nearestSpellings(vocabulary: Vocabulary, surface: string): string[] {
   const max = surface.length >= 8 ? 2 : 1
   let best = max + 1
-  let matches: string[] = []
-  for (const [word, sid] of vocabulary.surfaceIds) {
-    if (vocabulary.surfaceLatin[sid] === 0 || vocabulary.surfaceCounts[sid] === 0) continue
-    const term = vocabulary.termNames[vocabulary.surfaceTerms[sid]!]!
+  let matches: number[] = []
+  vocabulary.forEachNearLatin(surface, max, (sid, word) => {
     const distance = editDistance(surface, word, Math.min(max, best))
-    if (distance > max) continue
+    if (distance > max) return
     if (distance < best) {
       best = distance
-      matches = [term]
+      matches = [sid]
     }
-    else if (distance === best) matches.push(term)
-  }
-  return matches
+    else if (distance === best) matches.push(sid)
+  })
+  return matches.sort((a, c) => a - c).map(sid => vocabulary.termNames[vocabulary.surfaceTerms[sid]!]!)
 }

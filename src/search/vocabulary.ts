@@ -33,6 +33,8 @@ export class Vocabulary {
   surfaceCounts = new Int32Array(256)
   surfaceMarks = new Int32Array(256)
   surfaceMark = 0
+  /** Plain Latin surfaces by length, and a 26-bit mask of each one's letters: fuzzy matching visits only these. */
+  private latin: LatinSurfaces | undefined
 
   /** The id of term `term`, made when new. */
   termId(term: string): number {
@@ -63,8 +65,22 @@ export class Vocabulary {
       }
       this.surfaceTerms[sid] = id
       this.surfaceLatin[sid] = LATIN_SURFACE.test(surface) ? 1 : 0
+      if (this.surfaceLatin[sid] === 1) this.latin?.add(surface, sid)
     }
     return sid
+  }
+
+  /**
+   * Calls `visit(sid, word)` for every plain Latin surface held by a live record whose length is
+   * within `max` of `word`'s and whose letters differ from `word`'s in at most `2 × max` letters
+   * (a necessary condition of an edit distance of at most `max`): the candidates of fuzzy matching.
+   */
+  forEachNearLatin(word: string, max: number, visit: (sid: number, surface: string) => void): void {
+    if (this.latin === undefined) {
+      this.latin = new LatinSurfaces()
+      for (const [surface, sid] of this.surfaceIds) if (this.surfaceLatin[sid] === 1) this.latin.add(surface, sid)
+    }
+    this.latin.forEachNear(word, max, this.surfaceCounts, visit)
   }
 
   /** A new surface mark for the next record tokenized (marks of older records stay below it). */
@@ -87,4 +103,44 @@ export class Vocabulary {
     const count = (packed >>> (field * 10)) & TF_INLINE_MAX
     return count === TF_INLINE_MAX ? this.largeCounts.get(slot * 3 + field)! : count
   }
+}
+
+/** Plain Latin surface words bucketed by length, each with a mask of the letters it holds. */
+class LatinSurfaces {
+  private readonly byLength: Array<{ sids: number[]; masks: number[]; words: string[] }> = []
+
+  add(surface: string, sid: number): void {
+    let bucket = this.byLength[surface.length]
+    if (bucket === undefined) this.byLength[surface.length] = bucket = { sids: [], masks: [], words: [] }
+    bucket.sids.push(sid)
+    bucket.masks.push(letterMask(surface))
+    bucket.words.push(surface)
+  }
+
+  forEachNear(word: string, max: number, counts: Int32Array, visit: (sid: number, surface: string) => void): void {
+    const mask = letterMask(word)
+    const limit = 2 * max
+    for (let length = Math.max(1, word.length - max); length <= word.length + max; length++) {
+      const bucket = this.byLength[length]
+      if (bucket === undefined) continue
+      const { sids, masks, words } = bucket
+      for (let at = 0; at < sids.length; at++) {
+        if (popcount(masks[at]! ^ mask) > limit || counts[sids[at]!] === 0) continue
+        visit(sids[at]!, words[at]!)
+      }
+    }
+  }
+}
+
+/** Bit `c - 'a'` set for each letter `c` of a plain Latin word. */
+function letterMask(word: string): number {
+  let mask = 0
+  for (let at = 0; at < word.length; at++) mask |= 1 << (word.charCodeAt(at) - 97)
+  return mask
+}
+
+function popcount(value: number): number {
+  value -= (value >>> 1) & 0x55555555
+  value = (value & 0x33333333) + ((value >>> 2) & 0x33333333)
+  return (((value + (value >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
 }
