@@ -11,7 +11,7 @@
  * {@link MemorySearchIndexSnapshot} whose record numbers count in the partition's creation order.
  */
 import { canonicalJson, type LogCheckpointCodec } from '../log/index.ts'
-import { createSearchIndex, restoreSearchIndex, searchIndexFormat, type MemorySearchIndex, type MemorySearchIndexSnapshot } from '../search/search.ts'
+import { createSearchIndex, restoreSearchIndex, searchIndexFormat, type MemorySearchIndex, type MemorySearchIndexSnapshot } from './search-index.ts'
 import { emptyRecordState, type MemoryRecordState } from './records.ts'
 import type { MemoryRecord } from './types.ts'
 

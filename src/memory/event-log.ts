@@ -6,7 +6,7 @@
  */
 import type { Workspace } from '../workspace/types.ts'
 import { compactEventLog, openEventLog, verifyEventLog, type EventLog, type LogFold, type MemoryLogCompaction, type MemoryLogOptions, type MemoryLogVerification } from '../log/index.ts'
-import { createSearchIndex } from '../search/search.ts'
+import { createSearchIndex } from './search-index.ts'
 import { memoryCheckpointCodec } from './checkpoint-state.ts'
 import {
   applyEvent,
