@@ -41,14 +41,7 @@ interface ResolveFrom {
  * installed but fails to load (a native module built for another Node version, for example).
  */
 export async function importOptional<T = Record<string, unknown>>(name: OptionalDependency, feature: string, options: ResolveFrom = {}): Promise<T> {
-  const require = createRequire(options.from ?? import.meta.url)
-  let resolved: string
-  try {
-    resolved = require.resolve(name)
-  }
-  catch (error) {
-    throw missingError(name, feature, error)
-  }
+  const resolved = resolveOptional(name, feature, createRequire(options.from ?? import.meta.url))
   try {
     return (await import(isAbsolute(resolved) ? pathToFileURL(resolved).href : resolved)) as T
   }
@@ -64,18 +57,22 @@ export async function importOptional<T = Record<string, unknown>>(name: Optional
  */
 export function requireOptional<T = unknown>(name: OptionalDependency, feature: string, options: ResolveFrom = {}): T {
   const require = createRequire(options.from ?? import.meta.url)
-  let resolved: string
-  try {
-    resolved = require.resolve(name)
-  }
-  catch (error) {
-    throw missingError(name, feature, error)
-  }
+  const resolved = resolveOptional(name, feature, require)
   try {
     return require(resolved) as T
   }
   catch (error) {
     throw loadError(name, feature, error)
+  }
+}
+
+/** The entry file of the package, or `DEPENDENCY_MISSING` when it is not installed. */
+function resolveOptional(name: OptionalDependency, feature: string, require: NodeJS.Require): string {
+  try {
+    return require.resolve(name)
+  }
+  catch (error) {
+    throw missingError(name, feature, error)
   }
 }
 
