@@ -243,10 +243,10 @@ describe('seed: Agent-visible tool contract', () => {
   it('memory_remember is added when a store sets write.mode tool and takes content and kind (required), store, title, tags, metadata, pinned, confidence, supersedes, provenance', async () => {
     const remember = (await schemas()).memory_remember!
     expect(remember.required).toEqual(['content', 'kind'])
-    // The documented inputs, plus episode, keywords and topics from the hosted-memory document (issue 5).
+    // The documented inputs, plus episode, keywords, topics, rawExtract and recallTriggers from the hosted-memory document.
     const documented = ['content', 'kind', 'store', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'supersedes', 'provenance']
     expect(Object.keys(remember.properties).filter((key) => documented.includes(key))).toEqual(documented)
-    expect(Object.keys(remember.properties).filter((key) => !documented.includes(key))).toEqual(['episode', 'keywords', 'topics'])
+    expect(Object.keys(remember.properties).filter((key) => !documented.includes(key))).toEqual(['episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers'])
   })
 
   it('memory_delete is added when a store sets write.mode tool and takes id (required), store, reason', async () => {
@@ -548,7 +548,7 @@ describe('seed: Security and approval', () => {
       agent: { adapter: workspaceJsonlMemoryStore(), scope: { agent: 'support', project: 'p1' }, write: { mode: 'tool' } },
       user: { adapter: workspaceJsonlMemoryStore(), scope: (ctx) => (ctx.user ? { agent: ctx.agent, user: ctx.user.id, tenant: String(ctx.metadata.tenant) } : undefined), write: { mode: 'tool' } },
     } }
-    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'a' }], ['memory_remember', { store: 'user', kind: 'semantic', content: 'b' }]])
+    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'Prefers tea' }], ['memory_remember', { store: 'user', kind: 'semantic', content: 'Lives in Oslo' }]])
     await finish(runAgent(agentWith(options, driver, workspace), { input: 'go', user: { id: 'alice' }, metadata: { tenant: 'acme' } }))
     expect(jsonlLines(workspace).map((l) => [l.store, l.scope])).toEqual([['agent', { agent: 'support', project: 'p1' }], ['user', { agent: 'support', user: 'alice', tenant: 'acme' }]])
   })
@@ -715,13 +715,13 @@ describe('seed: Options', () => {
 
   it('workspaceJsonlMemoryStore path defaults to "memory/memory.jsonl" and can be set', async () => {
     const workspace = fsWorkspace()
-    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'a' }], ['memory_remember', { store: 'notes', kind: 'semantic', content: 'b' }]])
+    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'Prefers tea' }], ['memory_remember', { store: 'notes', kind: 'semantic', content: 'Lives in Oslo' }]])
     await finish(runAgent(agentWith({ stores: {
       agent: toolWrites(),
       notes: toolWrites({ adapter: workspaceJsonlMemoryStore({ path: 'memory/notes.jsonl' }) }),
     } }, driver, workspace), { input: 'go' }))
-    expect(jsonlLines(workspace).map((l) => l.content)).toEqual(['a'])
-    expect(jsonlLines(workspace, 'memory/notes.jsonl').map((l) => l.content)).toEqual(['b'])
+    expect(jsonlLines(workspace).map((l) => l.content)).toEqual(['Prefers tea'])
+    expect(jsonlLines(workspace, 'memory/notes.jsonl').map((l) => l.content)).toEqual(['Lives in Oslo'])
   })
 })
 
