@@ -17,7 +17,7 @@ import { scriptedModel } from '../../src/testing/index.ts'
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..')
 const tempDir = () => mkdtempSync(join(tmpdir(), 'vam-hist-seed-'))
-const withHistory = (driver: AgentDriver, options: HistoryOptions = {}, extra: Partial<AgentDefinition> = {}) => defineAgent({ name: 'support', driver, capabilities: [history(options)], ...extra })
+const withHistory = (driver: AgentDriver, options: HistoryOptions = {}, extra: Pick<Partial<AgentDefinition>, 'workspace'> = {}) => defineAgent({ name: 'support', driver, capabilities: [history(options)], ...extra })
 const userText = (prompt: ReturnType<typeof scriptedModel>['prompts'][number]) => prompt.filter(m => m.role !== 'system').map(m => (typeof m.content === 'string' ? m.content : m.content.map(p => ('text' in p ? p.text : '')).join(''))).join(' | ')
 
 describe('seed 004: Memory Overview and Constructor', () => {
