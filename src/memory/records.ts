@@ -42,6 +42,9 @@ export interface MemoryRememberDraft extends MemoryEventHead, MemoryRecordConten
   /** Issue 5: keywords/topics metadata (absent when not given). */
   keywords?: string[]
   topics?: string[]
+  /** Hosted-memory document fields (absent when not given). */
+  rawExtract?: string
+  recallTriggers?: string[]
   supersedes: string[]
   provenance: MemoryProvenance
   /** ISO 8601; equals `at` unless the caller (an import) kept an original time. */
@@ -159,7 +162,7 @@ function indexOfPartition(state: MemoryRecordState, key: string): MemorySearchIn
 
 /** Names of the payload fields of each event type (format version 2 digests them apart from the header). */
 export const PAYLOAD_FIELDS: Readonly<Record<MemoryEventType, readonly string[]>> = {
-  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'supersedes', 'provenance', 'createdAt'],
+  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers', 'supersedes', 'provenance', 'createdAt'],
   supersede: ['supersededBy'],
   delete: ['reason'],
   erase: ['reason'],
@@ -243,6 +246,8 @@ export function foldEvent(previous: MemoryRecord | undefined, event: MemoryEvent
       ...(event.episode !== undefined ? { episode: event.episode } : {}),
       ...(event.keywords !== undefined ? { keywords: event.keywords } : {}),
       ...(event.topics !== undefined ? { topics: event.topics } : {}),
+      ...(event.rawExtract !== undefined ? { rawExtract: event.rawExtract } : {}),
+      ...(event.recallTriggers !== undefined ? { recallTriggers: event.recallTriggers } : {}),
       supersedes: event.supersedes,
       provenance: event.provenance,
       audit: event.audit,
@@ -351,6 +356,8 @@ export function parseMemoryEvent(value: Record<string, unknown>, erased: boolean
       if (value.episode !== undefined && !(isObject(value.episode) && typeof value.episode.observation === 'string' && ['thoughts', 'action', 'result'].every(field => (value.episode as Record<string, unknown>)[field] === undefined || typeof (value.episode as Record<string, unknown>)[field] === 'string'))) return 'episode is not an object with a text observation'
       if (value.keywords !== undefined && !isStringArray(value.keywords)) return 'keywords is not a list of strings'
       if (value.topics !== undefined && !isStringArray(value.topics)) return 'topics is not a list of strings'
+      if (value.rawExtract !== undefined && typeof value.rawExtract !== 'string') return 'rawExtract is not a string'
+      if (value.recallTriggers !== undefined && !isStringArray(value.recallTriggers)) return 'recallTriggers is not a list of strings'
       if (!isStringArray(value.supersedes)) return 'supersedes is not a list of ids'
       if (!isObject(value.provenance)) return 'provenance is not an object'
       if (!isInstant(value.createdAt)) return 'createdAt is not an ISO 8601 instant'

@@ -221,6 +221,8 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
         if (input.episode !== undefined) remember.episode = input.episode
         if (input.keywords !== undefined) remember.keywords = input.keywords
         if (input.topics !== undefined) remember.topics = input.topics
+        if (input.rawExtract !== undefined) remember.rawExtract = input.rawExtract
+        if (input.recallTriggers !== undefined) remember.recallTriggers = input.recallTriggers
         const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({
           type: 'supersede',
           recordId: id,
@@ -296,7 +298,8 @@ function checkInput(input: MemoryRecordInput): void {
   if (input.provenance !== undefined && !isPlainObject(input.provenance)) throw invalidInput('`provenance` must be an object')
   if (input.createdAt !== undefined && !isInstant(input.createdAt)) throw invalidInput('`createdAt` must be an ISO 8601 instant')
   if (input.episode !== undefined && !(isPlainObject(input.episode) && typeof input.episode.observation === 'string' && (['thoughts', 'action', 'result'] as const).every(field => input.episode![field] === undefined || typeof input.episode![field] === 'string'))) throw invalidInput('`episode` must be { observation, thoughts?, action?, result? } of strings')
-  for (const field of ['keywords', 'topics'] as const) {
+  if (input.rawExtract !== undefined && typeof input.rawExtract !== 'string') throw invalidInput('`rawExtract` must be a string')
+  for (const field of ['keywords', 'topics', 'recallTriggers'] as const) {
     if (input[field] !== undefined && !(Array.isArray(input[field]) && input[field].every(item => typeof item === 'string'))) throw invalidInput(`\`${field}\` must be a list of strings`)
   }
 }
