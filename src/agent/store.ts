@@ -3,6 +3,7 @@ import { createStorage } from 'unstorage'
 import { agentError } from '../errors.ts'
 import { createWorkspace } from '../workspace/workspace.ts'
 import type { Workspace } from '../workspace/types.ts'
+import { erasedSince, erasureSequence, scrubJson } from '../workspace/erased.ts'
 import { identityKey, identityOf, type IdentityRef } from './identity.ts'
 import { encodeKeySegment } from './ids.ts'
 import { seal, verifySeal, workspaceSecret } from './integrity.ts'
@@ -70,6 +71,8 @@ export interface ThreadRecord {
   /** Approvals of the last step still to be answered (decided or not) before the model continues. */
   pendingApprovalIds: string[]
   updatedAt: string
+  /** Not stored: the erasure sequence when the thread was read (text erased later is scrubbed from it when it is saved). */
+  erasureSeen?: number
 }
 
 /** The identity that owns a thread (`undefined`: a thread of runs without a user). */
@@ -78,12 +81,16 @@ export function threadOwner(thread: ThreadRecord): IdentityRef | undefined {
 }
 
 export async function loadThread(workspace: Workspace, agent: string, threadId: string): Promise<ThreadRecord> {
+  const erasureSeen = erasureSequence()
   const stored = await workspace.readJson<ThreadRecord>(threadKey(agent, threadId))
-  return stored ?? { version: 1, threadId, agent, messages: [], pendingApprovalIds: [], updatedAt: new Date().toISOString() }
+  return { ...(stored ?? { version: 1, threadId, agent, messages: [], pendingApprovalIds: [], updatedAt: new Date().toISOString() }), erasureSeen }
 }
 
 export async function saveThread(workspace: Workspace, thread: ThreadRecord): Promise<void> {
-  const { user: _legacy, ...rest } = thread
+  const { user: _legacy, erasureSeen, ...kept } = thread
+  // Text erased while this thread was held in memory (a run that erased a record) is not written back.
+  const erased = erasedSince(workspace, erasureSeen ?? erasureSequence())
+  const rest = erased.length ? { ...kept, messages: scrubJson(kept.messages, erased).value } : kept
   const owner = threadOwner(thread)
   await workspace.writeJson(threadKey(thread.agent, thread.threadId), { ...rest, ...(owner ? { owner } : {}), updatedAt: new Date().toISOString() })
 }
@@ -177,4 +184,21 @@ export async function decideApproval(workspace: Workspace, approval: ApprovalReq
   const updated: ApprovalRequest = { ...approval, status, decision: claim.decision }
   await saveApproval(workspace, updated)
   return { decided: true, approval: updated }
+}
+
+/**
+ * Rewrites an approval file with `scrub` applied (erasure of text it holds). A file whose seal
+ * holds is sealed again; one that failed its check keeps its old seal and stays refused, so a
+ * forged file is never turned into a valid one. Returns how many occurrences were replaced.
+ */
+export async function rewriteApprovalFile(workspace: Workspace, key: string, scrub: (approval: ApprovalRequest) => { value: ApprovalRequest; count: number }): Promise<number> {
+  const stored = await workspace.readJson<SealedApproval>(key).catch(() => undefined)
+  if (!stored || typeof stored !== 'object') return 0
+  const { integrity, ...approval } = stored
+  const sealed = verifySeal(await workspaceSecret(workspace), approval, integrity)
+  const { value, count } = scrub(approval)
+  if (count === 0) return 0
+  if (sealed) await saveApproval(workspace, value)
+  else await workspace.writeJson(key, { ...value, ...(integrity !== undefined ? { integrity } : {}) })
+  return count
 }
