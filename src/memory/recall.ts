@@ -14,7 +14,7 @@ import type { ModelCallContext, PromptProvider } from '../agent/types.ts'
 import { MEMORY_LIMITS } from './schemas.ts'
 import type { MemoryRecallConfig } from './schemas.ts'
 import { hybridSearch } from './hybrid-search.ts'
-import { newestFirst } from './tools.ts'
+import { newestFirst, searchStore } from './tools.ts'
 import type { ActiveMemoryStore } from './tools.ts'
 import type { MemoryRecord, MemoryTarget } from './types.ts'
 
@@ -50,9 +50,10 @@ export function codePointLength(text: string): number {
   return count
 }
 
-/** A record's line in the block: id, kind, creation date, pinned, then its escaped content on one line. */
+/** A record's line in the block: id, kind, creation date, event date (`happened ...`, when it has one), pinned, then its escaped content on one line. */
 function recordLine(record: MemoryRecord, maxPoints?: number): string {
-  const flags = [record.kind, record.createdAt.slice(0, 10), record.pinned ? 'pinned' : undefined].filter(Boolean).join(', ')
+  const happened = record.occurredAt !== undefined ? `happened ${record.occurredAt.slice(0, 10)}` : undefined
+  const flags = [record.kind, record.createdAt.slice(0, 10), happened, record.pinned ? 'pinned' : undefined].filter(Boolean).join(', ')
   const title = record.title ? `${record.title.replace(/\s+/g, ' ').trim()}: ` : ''
   const prefix = `- [${record.id}] (${escapeRecallText(flags)}) `
   const text = `${title}${record.content}`.replace(/\s+/g, ' ').trim()
@@ -233,9 +234,7 @@ export function recallProvider({ store, recall }: RecallStore): PromptProvider {
         const input = recall.preload.query === 'last-input' ? Array.from(lastUserText(call.messages)).slice(-MEMORY_LIMITS.queryChars).join('').trim() : ''
         if (input !== '') {
           const query = { query: input, limit: MEMORY_LIMITS.searchLimit, ...(store.searchMode === 'substring' ? { mode: 'substring' as const } : {}) }
-          const hits = store.embed && store.searchMode !== 'substring'
-            ? await hybridSearch(store.adapter, target, query, { model: store.embed, ...(call.signal ? { abortSignal: call.signal } : {}) })
-            : await store.adapter.search(target, query)
+          const hits = await searchStore(store, query, call.signal)
           preloaded = hits.map(hit => hit.record).filter(wanted).slice(0, recall.preload.limit)
         }
         else {
@@ -258,9 +257,7 @@ export function recallProvider({ store, recall }: RecallStore): PromptProvider {
         // Ask for more than `limit` so that preloaded records do not crowd out new ones.
         const limit = Math.min(MEMORY_LIMITS.searchLimit, recall.preflight.limit + shown.size)
         const query = { query: text, limit, ...(store.searchMode === 'substring' ? { mode: 'substring' as const } : {}) }
-        const hits = store.embed && store.searchMode !== 'substring'
-          ? await hybridSearch(store.adapter, target, query, { model: store.embed, ...(call.signal ? { abortSignal: call.signal } : {}) })
-          : await store.adapter.search(target, query)
+        const hits = await searchStore(store, query, call.signal)
         relevant = hits.map(hit => hit.record).filter(record => record.status === 'active' && !shown.has(record.id)).slice(0, recall.preflight.limit)
       }
     }

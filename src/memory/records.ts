@@ -49,6 +49,8 @@ export interface MemoryRememberDraft extends MemoryEventHead, MemoryRecordConten
   provenance: MemoryProvenance
   /** ISO 8601; equals `at` unless the caller (an import) kept an original time. */
   createdAt: string
+  /** Event time (an instant or a calendar date), when given. */
+  occurredAt?: string
 }
 
 /** Marks an active record superseded by a newer record of the same store and scope. */
@@ -162,7 +164,7 @@ function indexOfPartition(state: MemoryRecordState, key: string): MemorySearchIn
 
 /** Names of the payload fields of each event type (format version 2 digests them apart from the header). */
 export const PAYLOAD_FIELDS: Readonly<Record<MemoryEventType, readonly string[]>> = {
-  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers', 'supersedes', 'provenance', 'createdAt'],
+  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers', 'supersedes', 'provenance', 'createdAt', 'occurredAt'],
   supersede: ['supersededBy'],
   delete: ['reason'],
   erase: ['reason'],
@@ -252,6 +254,7 @@ export function foldEvent(previous: MemoryRecord | undefined, event: MemoryEvent
       provenance: event.provenance,
       audit: event.audit,
       createdAt: event.createdAt,
+      ...(event.occurredAt !== undefined ? { occurredAt: event.occurredAt } : {}),
       updatedAt: event.at,
       version: 1,
       status: 'active',
@@ -361,6 +364,7 @@ export function parseMemoryEvent(value: Record<string, unknown>, erased: boolean
       if (!isStringArray(value.supersedes)) return 'supersedes is not a list of ids'
       if (!isObject(value.provenance)) return 'provenance is not an object'
       if (!isInstant(value.createdAt)) return 'createdAt is not an ISO 8601 instant'
+      if (value.occurredAt !== undefined && !isInstant(value.occurredAt)) return 'occurredAt is not an ISO 8601 instant or date'
       // One string for equal instants, as most lines have them.
       if (value.createdAt === value.at) value.createdAt = value.at
       break

@@ -13,6 +13,7 @@ import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, validateScope } from '../scope.ts'
+import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
 import type {
   MemoryAppendOptions,
   MemoryAudit,
@@ -140,6 +141,8 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
   hardDelete(target: MemoryTarget, id: string, options: MemoryDeleteOptions): Promise<boolean>
   /** The open log (for verify and compact). */
   readonly log: MemoryLog
+  /** The log's vector sidecar (`<log key>.vectors`, issue 17); erasing a record removes its vectors. */
+  readonly vectors?: MemoryVectorStore
 }
 
 /**
@@ -147,11 +150,14 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
  * JSONL store and the in-memory store. Every method validates the target and then sees only the
  * records of exactly `target.store` and `target.scope`. Search is served by the partition's
  * search index (`createSearchIndex()` of `../search.ts`, one per store and exact scope). Records
- * returned are copies.
+ * returned are copies. Record vectors (hybrid search) go to `options.vectors`, by default the
+ * log's sidecar `<log key>.vectors` in its workspace.
  */
-export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
+export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVectorStore } = {}): MemoryLogStoreAdapter {
+  const vectors = options.vectors ?? workspaceVectorStore(log.workspace, `${log.key}.vectors`)
   return {
     log,
+    vectors,
     async search(target, query) {
       checkTarget(target)
       let built: number | undefined
@@ -175,6 +181,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
       })
       if (!erased) return false
       await log.compact()
+      await eraseRecordVectors(vectors, [id])
       return true
     },
     async read(target, id) {
@@ -223,6 +230,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
         if (input.topics !== undefined) remember.topics = input.topics
         if (input.rawExtract !== undefined) remember.rawExtract = input.rawExtract
         if (input.recallTriggers !== undefined) remember.recallTriggers = input.recallTriggers
+        if (input.occurredAt !== undefined) remember.occurredAt = input.occurredAt
         const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({
           type: 'supersede',
           recordId: id,
@@ -297,6 +305,7 @@ export function checkInput(input: MemoryRecordInput): void {
   if (input.supersedes !== undefined && !(Array.isArray(input.supersedes) && input.supersedes.every(id => typeof id === 'string'))) throw invalidInput('`supersedes` must be a list of record ids')
   if (input.provenance !== undefined && !isPlainObject(input.provenance)) throw invalidInput('`provenance` must be an object')
   if (input.createdAt !== undefined && !isInstant(input.createdAt)) throw invalidInput('`createdAt` must be an ISO 8601 instant')
+  if (input.occurredAt !== undefined && !isInstant(input.occurredAt)) throw invalidInput('`occurredAt` must be an ISO 8601 instant with a zone or a date such as 2024-05-01')
   if (input.episode !== undefined && !(isPlainObject(input.episode) && typeof input.episode.observation === 'string' && (['thoughts', 'action', 'result'] as const).every(field => input.episode![field] === undefined || typeof input.episode![field] === 'string'))) throw invalidInput('`episode` must be { observation, thoughts?, action?, result? } of strings')
   if (input.rawExtract !== undefined && typeof input.rawExtract !== 'string') throw invalidInput('`rawExtract` must be a string')
   for (const field of ['keywords', 'topics', 'recallTriggers'] as const) {
