@@ -15,6 +15,9 @@ import { messageText, readThread } from '../agent/threads.ts'
 import type { AgentDefinition, ApprovalRequest } from '../agent/types.ts'
 import { exportScope, listStores, openStore, pageRecords, recordDetail, requireScopeLogLines, searchRecords, verifyStoreLog } from './inspector.ts'
 import { runResponse } from './stream.ts'
+import { actionAgent, isActionApproval } from './studio-actions.ts'
+import { journalRun } from './studio-journal.ts'
+import { highlightRanges, registerStudioRoutes } from './studio-routes.ts'
 import type { AgentIdentity, AgentRoutesOptions } from './types.ts'
 
 /** Default prefix of the routes. */
@@ -58,6 +61,7 @@ export function statusOf(code: string): number {
   if (code === 'MEMORY_EXPORT_DISABLED') return 403
   if (code === 'APPROVAL_ALREADY_RESOLVED' || code === 'MEMORY_LOG_UNAVAILABLE' || code === 'MEMORY_SCOPE_OFF') return 409
   if (code === 'INTERNAL_ERROR') return 500
+  if (code === 'STUDIO_NOT_BUILT') return 503
   return 400
 }
 
@@ -172,7 +176,9 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     const agent = await agentOf(event)
     const input = await body(event, runBodySchema)
     const run = runAgent(agent, { input: input.input, ...(input.threadId ? { threadId: input.threadId } : {}), user: identity })
-    return runResponse(run, event.req.headers.get('accept'))
+    // With the studio on, the run is journalled (steps, timings, decisions) before its first event is sent.
+    const served = options.studio ? await journalRun(agent, run, { threadId: run.threadId, identity, kind: 'message', input: input.input }) : run
+    return runResponse(served, event.req.headers.get('accept'))
   }))
 
   app.get(`${prefix}/agents/:agent/threads/:thread`, route(async (event, identity) => {
@@ -208,14 +214,16 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     if (approval.status !== 'pending') {
       throw agentError('APPROVAL_ALREADY_RESOLVED', `approval "${id}" was already ${approval.status}; nothing was changed or run`, 'each approval applies once; ask the agent again for a new request', { approvalId: id, status: approval.status })
     }
-    const run = resolveApproval(agent, id, {
+    // A studio action's approval continues with the action driver, not the agent's own driver.
+    const run = resolveApproval(isActionApproval(approval) ? actionAgent(agent) : agent, id, {
       approved: decision.approved,
       ...(decision.reason ? { reason: decision.reason } : {}),
       approver: identity.id,
       threadId: approval.threadId,
       user: identity,
     })
-    return runResponse(run, event.req.headers.get('accept'))
+    const served = options.studio ? await journalRun(agent, run, { threadId: approval.threadId, identity, kind: 'decision', approvalId: id, ...(isActionApproval(approval) ? { origin: 'studio' as const } : {}) }) : run
+    return runResponse(served, event.req.headers.get('accept'))
   }))
 
   app.get(`${prefix}/agents/:agent/stores`, route(async (event, identity) => ({ stores: await listStores(await agentOf(event), identity) })))
@@ -238,7 +246,9 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
   app.get(`${prefix}/agents/:agent/stores/:store/search`, route(async (event, identity) => {
     const { store } = await opened(event, identity)
     const search = query(event, searchQuerySchema)
-    return { query: search.q, hits: await searchRecords(store, search.q, search.limit) }
+    const hits = await searchRecords(store, search.q, search.limit)
+    // `highlights`: [start, end) ranges of the content's words that match a query term.
+    return { query: search.q, hits: hits.map(hit => ({ ...hit, highlights: highlightRanges(hit.record.content, search.q) })) }
   }))
 
   app.get(`${prefix}/agents/:agent/stores/:store/log`, route(async (event, identity) => {
@@ -258,6 +268,14 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
       headers: { 'content-type': 'application/json; charset=utf-8', 'content-disposition': `attachment; filename="${exportFileName(agent.name, store.store, identity.id)}"` },
     })
   }))
+
+  if (options.studio) {
+    registerStudioRoutes({
+      app, prefix, mode: options.mode ?? 'production', agents: options.agents, devUsers: options.devUsers ?? [],
+      ...(typeof options.studio === 'object' && options.studio.dir ? { assetsDir: options.studio.dir } : {}),
+      route, agentOf, opened, query, body, param, recordDetail, errorResponse,
+    })
+  }
 
   // Unknown paths under the prefix still ask for an identity first, so nothing is learned without one.
   app.all(`${prefix}/**`, route(event => {
