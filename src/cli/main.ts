@@ -16,6 +16,7 @@ import { loadAgent, resolveRoot } from './load-agent.ts'
 import { openMemoryStore } from '../memory/open-store.ts'
 import { compactCommand, verifyCommand } from './commands/log.ts'
 import { mcpCommand } from './commands/mcp.ts'
+import { studioCommand } from './commands/studio.ts'
 import { exportCommand, withFileImport } from './commands/transfer.ts'
 import { rejectUnknownOptions, routesBase, runRemoteChat } from './commands/dev-url.ts'
 
@@ -179,7 +180,7 @@ const memoryCommand = defineCommand({
 /** The `agent` command tree. */
 const main = defineCommand({
   meta: { name: 'agent', version: '0.1.0', description: 'Run and inspect vite-agent-memory agents' },
-  subCommands: { dev, info, memory: memoryCommand, mcp: mcpCommand },
+  subCommands: { dev, info, memory: memoryCommand, mcp: mcpCommand, studio: studioCommand },
 })
 
 // Output piped into `head` and the like: stop quietly when the reader goes away.

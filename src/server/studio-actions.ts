@@ -58,7 +58,10 @@ export function actionCall(record: MemoryRecord, action: StudioAction): { tool: 
 
 function describe(outcome: ToolCallOutcome): string {
   switch (outcome.status) {
-    case 'ok': return `Done: ${JSON.stringify(outcome.output)}`
+    case 'ok': {
+      const output = outcome.output as { action?: unknown; record?: { id?: unknown } } | undefined
+      return typeof output?.record?.id === 'string' ? `Done: ${String(output.action ?? 'written')} ${output.record.id}` : `Done: ${JSON.stringify(outcome.output)}`
+    }
     case 'error': return `Not done: ${outcome.error.message}`
     case 'denied': return `Not done: ${outcome.reason}`
     case 'approval-required': return 'Waiting for approval.'
