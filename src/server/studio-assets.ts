@@ -4,6 +4,10 @@
  * checked routes), so they are served without asking for an identity: a page opened by a browser
  * navigation carries no `authorization` header yet.
  */
+import { existsSync, readFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { dirname, extname, join, normalize, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { agentError } from '../errors.ts'
 
 const TYPES: Record<string, string> = {
@@ -19,9 +23,6 @@ let located: Promise<string | undefined> | undefined
  */
 export function studioDir(): Promise<string | undefined> {
   located ??= (async () => {
-    const { existsSync, readFileSync } = await import('node:fs')
-    const { dirname, join } = await import('node:path')
-    const { fileURLToPath } = await import('node:url')
     let dir = dirname(fileURLToPath(import.meta.url))
     for (let depth = 0; depth < 6; depth++) {
       const manifest = join(dir, 'package.json')
@@ -53,8 +54,6 @@ export function studioDir(): Promise<string | undefined> {
 export async function studioAsset(path: string, dir?: string): Promise<Response> {
   const root = dir ?? await studioDir()
   if (!root) throw agentError('STUDIO_NOT_BUILT', 'the studio UI is not built in this copy of vite-agent-memory', 'run `npm run build` in the package (the installed package ships dist/studio)')
-  const { readFile } = await import('node:fs/promises')
-  const { extname, join, normalize, sep } = await import('node:path')
   const relative = normalize(decodeURIComponent(path || 'index.html')).replace(/^([/\\])+/, '')
   const file = join(root, relative)
   if (relative.startsWith('..') || !file.startsWith(root + sep)) throw agentError('ROUTE_NOT_FOUND', `no studio file ${path}`, 'open the studio at its index')

@@ -72,7 +72,11 @@ function RecordDetail(props: { api: Api; agent: string; store: string; user: str
     } catch (failure) {
       setError(failureText(failure))
     }
-    if (written) props.onChanged(written)
+    if (written) {
+      props.onChanged(written)
+      // A delete keeps the id: draw its new state here (a new version arrives through `id`).
+      if (written === id) void load()
+    }
   }
   const act = (action: Record<string, unknown>, label: string) => stream(onEvent => api.action(agent, store, id, action, onEvent), { kind: 'action', input: label })
   const decisions = decisionsOf(runs)
