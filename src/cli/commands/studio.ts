@@ -15,6 +15,7 @@ import { discoverScopeUsers } from '../../server/studio-routes.ts'
 import type { AgentSource } from '../../server/types.ts'
 import { DEFAULT_DEV_USERS, devIdentity } from '../../vite/plugin.ts'
 import { formatError } from '../format.ts'
+import { rejectUnknownOptions } from './dev-url.ts'
 import { listAgents, loadAgent, resolveRoot } from '../load-agent.ts'
 
 /** Default port of `agent studio`. */
@@ -93,8 +94,9 @@ export const studioCommand = defineCommand({
     host: { type: 'string', description: 'Address to listen on (default 127.0.0.1: the dev identity trusts the browser, keep it on loopback)' },
     users: { type: 'string', description: 'Comma-separated user ids for the user picker (default demo,ann,ben; users of the workspace\'s scopes are added)' },
   },
-  async run({ args }) {
+  async run({ args, cmd }) {
     try {
+      rejectUnknownOptions(args, cmd.args as Record<string, unknown>)
       const root = resolveRoot(args.root)
       // Agents resolve their default workspace (`.agent/workspace`) against the project root, as in `agent dev`.
       process.chdir(root)
@@ -102,8 +104,7 @@ export const studioCommand = defineCommand({
       const port = portOf(args.port)
       const { url } = await startStudioServer({ root, ...(port !== undefined ? { port } : {}), ...(args.host ? { host: args.host } : {}), ...(users?.length ? { users } : {}) })
       const names = listAgents(root).map(agent => agent.name)
-      consola.log(`Studio: ${url}`)
-      consola.log(`Agents: ${names.length ? names.join(', ') : `none in ${root}/server/agents`}`)
+      process.stdout.write(`Studio: ${url}\nAgents: ${names.length ? names.join(', ') : `none in ${root}/server/agents`}\n`)
     } catch (error) {
       consola.error(formatError(toErrorShape(error)))
       process.exitCode = 1
