@@ -5,7 +5,7 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { chromium, type Page } from 'playwright-core'
+import { chromium } from 'playwright-core'
 
 process.env.AGENT_WORKSPACE_DIR = mkdtempSync(join(tmpdir(), 'vam-shots-'))
 process.env.SUPPORT_AGENT_DRIVER = 'scripted'
@@ -25,10 +25,6 @@ for (let n = 0; n < 240; n++) {
 
 const { server, url } = await startStudioServer({ root: join(repo, 'playground'), port: 0 })
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] })
-const shot = async (page: Page, name: string) => {
-  await page.screenshot({ path: join(repo, 'docs/studio', name), fullPage: true })
-  console.log(`wrote docs/studio/${name}`)
-}
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
   page.on('pageerror', error => console.log('[pageerror]', error.message))
@@ -45,8 +41,9 @@ try {
   await page.getByText(/Result in/).last().waitFor()
   await page.reload()
   await page.getByText(/Result in/).last().waitFor()
-  await page.getByText('Run timeline').last().click()
-  await shot(page, 'chat.png')
+  await page.getByText(/^Run timeline/).last().click()
+  await page.screenshot({ path: join(repo, 'docs/studio/chat.png') })
+  console.log('wrote docs/studio/chat.png')
 
   await page.getByRole('tab', { name: 'Memory' }).click()
   await page.getByText(/^1–50 of 241$/).waitFor()
@@ -60,15 +57,20 @@ try {
   await page.getByLabel('New content').fill('I prefer aisle seats on long flights')
   await page.getByRole('button', { name: 'Save as new version' }).click()
   await page.getByRole('group', { name: /^Approval/ }).last().getByRole('button', { name: 'Approve' }).click()
-  await page.getByRole('region', { name: 'Record detail' }).getByText('I prefer aisle seats on long flights').first().waitFor()
-  await shot(page, 'memory.png')
+  const detail = page.getByRole('region', { name: 'Record detail' })
+  await detail.getByRole('list', { name: 'Versions' }).getByRole('listitem').nth(2).waitFor()
+  // The action runs' tool steps are folded, so the picture shows the record, its cards and its versions.
+  await detail.evaluate((element) => { element.querySelectorAll('details.tool-step').forEach(step => step.removeAttribute('open')) })
+  await detail.screenshot({ path: join(repo, 'docs/studio/record.png') })
+  console.log('wrote docs/studio/record.png')
 
   await page.getByRole('button', { name: 'Clear' }).click()
   await page.getByLabel('Tag').selectOption('billing')
   await page.getByLabel('Kind').selectOption('episodic')
   await page.getByText(/^1–\d+ of \d+$/).waitFor()
-  await page.screenshot({ path: join(repo, 'docs/studio/filters.png'), clip: { x: 0, y: 0, width: 1280, height: 900 } })
-  console.log('wrote docs/studio/filters.png')
+  await page.evaluate(() => window.scrollTo(0, 0))
+  await page.screenshot({ path: join(repo, 'docs/studio/memory.png'), clip: { x: 0, y: 0, width: 1280, height: 900 } })
+  console.log('wrote docs/studio/memory.png')
 
   await page.getByRole('tab', { name: 'Log' }).click()
   await page.getByRole('button', { name: 'Verify log' }).click()

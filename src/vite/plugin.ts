@@ -109,8 +109,10 @@ export function createDevMiddleware(server: ViteDevServer, options: AgentMemoryP
  * 'serve'`, `configureServer`; nothing is added to a build or to `vite preview`), it serves the
  * agent routes of `createAgentRoutes` under `prefix`: list agents, run one and stream its events
  * as NDJSON or SSE, list/approve/deny approvals, and the memory inspector (stores, records,
- * search, record history, raw JSONL lines, verify, export). The identity comes from
- * `identify` (default {@link devIdentity}).
+ * search, record history, raw JSONL lines, verify, export), and the studio UI at
+ * `<prefix>/studio/` with its routes (docs/studio.md; `studio: false` turns it off). The identity
+ * comes from `identify` (default {@link devIdentity} over `users` and the users of the
+ * workspace's memory scopes).
  */
 export function agentMemory(options: AgentMemoryPluginOptions = {}): Plugin {
   const known = ['root', 'prefix', 'users', 'identify', 'studio']
