@@ -12,6 +12,7 @@
  */
 import { encodeKeySegment, randomId } from '../agent/ids.ts'
 import { hostWorkspace } from '../agent/store.ts'
+import { startRun, type RunOutcome } from '../agent/events.ts'
 import type { AgentDefinition, AgentRun, AgentRunEvent, AgentRunResult } from '../agent/types.ts'
 import type { AgentIdentity } from './types.ts'
 
@@ -112,8 +113,8 @@ function serialized<T>(key: string, task: () => Promise<T>): Promise<T> {
 
 /**
  * Journals `run` (a thread `threadId` of `identity`) and returns a run that yields the same events.
- * The journal entry exists when this resolves; the original run is consumed at once, so it is
- * journalled to its end even when the client goes away.
+ * The journal entry exists when this resolves; the original run is consumed at once (the host's
+ * run wrapper buffers for a late reader), so it is journalled to its end even when the client goes away.
  */
 export async function journalRun(agent: AgentDefinition, run: AgentRun, entry: { threadId: string; identity: AgentIdentity; kind: JournalRunKind; input?: string; approvalId?: string; origin?: ThreadJournal['origin'] }): Promise<AgentRun> {
   const workspace = hostWorkspace(agent)
@@ -138,53 +139,24 @@ export async function journalRun(agent: AgentDefinition, run: AgentRun, entry: {
   })
   await save()
 
-  const buffer: AgentRunEvent[] = []
-  let closed = false
-  let wake: (() => void) | undefined
-  const consumed = (async () => {
-    try {
-      for await (const event of run) {
-        const at = Date.now() - started
-        const last = record.events.at(-1)
-        if (event.type === 'text-delta' && last?.type === 'text-delta') last.text += event.text
-        else record.events.push({ ...event, at } as JournalEvent)
-        if (event.type === 'start') record.runId = event.runId
-        if (event.type === 'finish') {
-          record.status = event.status
-          record.durationMs = at
-        }
-        // Text deltas are written with the next step; everything else before the client sees it.
-        if (event.type !== 'text-delta') await save().catch(() => undefined)
-        buffer.push(event)
-        wake?.()
+  // The host's own run wrapper replays the events; `finish` (and `error`) it emits itself from the outcome.
+  const ids = { runId: run.runId, threadId: entry.threadId }
+  return startRun(ids, async (emit): Promise<RunOutcome> => {
+    for await (const event of run) {
+      const at = Date.now() - started
+      const last = record.events.at(-1)
+      if (event.type === 'text-delta' && last?.type === 'text-delta') last.text += event.text
+      else record.events.push({ ...event, at } as JournalEvent)
+      if (event.type === 'start') ids.runId = record.runId = event.runId
+      if (event.type === 'finish') {
+        record.status = event.status
+        record.durationMs = at
       }
-    } finally {
-      closed = true
-      wake?.()
+      // Text deltas are written with the next step; everything else before the client sees it.
+      if (event.type !== 'text-delta') await save().catch(() => undefined)
+      if (event.type !== 'finish' && event.type !== 'error') emit(event)
     }
-  })()
-  void consumed
-
-  let iterated = false
-  return {
-    get runId() { return run.runId },
-    get threadId() { return run.threadId },
-    result: run.result,
-    [Symbol.asyncIterator]() {
-      if (iterated) throw new TypeError('an AgentRun can be iterated once; await `result` for the outcome')
-      iterated = true
-      return (async function* () {
-        let index = 0
-        while (true) {
-          if (index < buffer.length) {
-            yield buffer[index++]!
-            continue
-          }
-          if (closed) return
-          await new Promise<void>((resolve) => { wake = resolve })
-          wake = undefined
-        }
-      })()
-    },
-  }
+    const result = await run.result
+    return { status: result.status, approvals: result.approvals, ...(result.error ? { error: result.error } : {}) }
+  })
 }

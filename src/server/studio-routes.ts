@@ -11,11 +11,10 @@ import { listApprovals } from '../agent/approvals.ts'
 import { messageText, readThread } from '../agent/threads.ts'
 import type { AgentDefinition } from '../agent/types.ts'
 import { importMemoryScope } from '../memory/retention.ts'
-import { parseMemoryOptions } from '../memory/schemas.ts'
 import type { ResolvedMemoryStore } from '../memory/open-store.ts'
-import type { MemoryCapability } from '../memory/capability.ts'
 import type { MemoryRecord } from '../memory/types.ts'
 import { foldText, stemWord, tokenize } from '../search/text.ts'
+import { logKey, storeConfigs } from './inspector.ts'
 import { studioAsset } from './studio-assets.ts'
 import { journalRun, listThreads, readJournal } from './studio-journal.ts'
 import { logScopes, pageScopeLines, recordLines, scopeKey } from './studio-log.ts'
@@ -160,16 +159,8 @@ export async function versionChain(store: ResolvedMemoryStore, record: MemoryRec
 }
 
 function logKeyOf(agent: AgentDefinition, store: string): string | undefined {
-  const capability = agent.capabilities.find((candidate): candidate is MemoryCapability => candidate.id === 'memory' && !!(candidate as Partial<MemoryCapability>).options)
-  if (!capability || !agent.workspace) return undefined
-  const config = parseMemoryOptions(capability.options).find(candidate => candidate.name === store)
-  const adapter = config?.adapter as { kind?: unknown; key?: unknown } | undefined
-  return adapter?.kind === 'workspace-jsonl' && typeof adapter.key === 'string' ? adapter.key : undefined
-}
-
-function storeNames(agent: AgentDefinition): string[] {
-  const capability = agent.capabilities.find((candidate): candidate is MemoryCapability => candidate.id === 'memory' && !!(candidate as Partial<MemoryCapability>).options)
-  return capability ? parseMemoryOptions(capability.options).map(config => config.name) : []
+  const config = storeConfigs(agent).find(candidate => candidate.name === store)
+  return config ? logKey(agent, config) : undefined
 }
 
 /**
@@ -182,7 +173,7 @@ export async function discoverScopeUsers(agents: AgentSource): Promise<string[]>
   for (const name of await agents.list()) {
     const agent = await agents.load(name).catch(() => undefined)
     if (!agent?.workspace) continue
-    for (const store of storeNames(agent)) {
+    for (const store of storeConfigs(agent).map(config => config.name)) {
       const key = logKeyOf(agent, store)
       if (!key) continue
       for (const found of await logScopes(agent.workspace, key, store)) if (typeof found.scope.user === 'string') users.add(found.scope.user)
