@@ -126,7 +126,8 @@ export async function journalRun(agent: AgentDefinition, run: AgentRun, entry: {
   }
   const save = () => serialized(key, async () => {
     const now = new Date().toISOString()
-    const stored = await workspace.readJson<ThreadJournal>(key).catch(() => undefined)
+    // A journal that cannot be read is left as it is (never replaced by a fresh one): the write fails instead.
+    const stored = await workspace.readJson<ThreadJournal>(key)
     const journal: ThreadJournal = stored ?? {
       version: 1, agent: agent.name, threadId: entry.threadId, user: entry.identity.id, ...(entry.identity.tenant ? { tenant: entry.identity.tenant } : {}),
       origin: entry.origin ?? 'chat', title: (entry.kind === 'message' ? entry.input ?? '' : '').slice(0, 120), createdAt: now, updatedAt: now, runs: [],
@@ -137,7 +138,8 @@ export async function journalRun(agent: AgentDefinition, run: AgentRun, entry: {
     if (!journal.title && entry.kind === 'message' && entry.input) journal.title = entry.input.slice(0, 120)
     await workspace.writeJson(key, { ...journal, updatedAt: now })
   })
-  await save()
+  // The run is already going: a journal that cannot be written must not cost the user the run's events.
+  await save().catch(() => undefined)
 
   // The host's own run wrapper replays the events; `finish` (and `error`) it emits itself from the outcome.
   const ids = { runId: run.runId, threadId: entry.threadId }

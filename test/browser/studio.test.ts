@@ -5,7 +5,7 @@
  * fixture/server/agents/support.ts), and the tests click through the UI the way a user would.
  */
 import '../../playground/src/style.css'
-import { afterEach, beforeEach, expect, test } from 'vitest'
+import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest'
 import { page, userEvent } from 'vitest/browser'
 import { mountStudio } from '../../playground/src/studio/app.ts'
 
@@ -15,6 +15,11 @@ let unmount: (() => void) | undefined
 async function mount(): Promise<void> {
   unmount = await mountStudio(root, { base: '/__agents' })
 }
+
+// The first request loads the fixture agent, which imports the 10,000-record scope: given its own time.
+beforeAll(async () => {
+  await fetch('/__agents/agents')
+}, 180_000)
 
 beforeEach(async () => {
   localStorage.clear()
