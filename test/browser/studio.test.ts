@@ -292,3 +292,14 @@ test('the built studio is served at /__agents/studio/ with its favicon and asset
   expect(asset.status).toBe(200)
   expect(asset.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
 })
+
+test('verify names the line of the log that was edited by hand and marks it in the scope\'s lines', async () => {
+  await userEvent.selectOptions(page.getByLabelText('Agent'), 'tampered')
+  await tab('Log')
+  await expect.element(page.getByText('1–3 of 3')).toBeVisible()
+  await userEvent.click(page.getByRole('button', { name: 'Verify log' }))
+  await expect.element(page.getByText(/^Chain broken at line 2: /)).toBeVisible()
+  const marked = page.getByRole('list', { name: 'JSONL lines' }).element().querySelector('li.broken')
+  expect(marked?.getAttribute('value')).toBe('2')
+  expect(marked?.textContent).toContain('second fakt')
+})
