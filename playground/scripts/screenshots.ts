@@ -38,10 +38,11 @@ try {
   await page.getByRole('button', { name: 'Approve' }).last().click()
   await page.getByText(/^Saved mem_/).waitFor()
   await say('what seat do I prefer?')
-  await page.getByText(/Result in/).last().waitFor()
+  await page.getByText(/^I found 1 record/).waitFor()
   await page.reload()
-  await page.getByText(/Result in/).last().waitFor()
+  await page.getByText(/^I found 1 record/).waitFor()
   await page.getByText(/^Run timeline/).last().click()
+  await page.getByRole('list', { name: 'Conversation' }).evaluate((list) => { list.scrollTop = list.scrollHeight })
   await page.screenshot({ path: join(repo, 'docs/studio/chat.png') })
   console.log('wrote docs/studio/chat.png')
 
