@@ -139,6 +139,42 @@ describe('the packed package in a fresh npm init -y app', () => {
     expect(chat.code).toBe(0)
   }, 150_000)
 
+  it('a model-driven run on the app\'s ai (scriptedModel): memory_remember waits for approval, then memory_search finds the record', async () => {
+    writeFileSync(join(app, 'model-turn.mjs'), `
+      import { createWorkspace, defineAgent, resolveApproval, runAgent } from 'vite-agent-memory'
+      import { memory, workspaceJsonlMemoryStore } from 'vite-agent-memory/capabilities'
+      import { scriptedModel } from 'vite-agent-memory/testing'
+      const model = scriptedModel([
+        { toolCalls: [{ toolName: 'memory_remember', input: { content: 'I drink green tea', kind: 'semantic' } }] },
+        { text: 'Saved.' },
+        { toolCalls: [{ toolName: 'memory_search', input: { query: 'green tea' } }] },
+        { text: 'You drink green tea.' },
+      ])
+      const agent = defineAgent({
+        name: 'model',
+        driver: { model },
+        workspace: createWorkspace({ dir: '.agent/model-workspace' }),
+        capabilities: [memory({ stores: { agent: {
+          adapter: workspaceJsonlMemoryStore(),
+          scope: ({ user }) => (user ? { agent: 'model', user: user.id } : undefined),
+          write: { mode: 'tool', policy: 'require-approval' },
+        } } })],
+      })
+      const user = { id: 'ann' }
+      const first = await runAgent(agent, { input: 'remember that I drink green tea', user }).result
+      const saved = await resolveApproval(agent, first.approvals[0].id, { approved: true, approver: 'ann', threadId: first.threadId, user }).result
+      const asked = await runAgent(agent, { input: 'what do I drink?', user, threadId: first.threadId }).result
+      console.log(JSON.stringify({
+        first: first.status,
+        saved: [saved.status, saved.text],
+        asked: [asked.status, asked.text],
+        searchResultSeen: JSON.stringify(model.prompts[3]).includes('I drink green tea'),
+      }))
+    `)
+    const result = await ok('node', ['model-turn.mjs'], { cwd: app })
+    expect(JSON.parse(result.stdout)).toEqual({ first: 'awaiting-approval', saved: ['completed', 'Saved.'], asked: ['completed', 'You drink green tea.'], searchResultSeen: true })
+  })
+
   it('npx agent info describes the quick-start agent', async () => {
     const info = await ok('npx', ['--no-install', 'agent', 'info', '--agent', 'support'], { cwd: app })
     expect(info.stdout).toContain('agent: support')
