@@ -191,19 +191,26 @@ describe('the packed package in a fresh npm init -y app', () => {
     expect(copies('@ai-sdk/provider')).toHaveLength(1)
   })
 
-  it('without better-sqlite3, ioredis or pg installed, every entry imports and sqliteMemoryStore() names the package to install', async () => {
+  it('without better-sqlite3, ioredis or pg installed, every entry imports and the SQLite and Postgres stores name the package to install', async () => {
     for (const name of ['better-sqlite3', 'ioredis', 'pg']) expect(existsSync(join(app, 'node_modules', name)), name).toBe(false)
     writeFileSync(join(app, 'optional.mjs'), `
       await import('vite-agent-memory')
       await import('vite-agent-memory/testing')
       await import('vite-agent-memory/server')
-      const { sqliteMemoryStore } = await import('vite-agent-memory/capabilities')
-      const store = sqliteMemoryStore({ file: 'memory.db' })
-      try { await store.exportLog(); console.log('opened') }
-      catch (error) { console.log(JSON.stringify({ code: error.code, fix: error.fix })) }
+      const { postgresMemoryStore, sqliteMemoryStore } = await import('vite-agent-memory/capabilities')
+      const stores = [sqliteMemoryStore({ file: 'memory.db' }), postgresMemoryStore({ connectionString: 'postgres://127.0.0.1:1/none' })]
+      const outcomes = []
+      for (const store of stores) {
+        try { await store.exportLog(); outcomes.push('opened') }
+        catch (error) { outcomes.push({ code: error.code, fix: error.fix }) }
+      }
+      console.log(JSON.stringify(outcomes))
     `)
     const result = await ok('node', ['optional.mjs'], { cwd: app })
-    expect(JSON.parse(result.stdout)).toEqual({ code: 'DEPENDENCY_MISSING', fix: 'install it beside vite-agent-memory: npm install better-sqlite3@"^12.0.0"' })
+    expect(JSON.parse(result.stdout)).toEqual([
+      { code: 'DEPENDENCY_MISSING', fix: 'install it beside vite-agent-memory: npm install better-sqlite3@"^12.0.0"' },
+      { code: 'DEPENDENCY_MISSING', fix: 'install it beside vite-agent-memory: npm install pg@"^8.0.0"' },
+    ])
   })
 
   it('a CommonJS module loads every entry with import() and with require()', async () => {

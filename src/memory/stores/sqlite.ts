@@ -17,13 +17,13 @@
  * seen by the next query. Inside one process, every factory of one file shares one connection,
  * and operations on it run one at a time.
  */
+import { hash } from 'node:crypto'
 import { resolve } from 'node:path'
 import type Database from 'better-sqlite3'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { agentError, isAgentError } from '../../errors.ts'
 import { requireOptional } from '../../optional-dependency.ts'
-import { sha256HexSync } from '../../log/digest.ts'
 import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import type { Workspace } from '../../workspace/types.ts'
@@ -144,11 +144,11 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
   }
 }
 
-// node:crypto's one-shot SHA-256 (this store runs on Node only, where better-sqlite3 runs).
-const hashSync = await sha256HexSync()
+// node:crypto's one-shot SHA-256 (this store runs on Node only, where better-sqlite3 runs),
+// imported statically: a top-level await here would keep every app's `require()` of
+// vite-agent-memory/capabilities (Node's require of an ES module refuses top-level await) from loading.
 function sha256(text: string): string {
-  if (!hashSync) throw agentError('MEMORY_SQLITE_FAILED', 'no synchronous SHA-256 (node:crypto) in this runtime', 'run the SQLite store on Node.js')
-  return hashSync(text)
+  return hash('sha256', text, 'hex')
 }
 
 /** One connection per file and process, with its prepared statements and an operation queue. */
