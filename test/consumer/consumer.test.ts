@@ -233,11 +233,12 @@ describe('the packed package in a fresh npm init -y app', () => {
     expect(JSON.parse(result.stdout)).toEqual({ defineAgent: 'function', memory: 'function', scriptedModel: 'function', agentMemory: 'function', createAgentHandler: 'function', sameModules: true })
   })
 
-  describe('with vite, typescript and @types/node installed', () => {
+  describe('with vite, typescript, @types/node, @types/json-schema and crossws installed', () => {
     let vite: ReturnType<typeof spawn> | undefined
 
     beforeAll(async () => {
-      await ok('npm', ['install', '--prefer-offline', '--save-dev', `vite@${APP_VERSIONS.vite}`, ...Object.entries(TOOL_VERSIONS).map(([name, version]) => `${name}@${version}`)], { cwd: app, timeoutMs: 180_000 })
+      // With the two type packages the README names for dependencies' own declarations (see the tsc test).
+      await ok('npm', ['install', '--prefer-offline', '--save-dev', `vite@${APP_VERSIONS.vite}`, ...Object.entries(TOOL_VERSIONS).map(([name, version]) => `${name}@${version}`), '@types/json-schema@7', 'crossws@0.4'], { cwd: app, timeoutMs: 180_000 })
       writeFileSync(join(app, 'entries.ts'), [
         `import * as host from 'vite-agent-memory'`,
         `import * as capabilities from 'vite-agent-memory/capabilities'`,
@@ -265,10 +266,9 @@ describe('the packed package in a fresh npm init -y app', () => {
     })
 
     it('tsc with skipLibCheck false finds no error in our declarations: with the two type packages the README names, only h3\'s documented lib error is left', async () => {
-      // The README's fix for the dependencies' own declarations: @types/json-schema (for
+      // The README's fix for the dependencies' own declarations, installed above: @types/json-schema (for
       // @ai-sdk/provider) and crossws (for h3); h3's `static override isError` also needs lib
       // ESNext.Error, left out here as a typical Vite app's lib (ES2022, DOM) leaves it out.
-      await ok('npm', ['install', '--prefer-offline', '--save-dev', '@types/json-schema@7', 'crossws@0.4'], { cwd: app, timeoutMs: 120_000 })
       writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
         compilerOptions: { target: 'ES2022', lib: ['ES2022', 'DOM'], module: 'ESNext', moduleResolution: 'bundler', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] },
         include: ['entries.ts', 'server', 'vite.config.ts'],
