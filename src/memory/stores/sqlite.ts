@@ -17,7 +17,7 @@
  * seen by the next query. Inside one process, every factory of one file shares one connection,
  * and operations on it run one at a time.
  */
-import { hash } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { resolve } from 'node:path'
 import type Database from 'better-sqlite3'
 import { createStorage } from 'unstorage'
@@ -144,11 +144,9 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
   }
 }
 
-// node:crypto's one-shot SHA-256 (this store runs on Node only, where better-sqlite3 runs),
-// imported statically: a top-level await here would keep every app's `require()` of
-// vite-agent-memory/capabilities (Node's require of an ES module refuses top-level await) from loading.
+// node:crypto's SHA-256 (this store runs on Node only, where better-sqlite3 runs).
 function sha256(text: string): string {
-  return hash('sha256', text, 'hex')
+  return createHash('sha256').update(text, 'utf8').digest('hex')
 }
 
 /** One connection per file and process, with its prepared statements and an operation queue. */
