@@ -10,7 +10,7 @@
  */
 import { agentError } from '../../errors.ts'
 import { openMemoryLog, type MemoryLog } from '../event-log.ts'
-import { cloneRecord, currentInstant, isInstant, newRecordId, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
+import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, validateScope } from '../scope.ts'
 import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
@@ -205,43 +205,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
-        const remember: MemoryEventDraft = {
-          type: 'remember',
-          recordId,
-          store: target.store,
-          scope: target.scope,
-          version: 1,
-          at,
-          audit,
-          kind: input.kind,
-          content: input.content,
-          tags: input.tags ?? [],
-          metadata: input.metadata ?? {},
-          pinned: input.pinned ?? false,
-          supersedes,
-          provenance: input.provenance ?? {},
-          createdAt: input.createdAt ?? at,
-        }
-        // Optional fields only when given (the line leaves absent ones out; its member order is its own).
-        if (input.title !== undefined) remember.title = input.title
-        if (input.confidence !== undefined) remember.confidence = input.confidence
-        if (input.episode !== undefined) remember.episode = input.episode
-        if (input.keywords !== undefined) remember.keywords = input.keywords
-        if (input.topics !== undefined) remember.topics = input.topics
-        if (input.rawExtract !== undefined) remember.rawExtract = input.rawExtract
-        if (input.recallTriggers !== undefined) remember.recallTriggers = input.recallTriggers
-        if (input.occurredAt !== undefined) remember.occurredAt = input.occurredAt
-        const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({
-          type: 'supersede',
-          recordId: id,
-          store: target.store,
-          scope: target.scope,
-          version: state.records.get(id)!.version + 1,
-          at,
-          audit,
-          supersededBy: recordId,
-        }))
-        return [remember, ...supersedeEvents]
+        return rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: id => state.records.get(id)!.version })
       })
       if (duplicate) {
         const existing = cloneRecord(duplicate)
