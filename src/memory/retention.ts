@@ -14,6 +14,7 @@
  */
 import { z } from 'zod'
 import { agentError } from '../errors.ts'
+import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../text.ts'
 import type { Workspace } from '../workspace/types.ts'
 import { duplicateKey, sameContent } from './dedupe.ts'
 import { eraseCopies, erasedTexts, type MemoryErasureCopies } from './erasure.ts'
@@ -421,6 +422,9 @@ const exportFileSchema = z.object({
  * `records.3.version`; nothing is written.
  */
 export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
+  // Before the schema: a lone surrogate is never imported, and deep nesting never overflows the stack.
+  const problem = findTextProblem(value, MAX_JSON_DEPTH + 4)
+  if (problem) throw agentError('MEMORY_IMPORT_INVALID', `the memory export was refused: ${describeTextProblem(problem)}`, 'fix the file (or export it again) and import it again; nothing was written', { path: problem.path })
   const parsed = exportFileSchema.safeParse(value)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!
