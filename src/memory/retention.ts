@@ -438,9 +438,11 @@ export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
  * Imports an export file into `target` (issue 5: "export then import into an empty workspace
  * reproduces the scope exactly: ids, timestamps, provenance, audit, status"), as one
  * all-or-nothing write on a log-backed store. Each record becomes its events again: `remember`
- * (with the record's id, `createdAt`, `audit` and every field), then `supersede` and `delete`
- * events that give it its status, version, `supersededBy`, `updatedAt`, `deletedAt` and
- * `deleteReason`; those status events carry `options.audit`. Records keep the file's order.
+ * (with the record's id, `createdAt` and every field), then `supersede` and `delete` events that
+ * give it its status, version, `supersededBy`, `updatedAt`, `deletedAt` and `deleteReason`.
+ * Every event carries `options.audit` (who imported it): the file's own `audit` block is kept as
+ * `provenance.imported.audit` (with the file's `exportedAt` and `agent`), as a claim of the file,
+ * never trusted as the approver. Everything else is reproduced exactly. Records keep the file's order.
  *
  * - A record whose id the target scope already has (any status) is skipped: re-importing a file
  *   adds nothing, and existing records are never changed.
@@ -498,7 +500,9 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
       const id = ids.get(record.id)!
       const head = { recordId: id, store: target.store, scope: target.scope }
       remembers.push({
-        type: 'remember', ...head, version: 1, at: record.version === 1 ? record.updatedAt : record.createdAt, audit: record.audit as MemoryAudit,
+        // The importer is the audit of the new record: the file's audit block is a claim of the
+        // file (it could name any approver), kept as provenance and never trusted as an approval.
+        type: 'remember', ...head, version: 1, at: record.version === 1 ? record.updatedAt : record.createdAt, audit,
         kind: record.kind, content: record.content,
         ...(record.title !== undefined ? { title: record.title } : {}),
         tags: record.tags, metadata: record.metadata, pinned: record.pinned,
@@ -507,7 +511,8 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
         ...(record.keywords !== undefined ? { keywords: record.keywords } : {}),
         ...(record.topics !== undefined ? { topics: record.topics } : {}),
         supersedes: record.supersedes.map(old => ids.get(old) ?? old),
-        provenance: record.provenance, createdAt: record.createdAt,
+        provenance: { ...record.provenance, imported: { audit: record.audit, exportedAt: file.exportedAt, ...(file.agent !== undefined ? { agent: file.agent } : {}) } },
+        createdAt: record.createdAt,
       })
       if (record.supersededBy !== undefined) {
         const newer = ids.get(record.supersededBy) ?? (state.records.get(record.supersededBy)?.store === target.store && sameScope(state.records.get(record.supersededBy)!.scope, target.scope) ? record.supersededBy : undefined)
