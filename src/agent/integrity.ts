@@ -11,7 +11,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { agentError } from '../errors.ts'
-import { canonicalJson } from '../log/digest.ts'
+import { canonicalJson } from '../log/index.ts'
 import type { Workspace } from '../workspace/types.ts'
 
 /** Workspace key of the per-workspace secret. */

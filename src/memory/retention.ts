@@ -128,6 +128,22 @@ export interface MemoryErasureReport {
   copies: MemoryErasureCopies
 }
 
+/** An adapter that erases records itself (the SQL stores: `hardDelete` without a memory log). */
+function isHardDeleteAdapter(adapter: MemoryStoreAdapter): adapter is MemoryStoreAdapter & Pick<MemoryLogStoreAdapter, 'hardDelete'> {
+  return typeof (adapter as Partial<MemoryLogStoreAdapter>).hardDelete === 'function'
+}
+
+/** Erasure through the adapter's own `hardDelete`, one record at a time; copies are erased in `options.workspace` only (such a store has no workspace of its own). */
+async function eraseByHardDelete(adapter: MemoryStoreAdapter & Pick<MemoryLogStoreAdapter, 'hardDelete'>, target: MemoryTarget, records: MemoryRecord[], options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+  const audit = checkAudit(options?.audit)
+  const erased: MemoryRecord[] = []
+  for (const record of records) {
+    if (await adapter.hardDelete(target, record.id, { audit, ...(options.reason !== undefined ? { reason: options.reason } : {}) })) erased.push(record)
+  }
+  const copies = options.workspace ? await eraseCopies(options.workspace, erasedTexts(erased)) : { scrubbed: [], removed: [], denied: [], remaining: [] }
+  return { erased: erased.length, ids: erased.map(record => record.id), copies }
+}
+
 async function eraseRecords(store: MemoryLogStoreAdapter, build: (state: MemoryRecordState) => MemoryRecord[], options: MemoryErasureOptions): Promise<MemoryErasureReport> {
   const audit = checkAudit(options?.audit)
   const at = currentInstant()
@@ -151,10 +167,17 @@ async function eraseRecords(store: MemoryLogStoreAdapter, build: (state: MemoryR
  * export and recall know none of the records afterwards, in the same process at once. A second
  * call erases 0 and writes nothing. Other scopes and stores of the log are untouched.
  *
- * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` for an adapter without a memory log,
- * `MEMORY_TARGET_INVALID`, `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`, and the log's errors.
+ * A store that erases by itself (the SQL stores: `hardDelete` without a memory log) erases record
+ * by record, and copies are erased only in `options.workspace` when given.
+ *
+ * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` for an adapter with neither a memory log nor
+ * `hardDelete`, `MEMORY_TARGET_INVALID`, `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`, and the log's errors.
  */
 export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+  if (!isLogAdapter(adapter) && isHardDeleteAdapter(adapter)) {
+    checkTarget(target)
+    return eraseByHardDelete(adapter, target, await adapter.export(target), options)
+  }
   const store = requireLog(adapter, 'Erasing a scope')
   checkTarget(target)
   return eraseRecords(store, state => partitionRecords(state, target.store, target.scope), options)
@@ -167,6 +190,11 @@ export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: Memo
  * @throws as {@link eraseMemoryScope}.
  */
 export async function hardDeleteMemoryRecord(adapter: MemoryStoreAdapter, target: MemoryTarget, id: string, options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+  if (!isLogAdapter(adapter) && isHardDeleteAdapter(adapter)) {
+    checkTarget(target)
+    const record = await adapter.read(target, id)
+    return eraseByHardDelete(adapter, target, record ? [record] : [], options)
+  }
   const store = requireLog(adapter, 'Erasing a record')
   checkTarget(target)
   return eraseRecords(store, (state) => {
