@@ -213,8 +213,11 @@ async function writeCannotSucceed(store: ActiveMemoryStore, tool: string, input:
     return !(await allActive(store, supersedes ?? []))
   }
   if (tool === 'memory_delete') {
+    // Active and superseded records can be deleted (memory_read still shows a superseded one); deleted and unknown ids cannot.
     const { id } = input as Partial<MemoryDeleteInput>
-    return typeof id === 'string' && !(await allActive(store, [id]))
+    if (typeof id !== 'string') return false
+    const record = await store.adapter.read(targetOf(store), id)
+    return record === undefined || record.status === 'deleted'
   }
   return false
 }

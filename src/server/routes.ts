@@ -323,7 +323,7 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     const { agent, store } = await opened(event, identity)
     const exported = await exportScope(agent, store)
     return new Response(JSON.stringify(exported, null, 2), {
-      headers: { 'content-type': 'application/json; charset=utf-8', 'content-disposition': `attachment; filename="${exportFileName(agent.name, store.store, identity.id)}"` },
+      headers: { 'content-type': 'application/json; charset=utf-8', 'content-disposition': `attachment; filename="${exportFileName(agent.name, store.store, identity.tenant ? `${identity.tenant}.${identity.id}` : identity.id)}"` },
     })
   }))
 

@@ -22,7 +22,7 @@ const DEFAULT_USER = 'demo'
 const commonArgs = {
   agent: { type: 'string', description: 'Agent name: server/agents/<name>.ts or server/agents/<name>/agent.ts', required: true },
   root: { type: 'string', description: 'Project root holding server/agents (default: cwd, or ./playground when cwd has playground/server/agents)' },
-  user: { type: 'string', description: `User id whose scope is exported or imported into (default: ${DEFAULT_USER})`, default: DEFAULT_USER },
+  user: { type: 'string', description: `User id whose scope is exported, imported or erased (default: ${DEFAULT_USER})`, default: DEFAULT_USER },
   store: { type: 'string', description: 'Memory store name (default: the only store, or the store named "agent")' },
   tenant: { type: 'string', description: 'Tenant of the user, for agents whose scopes name one (default: none)' },
 } as const

@@ -9,6 +9,7 @@
  * option `path` (default `"memory/memory.jsonl"`, a workspace-relative JSONL file path).
  */
 import { agentError } from '../../errors.ts'
+import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../../text.ts'
 import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
@@ -275,6 +276,9 @@ export function checkInput(input: MemoryRecordInput): void {
   for (const field of ['keywords', 'topics', 'recallTriggers'] as const) {
     if (input[field] !== undefined && !(Array.isArray(input[field]) && input[field].every(item => typeof item === 'string'))) throw invalidInput(`\`${field}\` must be a list of strings`)
   }
+  // Every string is valid Unicode and metadata/provenance are at most MAX_JSON_DEPTH deep (src/text.ts).
+  const problem = findTextProblem(input, MAX_JSON_DEPTH + 1)
+  if (problem) throw invalidInput(`the record input was refused: ${describeTextProblem(problem)}`)
 }
 
 export function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryAudit {
