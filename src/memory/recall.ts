@@ -13,7 +13,7 @@ import type { ModelMessage } from 'ai'
 import type { ModelCallContext, PromptProvider } from '../agent/types.ts'
 import { MEMORY_LIMITS } from './schemas.ts'
 import type { MemoryRecallConfig } from './schemas.ts'
-import { hybridSearch } from '../search/hybrid.ts'
+import { searchStore } from './tools.ts'
 import type { ActiveMemoryStore } from './tools.ts'
 import type { MemoryRecord, MemoryTarget } from './types.ts'
 
@@ -188,9 +188,7 @@ export function recallProvider({ store, recall }: RecallStore): PromptProvider {
         // Ask for more than `limit` so that preloaded records do not crowd out new ones.
         const limit = Math.min(MEMORY_LIMITS.searchLimit, recall.preflight.limit + shown.size)
         const query = { query: text, limit, ...(store.searchMode === 'substring' ? { mode: 'substring' as const } : {}) }
-        const hits = store.embed && store.searchMode !== 'substring'
-          ? await hybridSearch(store.adapter, target, query, { model: store.embed, ...(call.signal ? { abortSignal: call.signal } : {}) })
-          : await store.adapter.search(target, query)
+        const hits = await searchStore(store, query, call.signal)
         relevant = hits.map(hit => hit.record).filter(record => record.status === 'active' && !shown.has(record.id)).slice(0, recall.preflight.limit)
       }
     }

@@ -42,6 +42,8 @@ export interface MemoryRememberDraft extends MemoryEventHead, MemoryRecordConten
   provenance: MemoryProvenance
   /** ISO 8601; equals `at` unless the caller (an import) kept an original time. */
   createdAt: string
+  /** Event time (an instant or a calendar date), when given. */
+  occurredAt?: string
 }
 
 /** Marks an active record superseded by a newer record of the same store and scope. */
@@ -186,7 +188,7 @@ function indexOfPartition(state: MemoryRecordState, key: string): MemorySearchIn
 
 /** Names of the payload fields of each event type (format version 2 digests them apart from the header). */
 export const PAYLOAD_FIELDS: Readonly<Record<MemoryEventType, readonly string[]>> = {
-  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'supersedes', 'provenance', 'createdAt'],
+  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'supersedes', 'provenance', 'createdAt', 'occurredAt'],
   supersede: ['supersededBy'],
   delete: ['reason'],
   erase: ['reason'],
@@ -281,6 +283,7 @@ export function foldEvent(previous: MemoryRecord | undefined, event: MemoryEvent
       provenance: event.provenance,
       audit: event.audit,
       createdAt: event.createdAt,
+      ...(event.occurredAt !== undefined ? { occurredAt: event.occurredAt } : {}),
       updatedAt: event.at,
       version: 1,
       status: 'active',
@@ -406,6 +409,7 @@ export function parseEvent(value: unknown): MemoryEvent | string {
       if (!isStringArray(value.supersedes)) return 'supersedes is not a list of ids'
       if (!isObject(value.provenance)) return 'provenance is not an object'
       if (!isInstant(value.createdAt)) return 'createdAt is not an ISO 8601 instant'
+      if (value.occurredAt !== undefined && !isInstant(value.occurredAt)) return 'occurredAt is not an ISO 8601 instant or date'
       break
     case 'supersede':
       if (typeof value.supersededBy !== 'string' || value.supersededBy === '') return 'supersededBy is missing'

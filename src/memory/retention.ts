@@ -18,6 +18,7 @@ import { duplicateKey, sameContent } from './dedupe.ts'
 import { currentInstant, isInstant, newRecordId, parseInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRetentionConfig } from './schemas.ts'
 import { sameScope, validateScope } from './scope.ts'
+import { eraseRecordVectors } from '../search/vectors-store.ts'
 import type { MemoryLogStoreAdapter } from './stores/workspace-jsonl.ts'
 import type { MemoryAudit, MemoryRecord, MemoryScope, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
@@ -119,7 +120,11 @@ export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: Memo
   const audit = checkAudit(options?.audit)
   const at = currentInstant()
   const written = await store.log.write(state => partitionRecords(state, target.store, target.scope).map(record => eraseEvent(record, audit, at, options.reason)))
-  if (written.length > 0) await store.log.compact()
+  if (written.length > 0) {
+    await store.log.compact()
+    // Issue 17: the records' vectors go with them (vector sidecar of the log).
+    if (store.vectors) await eraseRecordVectors(store.vectors, written.map(record => record.id))
+  }
   return { erased: written.length }
 }
 
@@ -182,7 +187,10 @@ export async function applyMemoryRetention(adapter: MemoryStoreAdapter, target: 
       : { type: 'delete', recordId: record.id, store: record.store, scope: record.scope, version: record.version + 1, at, audit, reason: MAX_ITEMS_REASON }))
     for (const record of expired) (retention.hardDelete ? result.erased : result.deleted).push(record.id)
   }
-  if (result.erased.length > 0) await log.compact()
+  if (result.erased.length > 0) {
+    await log.compact()
+    if (adapter.vectors) await eraseRecordVectors(adapter.vectors, result.erased)
+  }
   return result
 }
 
@@ -336,6 +344,7 @@ const exportedRecordSchema = z.object({
   provenance: z.record(z.string(), z.unknown()),
   audit: z.looseObject({ via: z.string() }),
   createdAt: instant,
+  occurredAt: instant.optional(),
   updatedAt: instant,
   version: z.number().int().min(1).max(3),
   status: z.enum(['active', 'superseded', 'deleted']),
@@ -452,6 +461,7 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
         ...(record.topics !== undefined ? { topics: record.topics } : {}),
         supersedes: record.supersedes.map(old => ids.get(old) ?? old),
         provenance: record.provenance, createdAt: record.createdAt,
+        ...(record.occurredAt !== undefined ? { occurredAt: record.occurredAt } : {}),
       })
       if (record.supersededBy !== undefined) {
         const newer = ids.get(record.supersededBy) ?? (state.records.get(record.supersededBy)?.store === target.store && sameScope(state.records.get(record.supersededBy)!.scope, target.scope) ? record.supersededBy : undefined)

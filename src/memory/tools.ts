@@ -16,10 +16,12 @@ import {
 import type { MemoryDeleteInput, MemoryReadInput, MemoryRememberInput, MemorySearchInput } from './schemas.ts'
 import type { EmbeddingModel } from 'ai'
 import { hybridSearch } from '../search/hybrid.ts'
+import { embedWrittenRecords } from './embeddings.ts'
+import { searchWithEventTime } from './event-time.ts'
 import { snippetOf } from '../search/search.ts'
 import { tokenize } from '../search/text.ts'
 import { normalizeContent } from './dedupe.ts'
-import type { MemoryAudit, MemoryEnrich, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope, MemoryStoreAdapter, MemoryTarget, MemoryWriteCandidate, MemoryWriteFilter } from './types.ts'
+import type { MemoryAudit, MemoryEnrich, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget, MemoryWriteCandidate, MemoryWriteFilter } from './types.ts'
 
 /** A store that is on for this invocation: adapter created, scope resolved and validated. */
 export interface ActiveMemoryStore {
@@ -104,6 +106,8 @@ export interface MemorySearchResultItem {
   tags: string[]
   score: number
   createdAt: string
+  /** When the remembered thing happened (issue 17), when the record has it. */
+  occurredAt?: string
   pinned: boolean
   /** Ranked search: the content around the best match, when the content is longer than it. */
   snippet?: string
@@ -132,6 +136,7 @@ export interface MemoryCreatedRecord {
   supersedes: string[]
   version: number
   createdAt: string
+  occurredAt?: string
 }
 
 function withOptional<T extends object>(base: T, extra: Record<string, unknown>): T {
@@ -145,14 +150,14 @@ function readResult(record: MemoryRecord): MemoryReadResultRecord {
     id: record.id, kind: record.kind, content: record.content, tags: record.tags, metadata: record.metadata, pinned: record.pinned,
     status: record.status === 'superseded' ? 'superseded' : 'active', version: record.version, supersedes: record.supersedes,
     provenance: record.provenance, createdAt: record.createdAt, updatedAt: record.updatedAt,
-  }, { title: record.title, confidence: record.confidence, episode: record.episode, keywords: record.keywords, topics: record.topics, supersededBy: record.supersededBy })
+  }, { title: record.title, confidence: record.confidence, episode: record.episode, keywords: record.keywords, topics: record.topics, supersededBy: record.supersededBy, occurredAt: record.occurredAt })
 }
 
 function createdResult(record: MemoryRecord): MemoryCreatedRecord {
   return withOptional<MemoryCreatedRecord>({
     id: record.id, kind: record.kind, tags: record.tags, pinned: record.pinned, supersedes: record.supersedes,
     version: record.version, createdAt: record.createdAt,
-  }, { title: record.title, confidence: record.confidence, keywords: record.keywords, topics: record.topics })
+  }, { title: record.title, confidence: record.confidence, keywords: record.keywords, topics: record.topics, occurredAt: record.occurredAt })
 }
 
 function notFound(store: ActiveMemoryStore, id: string) {
@@ -320,6 +325,18 @@ function searchDescription(stores: readonly ActiveMemoryStore[]): string {
   return `Search durable memory records by relevance: pass the words or the question you are looking for (for example "what tea does the user like"); records are ranked by how well their title, content and tags match (word forms, accents and small misspellings are tolerated), and records containing \`query\` as one phrase are always included. Search again with other words when nothing relevant comes back. ${describeStores(stores, 'search')}`
 }
 
+/**
+ * One search of an active store, as `memory_search` and preflight recall run it: hybrid
+ * (full-text fused with vectors, issue 17) when the store has `embed`, else the adapter's
+ * search; `occurredAfter` / `occurredBefore` honoured for every adapter (event-time.ts).
+ */
+export async function searchStore(store: ActiveMemoryStore, query: MemorySearchQuery, signal?: AbortSignal): Promise<MemorySearchHit[]> {
+  if (store.embed && store.searchMode !== 'substring') {
+    return hybridSearch(store.adapter, targetOf(store), query, { model: store.embed, ...(signal ? { abortSignal: signal } : {}) })
+  }
+  return searchWithEventTime(store.adapter, targetOf(store), query)
+}
+
 function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memorySearchInputSchema> {
   return {
     description: searchDescription(stores),
@@ -329,18 +346,17 @@ function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memo
       const store = selectStore(stores, 'search', input.store)
       const query = withOptional({ query: input.query, limit: input.limit }, {
         kinds: input.kinds, tags: input.tags, keywords: input.keywords, topics: input.topics, after: input.after, before: input.before,
+        occurredAfter: input.occurredAfter, occurredBefore: input.occurredBefore,
         mode: store.searchMode === 'substring' ? 'substring' as const : undefined,
       })
-      const hits = store.embed && store.searchMode !== 'substring'
-        ? await hybridSearch(store.adapter, targetOf(store), query, { model: store.embed, ...(context.signal ? { abortSignal: context.signal } : {}) })
-        : await store.adapter.search(targetOf(store), query)
+      const hits = await searchStore(store, query, context.signal)
       const terms = new Set(tokenize(input.query))
       const results = hits.slice(0, input.limit).map(({ record, score, snippet }) => {
         // Adapters may drop the index's snippet: compute it here for ranked results.
         const shown = store.searchMode === 'substring' ? undefined : snippet ?? snippetOf(record.content, terms, input.query.toLowerCase())
         return withOptional<MemorySearchResultItem>({
           id: record.id, kind: record.kind, content: record.content, tags: record.tags, score, createdAt: record.createdAt, pinned: record.pinned,
-        }, { title: record.title, snippet: shown !== undefined && shown !== record.content ? shown : undefined, episode: record.episode, keywords: record.keywords, topics: record.topics })
+        }, { occurredAt: record.occurredAt, title: record.title, snippet: shown !== undefined && shown !== record.content ? shown : undefined, episode: record.episode, keywords: record.keywords, topics: record.topics })
       })
       return { store: store.name, results }
     },
@@ -396,9 +412,12 @@ function rememberTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof me
       const record = await store.adapter.append(targetOf(store), withOptional({ kind: input.kind, content: input.content, provenance }, {
         title: input.title, tags: input.tags, metadata: input.metadata, pinned: input.pinned, confidence: input.confidence,
         episode: input.episode, keywords: metadataTerms.keywords, topics: metadataTerms.topics,
-        supersedes: input.supersedes ? [...new Set(input.supersedes)] : undefined,
+        supersedes: input.supersedes ? [...new Set(input.supersedes)] : undefined, occurredAt: input.occurredAt,
       }), { audit: auditOf(context), duplicates: 'skip', onDuplicate: () => { duplicate = true } })
-      const warnings = warning ? { warnings: [warning] } : {}
+      // Issue 17: the vector is computed with the write; a failed embedding never fails the write (the next search retries it).
+      const embedWarning = !duplicate && store.embed && store.searchMode !== 'substring' ? await embedWrittenRecords(store.adapter, targetOf(store), [record], store.embed) : undefined
+      const all = [warning, embedWarning].filter((item): item is string => item !== undefined)
+      const warnings = all.length > 0 ? { warnings: all } : {}
       if (duplicate) {
         return { action: 'duplicate' as const, store: store.name, record: createdResult(record), note: `memory store "${store.name}" already has this content as an active ${record.kind} record; nothing was saved`, ...warnings }
       }

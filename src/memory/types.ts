@@ -1,3 +1,4 @@
+import type { MemoryVectorStore } from '../search/vectors-store.ts'
 import type { EmbeddingModel } from 'ai'
 import type { AgentUser, ToolPolicy } from '../agent/types.ts'
 import type { Workspace } from '../workspace/types.ts'
@@ -87,6 +88,12 @@ export interface MemoryRecord extends MemoryRecordContent {
   audit: MemoryAudit
   /** ISO 8601 instant. */
   createdAt: string
+  /**
+   * When the remembered thing happened (event time), as given: an ISO 8601 instant with a zone
+   * or a calendar date `YYYY-MM-DD`. Distinct from `createdAt` (when it was written). Absent
+   * when not given; filters then use `createdAt` (see `occurredAfter`).
+   */
+  occurredAt?: string
   /** ISO 8601 instant of the last event on the record. */
   updatedAt: string
   /** Starts at 1; each event on the record (supersede, delete) adds one. */
@@ -114,6 +121,8 @@ export interface MemoryRecordInput {
   provenance?: MemoryProvenance
   /** ISO 8601 instant; default now. Imports set it to keep the original time. */
   createdAt?: string
+  /** Event time: an ISO 8601 instant with a zone or a calendar date `YYYY-MM-DD` (see {@link MemoryRecord.occurredAt}). */
+  occurredAt?: string
 }
 
 /** Search input (source: capability document `memory_search`). Validated before it reaches an adapter. */
@@ -129,6 +138,13 @@ export interface MemorySearchQuery {
   after?: string
   /** Only records created before this instant (ISO 8601). */
   before?: string
+  /**
+   * Only records whose event time (`occurredAt`, else `createdAt`) is at or after this instant
+   * (ISO 8601; a bare date is midnight UTC, and so is a record's calendar-date `occurredAt`).
+   */
+  occurredAfter?: string
+  /** Only records whose event time (`occurredAt`, else `createdAt`) is before this instant. */
+  occurredBefore?: string
   /** Most results, 1 to 100. Default 10. */
   limit?: number
   /**
@@ -201,6 +217,12 @@ export interface MemoryStoreAdapter {
   delete(target: MemoryTarget, id: string, options: MemoryDeleteOptions): Promise<MemoryRecord | undefined>
   /** Every record of the scope in creation order, in any status. */
   export(target: MemoryTarget): Promise<MemoryRecord[]>
+  /**
+   * Where hybrid search keeps record vectors (issue 17). The log-backed stores keep them in the
+   * log's sidecar `<log key>.vectors` and remove them when records are erased; without it,
+   * vectors live in process memory for as long as the adapter object.
+   */
+  vectors?: MemoryVectorStore
 }
 
 /** What a {@link MemoryStoreFactory} receives when the capability resolves. */

@@ -13,6 +13,7 @@ import { openMemoryLog, type MemoryLog } from '../../log/log.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, validateScope } from '../scope.ts'
+import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../../search/vectors-store.ts'
 import type {
   MemoryAppendOptions,
   MemoryAudit,
@@ -140,6 +141,8 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
   hardDelete(target: MemoryTarget, id: string, options: MemoryDeleteOptions): Promise<boolean>
   /** The open log (for verify and compact). */
   readonly log: MemoryLog
+  /** The log's vector sidecar (`<log key>.vectors`, issue 17); erasing a record removes its vectors. */
+  readonly vectors: MemoryVectorStore
 }
 
 /**
@@ -150,8 +153,10 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
  * returned are copies.
  */
 export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
+  const vectors = workspaceVectorStore(log.workspace, `${log.key}.vectors`)
   return {
     log,
+    vectors,
     async search(target, query) {
       checkTarget(target)
       let built: number | undefined
@@ -175,6 +180,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
       })
       if (!erased) return false
       await log.compact()
+      await eraseRecordVectors(vectors, [id])
       return true
     },
     async read(target, id) {
@@ -221,6 +227,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
         if (input.episode !== undefined) remember.episode = input.episode
         if (input.keywords !== undefined) remember.keywords = input.keywords
         if (input.topics !== undefined) remember.topics = input.topics
+        if (input.occurredAt !== undefined) remember.occurredAt = input.occurredAt
         const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({
           type: 'supersede',
           recordId: id,
@@ -295,6 +302,7 @@ function checkInput(input: MemoryRecordInput): void {
   if (input.supersedes !== undefined && !(Array.isArray(input.supersedes) && input.supersedes.every(id => typeof id === 'string'))) throw invalidInput('`supersedes` must be a list of record ids')
   if (input.provenance !== undefined && !isPlainObject(input.provenance)) throw invalidInput('`provenance` must be an object')
   if (input.createdAt !== undefined && !isInstant(input.createdAt)) throw invalidInput('`createdAt` must be an ISO 8601 instant')
+  if (input.occurredAt !== undefined && !isInstant(input.occurredAt)) throw invalidInput('`occurredAt` must be an ISO 8601 instant with a zone or a date such as 2024-05-01')
   if (input.episode !== undefined && !(isPlainObject(input.episode) && typeof input.episode.observation === 'string' && (['thoughts', 'action', 'result'] as const).every(field => input.episode![field] === undefined || typeof input.episode![field] === 'string'))) throw invalidInput('`episode` must be { observation, thoughts?, action?, result? } of strings')
   for (const field of ['keywords', 'topics'] as const) {
     if (input[field] !== undefined && !(Array.isArray(input[field]) && input[field].every(item => typeof item === 'string'))) throw invalidInput(`\`${field}\` must be a list of strings`)
