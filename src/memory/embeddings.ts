@@ -90,6 +90,22 @@ export function localEmbedder(options: LocalEmbedderOptions = {}): EmbeddingMode
 }
 
 /**
+ * {@link localEmbedder} when its optional packages can be loaded here, else `undefined` (for
+ * apps and the playground that use semantic search only where it is installed). Loads the
+ * packages' code (not yet the weights) on the first call.
+ */
+export async function localEmbedderIfInstalled(options: LocalEmbedderOptions = {}): Promise<EmbeddingModelV3 | undefined> {
+  try {
+    await import(EMBEDDINGS_PACKAGE)
+    await import(WEIGHTS_PACKAGE)
+  }
+  catch {
+    return undefined
+  }
+  return localEmbedder(options)
+}
+
+/**
  * Computes and stores the vectors of records just written through a store with `embed` (issue
  * 17, "computed at write"): concurrent writes of one tick share one embedder call. Returns
  * `undefined`, or a warning for the tool result when the embedder failed: the records are saved

@@ -49,9 +49,10 @@ export function codePointLength(text: string): number {
   return count
 }
 
-/** A record's line in the block: id, kind, creation date, pinned, then its escaped content on one line. */
+/** A record's line in the block: id, kind, creation date, event date (`happened ...`, when it has one), pinned, then its escaped content on one line. */
 function recordLine(record: MemoryRecord, maxPoints?: number): string {
-  const flags = [record.kind, record.createdAt.slice(0, 10), record.pinned ? 'pinned' : undefined].filter(Boolean).join(', ')
+  const happened = record.occurredAt !== undefined ? `happened ${record.occurredAt.slice(0, 10)}` : undefined
+  const flags = [record.kind, record.createdAt.slice(0, 10), happened, record.pinned ? 'pinned' : undefined].filter(Boolean).join(', ')
   const title = record.title ? `${record.title.replace(/\s+/g, ' ').trim()}: ` : ''
   const prefix = `- [${record.id}] (${escapeRecallText(flags)}) `
   const text = `${title}${record.content}`.replace(/\s+/g, ' ').trim()
