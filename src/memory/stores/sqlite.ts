@@ -37,6 +37,7 @@ import { openMemoryLog, verifyLog, type MemoryLog, type MemoryLogCompaction, typ
 import { partitionKey, type MemoryEvent } from '../records.ts'
 import type { MemoryStoreFactory } from '../types.ts'
 import { memoryLogAdapter, type MemoryLogStoreAdapter } from './workspace-jsonl.ts'
+import type { MemoryVectorEntry, MemoryVectorStore } from '../../search/vectors-store.ts'
 
 /** Options of {@link sqliteMemoryStore}. Unknown keys are errors. */
 export interface SqliteMemoryStoreOptions {
@@ -128,7 +129,7 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
     kind: 'sqlite',
     file,
     create() {
-      adapter ??= memoryLogAdapter(sqliteLog(file, handle))
+      adapter ??= memoryLogAdapter(sqliteLog(file, handle), { vectors: sqliteVectorStore(handle) })
       return adapter
     },
     exportLog: () => exclusive(handle(), async h => rowsText(h, 0)),
@@ -204,6 +205,14 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
       CREATE INDEX IF NOT EXISTS memory_events_record ON memory_events (record_id);
       CREATE INDEX IF NOT EXISTS memory_events_partition ON memory_events (store, partition);
       CREATE TABLE IF NOT EXISTS memory_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS memory_vectors (
+        id INTEGER PRIMARY KEY,
+        record_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        dims INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        UNIQUE (record_id, model)
+      );
       INSERT OR IGNORE INTO memory_meta (key, value) VALUES ('generation', 0);
       PRAGMA user_version = ${SCHEMA_VERSION};
     `)
@@ -231,6 +240,51 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
   }
   handles.set(file, handle)
   return handle
+}
+
+/**
+ * Record vectors in the table `memory_vectors` (issue 17): one row per record and model, the
+ * vector as a BLOB of little-endian float32. `read` takes the rows added since the cursor (the
+ * highest row id seen); `write` replaces a record's row of the same model (it gets a new row id,
+ * so other processes read it again); `remove` deletes the rows of erased records and checkpoints
+ * the WAL, so with `secure_delete` the vectors are gone from the database file and the -wal file.
+ */
+function sqliteVectorStore(handle: () => SqliteHandle): MemoryVectorStore {
+  return {
+    read: cursor => exclusive(handle(), async (h) => {
+      const after = typeof cursor === 'number' ? cursor : 0
+      const rows = query(h, () => h.db.prepare('SELECT id, record_id, model, dims, vector FROM memory_vectors WHERE id > ? ORDER BY id').all(after)) as Array<{ id: number; record_id: string; model: string; dims: number; vector: Buffer }>
+      const entries: MemoryVectorEntry[] = []
+      for (const row of rows) {
+        if (row.vector.length !== row.dims * 4) continue
+        const vector = new Float32Array(row.dims)
+        for (let i = 0; i < row.dims; i++) vector[i] = row.vector.readFloatLE(i * 4)
+        entries.push({ id: row.record_id, model: row.model, vector })
+      }
+      return { entries, cursor: rows.at(-1)?.id ?? after, reset: false }
+    }),
+    write: entries => exclusive(handle(), async (h) => {
+      if (entries.length === 0) return
+      query(h, () => {
+        const insert = h.db.prepare('INSERT OR REPLACE INTO memory_vectors (record_id, model, dims, vector) VALUES (?, ?, ?, ?)')
+        h.db.transaction(() => {
+          for (const entry of entries) {
+            const bytes = Buffer.alloc(entry.vector.length * 4)
+            entry.vector.forEach((value, i) => bytes.writeFloatLE(value, i * 4))
+            insert.run(entry.id, entry.model, entry.vector.length, bytes)
+          }
+        })()
+      })
+    }),
+    remove: ids => exclusive(handle(), async (h) => {
+      if (ids.length === 0) return
+      query(h, () => {
+        const remove = h.db.prepare('DELETE FROM memory_vectors WHERE record_id = ?')
+        h.db.transaction(() => { for (const id of ids) remove.run(id) })()
+        h.db.pragma('wal_checkpoint(TRUNCATE)')
+      })
+    }),
+  }
 }
 
 /** Runs `task` after every earlier operation on the handle (one connection runs one transaction at a time). */

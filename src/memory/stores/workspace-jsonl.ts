@@ -150,10 +150,11 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
  * JSONL store and the in-memory store. Every method validates the target and then sees only the
  * records of exactly `target.store` and `target.scope`. Search is served by the partition's
  * search index (`createSearchIndex()` of `../search.ts`, one per store and exact scope). Records
- * returned are copies.
+ * returned are copies. Record vectors (hybrid search) go to `options.vectors`, by default the
+ * log's sidecar `<log key>.vectors` in its workspace.
  */
-export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
-  const vectors = workspaceVectorStore(log.workspace, `${log.key}.vectors`)
+export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVectorStore } = {}): MemoryLogStoreAdapter {
+  const vectors = options.vectors ?? workspaceVectorStore(log.workspace, `${log.key}.vectors`)
   return {
     log,
     vectors,
