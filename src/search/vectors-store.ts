@@ -283,10 +283,11 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
       if (!pending) {
         const batch = new Map<string, MemoryRecord>()
         const done = new Promise<void>((resolve, reject) => {
-          setImmediate(() => {
+          // A macrotask later: every write of this turn of the event loop joins the batch.
+          setTimeout(() => {
             pending = undefined
             embedBatch([...batch.values()], abortSignal).then(resolve, reject)
-          })
+          }, 0)
         })
         pending = { records: batch, done }
       }

@@ -50,14 +50,37 @@ export function encodeVector(vector: Float32Array): string {
   const bytes = new Uint8Array(vector.length * 4)
   const view = new DataView(bytes.buffer)
   for (let i = 0; i < vector.length; i++) view.setFloat32(i * 4, vector[i]!, true)
-  return Buffer.from(bytes).toString('base64')
+  return bytesToBase64(bytes)
+}
+
+// Base64 without Node's Buffer where it is missing (edge runtimes), with it where it is there (faster).
+const NodeBuffer = (globalThis as { Buffer?: { from(data: Uint8Array | string, encoding?: string): Uint8Array & { toString(encoding: string): string } } }).Buffer
+
+function bytesToBase64(bytes: Uint8Array): string {
+  if (NodeBuffer) return NodeBuffer.from(bytes).toString('base64')
+  let binary = ''
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
+  return btoa(binary)
+}
+
+function base64ToBytes(text: string): Uint8Array | undefined {
+  if (NodeBuffer) return NodeBuffer.from(text, 'base64')
+  try {
+    const binary = atob(text)
+    const bytes = new Uint8Array(binary.length)
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i)
+    return bytes
+  }
+  catch {
+    return undefined
+  }
 }
 
 /** The vector {@link encodeVector} wrote, or `undefined` when `text` is not `dimensions` float32 values in base64 or holds a non-finite value. */
 export function decodeVector(text: unknown, dimensions: number): Float32Array | undefined {
   if (typeof text !== 'string' || !Number.isSafeInteger(dimensions) || dimensions < 1) return undefined
-  const bytes = Buffer.from(text, 'base64')
-  if (bytes.length !== dimensions * 4) return undefined
+  const bytes = base64ToBytes(text)
+  if (!bytes || bytes.length !== dimensions * 4) return undefined
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const out = new Float32Array(dimensions)
   for (let i = 0; i < dimensions; i++) {
