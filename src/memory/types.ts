@@ -286,10 +286,14 @@ export interface MemoryStoreOptions {
    */
   search?: { mode?: 'ranked' | 'substring' }
   /**
-   * An AI SDK `EmbeddingModel` (issue 7, semantic search): `memory_search` and preflight recall
-   * fuse the full-text ranking with cosine similarity of `embedMany`/`embed` vectors by reciprocal
-   * rank fusion. Vectors are computed at search time and kept in process memory, never in the log.
-   * An embedder failure falls back to full-text results. Ignored with `search.mode: 'substring'`.
+   * An AI SDK `EmbeddingModel` (issue 7, semantic search; `localEmbedder()` runs offline):
+   * `memory_search` and preflight recall fuse the full-text ranking with cosine similarity of
+   * `embedMany`/`embed` vectors by reciprocal rank fusion (`DEFAULT_FUSION`: k 10, top 100 of
+   * each). Vectors are computed when `memory_remember` writes (or by the first search that needs
+   * them), stored with the records (`adapter.vectors`: the log's sidecar, the SQLite table) with
+   * the model id, loaded after a restart, erased with their record (issue 17). An embedder
+   * failure never fails a write and makes search fall back to full-text results. Ignored with
+   * `search.mode: 'substring'`.
    */
   embed?: EmbeddingModel
   /** Recall into the system prompt (issue 7; see {@link MemoryRecallOptions}). Default: none. */

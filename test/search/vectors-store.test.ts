@@ -172,6 +172,18 @@ describe('durable record vectors', () => {
     for (const content of facts) expect(bytes.includes(Buffer.from(encodeVector(normalizeVector(wordVector(content)))))).toBe(false)
   })
 
+  it('hybrid search applies the event-time window to the vector ranking too', async () => {
+    const dir = tempDir()
+    const { call } = await toolsOver(dir, countingEmbedder())
+    await call('memory_remember', { kind: 'episodic', content: 'Melanie goes surfing every weekend', occurredAt: '2021-06-01' })
+    await call('memory_remember', { kind: 'episodic', content: 'Jon opened a dance studio', occurredAt: '2023-06-01' })
+    // "weekend surfing" is nearest to Melanie's record by vector, which lies outside the window.
+    const found = await call('memory_search', { query: 'weekend surfing', occurredAfter: '2022-01-01' })
+    expect(found.results.map((r: { content: string }) => r.content)).not.toContain('Melanie goes surfing every weekend')
+    const all = await call('memory_search', { query: 'weekend surfing' })
+    expect(all.results[0].content).toBe('Melanie goes surfing every weekend')
+  })
+
   it('a torn last line of the vector sidecar is skipped and its record embedded again', async () => {
     const dir = tempDir()
     const { call } = await toolsOver(dir, countingEmbedder())
