@@ -16,7 +16,7 @@ import { loadAgent, resolveRoot } from './load-agent.ts'
 import { openMemoryStore } from '../memory/open-store.ts'
 import { compactCommand, verifyCommand } from './commands/log.ts'
 import { mcpCommand } from './commands/mcp.ts'
-import { exportCommand, withFileImport } from './commands/transfer.ts'
+import { embedAfterImport, exportCommand, withFileImport } from './commands/transfer.ts'
 import { rejectUnknownOptions, routesBase, runRemoteChat } from './commands/dev-url.ts'
 
 /** Default user id of CLI invocations (`--user`). */
@@ -132,6 +132,8 @@ const importCommand = defineCommand({
       const { adapter, target } = await openMemoryStore(agent, { user: { id: speaker }, store: args.store })
       const counts = await importRecords(adapter, target, group.map(observation => observation.record), { agent: agent.name, user: speaker, via: 'import' })
       print(`${speaker}: ${counts.added} added, ${counts.skipped} already present (store ${target.store}, scope ${JSON.stringify(target.scope)})`)
+      const embedded = await embedAfterImport(agent, target.store, adapter, target)
+      if (embedded) print(`${speaker}: ${embedded}`)
       added += counts.added
       skipped += counts.skipped
     }

@@ -11,6 +11,9 @@ import { agentError, toErrorShape } from '../../errors.ts'
 import { memoryStoreConfigOf } from '../../memory/capability.ts'
 import { openMemoryStore } from '../../memory/open-store.ts'
 import { exportMemoryScope, importMemoryScope } from '../../memory/retention.ts'
+import { embedMemoryScope } from '../../memory/embeddings.ts'
+import type { AgentDefinition } from '../../agent/types.ts'
+import type { MemoryStoreAdapter, MemoryTarget } from '../../memory/types.ts'
 import { formatError } from '../format.ts'
 import { loadAgent, resolveRoot } from '../load-agent.ts'
 
@@ -79,6 +82,23 @@ export const exportCommand = defineCommand({
   }),
 })
 
+/**
+ * After an import into a store with `embed` (issue 17, vectors "computed at write (batched)"):
+ * embeds the scope's records that have no stored vector yet, in batches, and returns the line to
+ * print. An embedder failure is a warning line, never a failed import: the next search embeds them.
+ */
+export async function embedAfterImport(agent: AgentDefinition, store: string, adapter: MemoryStoreAdapter, target: MemoryTarget): Promise<string | undefined> {
+  const model = memoryStoreConfigOf(agent, store).embed
+  if (!model) return undefined
+  try {
+    const { embedded } = await embedMemoryScope(adapter, target, model)
+    return `embedded ${embedded} ${embedded === 1 ? 'record' : 'records'} for semantic search`
+  }
+  catch (error) {
+    return `warning: the records are imported, but their vectors could not be computed (${error instanceof Error ? error.message : String(error)}); the first search computes them`
+  }
+}
+
 /** The `--file` half of `agent memory import`: imports an export file into the user's scope. */
 async function importFile(args: { agent: string; root?: string; user: string; store?: string; file: string }): Promise<void> {
   const file = resolvePath(args.file)
@@ -92,6 +112,8 @@ async function importFile(args: { agent: string; root?: string; user: string; st
   const { agent, opened } = await openScope(args)
   const counts = await importMemoryScope(opened.adapter, opened.target, data, { audit: { via: 'import', agent: agent.name, user: args.user } })
   print(`imported ${counts.added} ${counts.added === 1 ? 'record' : 'records'} into store ${opened.store}, scope ${JSON.stringify(opened.target.scope)} (${counts.skipped} already present, ${counts.duplicates} duplicates, ${counts.renamed} renamed, ${counts.expired} expired by retention)`)
+  const embedded = await embedAfterImport(agent, opened.store, opened.adapter, opened.target)
+  if (embedded) print(embedded)
 }
 
 /**
