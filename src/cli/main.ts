@@ -17,6 +17,8 @@ import { openMemoryStore } from '../memory/open-store.ts'
 import { compactCommand, verifyCommand } from './commands/log.ts'
 import { mcpCommand } from './commands/mcp.ts'
 import { embedAfterImport, exportCommand, withFileImport } from './commands/transfer.ts'
+import { memoryStoreConfigOf } from '../memory/capability.ts'
+import { hybridSearch } from '../search/hybrid.ts'
 import { rejectUnknownOptions, routesBase, runRemoteChat } from './commands/dev-url.ts'
 
 /** Default user id of CLI invocations (`--user`). */
@@ -167,7 +169,12 @@ const search = defineCommand({
     const { adapter, target } = await openMemoryStore(agent, { user: { id: args.user }, store: args.store })
     const limit = args.limit === undefined ? undefined : Number(args.limit)
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw agentError('CLI_INVALID_LIMIT', `--limit ${args.limit} is not a positive integer`, 'pass --limit 1 or more')
-    const hits = await adapter.search(target, { query: args.query, ...(limit === undefined ? {} : { limit }) })
+    const query = { query: args.query, ...(limit === undefined ? {} : { limit }) }
+    // As memory_search: hybrid (full text fused with vectors) when the store has `embed`.
+    const config = memoryStoreConfigOf(agent, target.store)
+    const hits = config.embed && config.searchMode !== 'substring'
+      ? await hybridSearch(adapter, target, query, { model: config.embed })
+      : await adapter.search(target, { ...query, ...(config.searchMode === 'substring' ? { mode: 'substring' as const } : {}) })
     for (const hit of hits) print(`${hit.record.id}  score ${hit.score}  ${hit.record.content}`)
     print(`${hits.length} ${hits.length === 1 ? 'result' : 'results'} in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
   }),
