@@ -5,7 +5,8 @@
  * (`occurredAfter` / `occurredBefore` of a search) and its searchable words (day, month, year and
  * weekday, fed into the record's searchable content by kinds.ts).
  */
-import { createSearchIndex, MAX_SEARCH_LIMIT, recordMatchesFilters } from '../search/search.ts'
+import { MAX_SEARCH_LIMIT, recordMatchesFilters } from '../search/search.ts'
+import { createSearchIndex } from './search-index.ts'
 import { agentError } from '../errors.ts'
 import { isInstant, parseInstant } from './records.ts'
 export { eventTimeWords } from './kinds.ts'

@@ -4,7 +4,8 @@
  *
  * - An `episodic` record may carry an `episode` ({@link MemoryEpisode}); its fields are searched
  *   as part of the content (ranked index and the substring rule alike).
- * - `keywords` and `topics` are searched as part of the tags field (same field weight as tags).
+ * - `keywords`, `topics` and `recallTriggers` are searched as part of the tags field (same field
+ *   weight as tags).
  * - the event time `occurredAt` (issue 17) adds its weekday, day, month and year words to the content.
  */
 import type { MemoryEpisode, MemoryRecord } from './types.ts'
@@ -51,7 +52,12 @@ export function searchableContent(record: Pick<MemoryRecord, 'content' | 'episod
   return when === '' ? text : `${text}\n${when}`
 }
 
-/** The tags field as search reads it: tags, then keywords, then topics. */
-export function searchableTags(record: Pick<MemoryRecord, 'tags' | 'keywords' | 'topics'>): string[] {
-  return record.keywords === undefined && record.topics === undefined ? record.tags : [...record.tags, ...(record.keywords ?? []), ...(record.topics ?? [])]
+/**
+ * The tags field as search reads it: tags, then keywords, then topics, then recall triggers
+ * (hosted-memory document, `recallTriggers`: phrases of the questions a record answers, weighted
+ * like tags).
+ */
+export function searchableTags(record: Pick<MemoryRecord, 'tags' | 'keywords' | 'topics' | 'recallTriggers'>): string[] {
+  if (record.keywords === undefined && record.topics === undefined && record.recallTriggers === undefined) return record.tags
+  return [...record.tags, ...(record.keywords ?? []), ...(record.topics ?? []), ...(record.recallTriggers ?? [])]
 }

@@ -13,7 +13,7 @@ import type { ModelMessage } from 'ai'
 import type { ModelCallContext, PromptProvider } from '../agent/types.ts'
 import { MEMORY_LIMITS } from './schemas.ts'
 import type { MemoryRecallConfig } from './schemas.ts'
-import { searchStore } from './tools.ts'
+import { newestFirst, searchStore } from './tools.ts'
 import type { ActiveMemoryStore } from './tools.ts'
 import type { MemoryRecord, MemoryTarget } from './types.ts'
 
@@ -120,6 +120,62 @@ export function renderRecallBlock({ store, preloaded, relevant, maxChars }: Reca
   return lines.join('\n')
 }
 
+/** What {@link renderSlotBlock} puts in the block. */
+export interface SlotRecallSections {
+  name: string
+  items: readonly MemoryRecord[]
+  /** Most code points of the whole block. */
+  maxChars: number
+}
+
+/**
+ * The slots document's block of a store with `tools: 'named'`: `<memory name="name">`, one
+ * `- text` line per item (content on one line, escaped), `</memory>`, within `maxChars` code
+ * points; items that do not fit are left out and a last line says how many. Returns `undefined`
+ * when there is no item. The memory instruction says that the items are data.
+ */
+export function renderSlotBlock({ name, items, maxChars }: SlotRecallSections): string | undefined {
+  if (items.length === 0) return undefined
+  const open = `<memory name="${escapeRecallText(name)}">`
+  const close = '</memory>'
+  const leftOutLine = (count: number) => `(${count} more item${count === 1 ? '' : 's'} left out: over the recall budget of ${maxChars} characters)`
+  const reserve = codePointLength(close) + codePointLength(leftOutLine(items.length)) + 2
+  const lines = [open]
+  let used = codePointLength(open) + 1
+  let shown = 0
+  for (const item of items) {
+    const text = item.content.replace(/\s+/g, ' ').trim()
+    const room = maxChars - reserve - used
+    const line = `- ${escapeRecallText(text)}`
+    if (codePointLength(line) + 1 <= room) {
+      lines.push(line)
+      used += codePointLength(line) + 1
+      shown++
+      continue
+    }
+    if (shown === 0 && room > 40) {
+      lines.push(`- ${cutEscaped(text, room - 3)}`)
+      shown++
+    }
+    break
+  }
+  if (shown < items.length) lines.push(leftOutLine(items.length - shown))
+  lines.push(close)
+  return lines.join('\n')
+}
+
+/** The text of the run's last user message (`''` when there is none). */
+export function lastUserText(messages: readonly ModelMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!
+    if (message.role !== 'user') continue
+    const content = message.content
+    const text = typeof content === 'string' ? content : content.map(part => (part.type === 'text' ? part.text : '')).join(' ')
+    if (text.trim() !== '') return text.trim()
+  }
+  return ''
+}
+
 /** The text of the last `window` user and assistant messages, oldest first (tool calls and results left out). */
 export function conversationText(messages: readonly ModelMessage[], window: number): string {
   const texts: string[] = []
@@ -172,8 +228,19 @@ export function recallProvider({ store, recall }: RecallStore): PromptProvider {
     if (recall.preload) {
       if (preloadIds === undefined) {
         const kinds = recall.preload.kinds ? new Set<string>(recall.preload.kinds) : undefined
-        const active = (await store.adapter.export(target)).filter(record => record.status === 'active' && (!kinds || kinds.has(record.kind)))
-        preloaded = preloadOrder(active).slice(0, recall.preload.limit)
+        const wanted = (record: MemoryRecord) => record.status === 'active' && (!kinds || kinds.has(record.kind))
+        // `query: 'last-input'`: what the store's search finds for the last user message, best first.
+        const input = recall.preload.query === 'last-input' ? Array.from(lastUserText(call.messages)).slice(-MEMORY_LIMITS.queryChars).join('').trim() : ''
+        if (input !== '') {
+          const query = { query: input, limit: MEMORY_LIMITS.searchLimit, ...(store.searchMode === 'substring' ? { mode: 'substring' as const } : {}) }
+          const hits = await searchStore(store, query, call.signal)
+          preloaded = hits.map(hit => hit.record).filter(wanted).slice(0, recall.preload.limit)
+        }
+        else {
+          const active = (await store.adapter.export(target)).filter(wanted)
+          // A slot recalls its newest items; the shared preload puts pinned records first.
+          preloaded = (store.tools === 'named' ? newestFirst(active) : preloadOrder(active)).slice(0, recall.preload.limit)
+        }
         preloadIds = preloaded.map(record => record.id)
       }
       else {
@@ -193,6 +260,7 @@ export function recallProvider({ store, recall }: RecallStore): PromptProvider {
         relevant = hits.map(hit => hit.record).filter(record => record.status === 'active' && !shown.has(record.id)).slice(0, recall.preflight.limit)
       }
     }
+    if (store.tools === 'named') return renderSlotBlock({ name: store.name, items: [...preloaded, ...relevant], maxChars: recall.maxChars })
     return renderRecallBlock({ store: store.name, preloaded, relevant, maxChars: recall.maxChars })
   }
 }

@@ -82,6 +82,10 @@ export interface MemoryRecord extends MemoryRecordContent {
   keywords?: string[]
   /** Topics (issue 5, "Metadata"); searchable and filterable. Absent when none were given. */
   topics?: string[]
+  /** The user's own words the record was taken from (hosted-memory document, `rawExtract`). Stored and returned, not searched. */
+  rawExtract?: string
+  /** Phrases of later questions the record answers (hosted-memory document, `recallTriggers`); searched with the tags, same weight. */
+  recallTriggers?: string[]
   /** Ids this record supersedes. */
   supersedes: string[]
   provenance: MemoryProvenance
@@ -117,6 +121,10 @@ export interface MemoryRecordInput {
   episode?: MemoryEpisode
   keywords?: string[]
   topics?: string[]
+  /** See {@link MemoryRecord.rawExtract}. */
+  rawExtract?: string
+  /** See {@link MemoryRecord.recallTriggers}. */
+  recallTriggers?: string[]
   supersedes?: string[]
   provenance?: MemoryProvenance
   /** ISO 8601 instant; default now. Imports set it to keep the original time. */
@@ -253,6 +261,20 @@ export interface MemoryScopeContext {
 /** Options of one store (source: capability document, Options table). */
 export interface MemoryStoreOptions {
   adapter: MemoryStoreAdapter | MemoryStoreFactory
+  /**
+   * What the store holds, in a few words (at most 500 characters); added to the description of
+   * every tool that serves the store (slots document, `description`). Default none.
+   */
+  description?: string
+  /**
+   * `'shared'` (default): the store is served by `memory_search`, `memory_read`,
+   * `memory_remember` and `memory_delete`. `'named'` (slots document): the store gets its own
+   * `remember_<store>({ text })` (when `write.mode` is `'tool'`) and `recall_<store>({ query?,
+   * limit? })` (when `read.tools.search` is on) instead, and its recall block is
+   * `<memory name="store">` with one `- item` line per record. The store name is then 1-55
+   * characters. See {@link memorySlot} for the slots document's defaults.
+   */
+  tools?: 'shared' | 'named'
   /** A scope, or a function returning one; `undefined` switches the store off for the run. */
   scope: MemoryScope | ((context: MemoryScopeContext) => MemoryScope | undefined | Promise<MemoryScope | undefined>)
   /** Kinds `memory_remember` accepts. Default: all kinds. An empty list accepts none. */
@@ -262,12 +284,15 @@ export interface MemoryStoreOptions {
     mode?: 'off' | 'tool'
     policy?: ToolPolicy
     /**
-     * Quality filter of `memory_remember` (issue 5): runs after the built-in checks and before
-     * approval and writing; return `'accept'` (or nothing) to keep the write, `{ reject: reason }`
-     * to refuse it with `MEMORY_WRITE_REJECTED` (the reason reaches the model). A filter that
-     * throws rejects the write with `MEMORY_WRITE_FILTER_FAILED`.
+     * Quality filter of tool writes (`memory_remember`, `remember_<store>`; hosted-memory
+     * document, "Quality filter"): runs after the built-in checks and before approval and
+     * writing; return `'accept'` (or nothing) to keep the write, `{ reject: reason }` to refuse
+     * it with `MEMORY_WRITE_REJECTED` (the reason reaches the model). A filter that throws
+     * rejects the write with `MEMORY_WRITE_FILTER_FAILED`. Default: {@link defaultMemoryFilter}
+     * (greetings, thanks, fillers, generic traits and moods); a function replaces it, `false`
+     * switches filtering off. Writes from code through the adapter are never filtered.
      */
-    filter?: MemoryWriteFilter
+    filter?: MemoryWriteFilter | false
     /**
      * Fills `keywords` and `topics` of a `memory_remember` before it is written (merged with the
      * model's, duplicates dropped, limits applied). A failing or invalid enrich never loses the
@@ -324,6 +349,19 @@ export interface MemoryRecallOptions {
    * point boundary only when it is the first one and alone exceeds the budget.
    */
   maxChars?: number
+  /**
+   * Slots document: most records recalled at the run's first model call, 1..100 (default 10),
+   * and the default `limit` of `recall_<store>`. Setting `maxItems`, `query` or
+   * `onSessionStart` describes a preload (do not also set `preload`).
+   */
+  maxItems?: number
+  /**
+   * Slots document: `'last-input'` recalls the records the store's search finds for the run's
+   * last user message instead of the newest; `'none'` (default) the newest.
+   */
+  query?: 'last-input' | 'none'
+  /** Slots document: recall at each run's first model call. Default `true` once `maxItems` or `query` is set. */
+  onSessionStart?: boolean
 }
 
 /** What a write filter and an enrich hook see of a `memory_remember` call (the validated input). */
@@ -331,6 +369,8 @@ export interface MemoryWriteCandidate extends MemoryRecordContent {
   store: string
   keywords: string[]
   topics: string[]
+  rawExtract?: string
+  recallTriggers: string[]
 }
 
 /** Who is writing: the invocation, for a {@link MemoryWriteFilter}. */

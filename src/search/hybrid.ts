@@ -9,7 +9,8 @@
  * (vectors.ts).
  */
 import type { EmbeddingModel } from 'ai'
-import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, recordMatchesFilters, searchRecords } from './search.ts'
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, recordMatchesFilters } from './search.ts'
+import { searchRecords } from '../memory/search-index.ts'
 import { memoryVectorStore, recordVectors, type MemoryVectorStore, type RecordVectors } from './vectors-store.ts'
 import { eventTimeBounds, hasEventTimeFilter, searchWithEventTime, withinEventTime, withoutEventTime } from '../memory/event-time.ts'
 import { partitionKey } from '../memory/records.ts'

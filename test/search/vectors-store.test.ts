@@ -166,7 +166,7 @@ describe('durable record vectors', () => {
     const { call, adapter } = await toolsOver(dir, countingEmbedder())
     const ids: string[] = []
     for (const content of facts) ids.push((await call('memory_remember', { kind: 'semantic', content })).record.id)
-    expect(await eraseMemoryScope(adapter, target, { audit })).toEqual({ erased: 3 })
+    expect(await eraseMemoryScope(adapter, target, { audit })).toMatchObject({ erased: 3 })
     const bytes = readFileSync(sidecarOf(dir))
     for (const id of ids) expect(bytes.includes(Buffer.from(id))).toBe(false)
     for (const content of facts) expect(bytes.includes(Buffer.from(encodeVector(normalizeVector(wordVector(content)))))).toBe(false)

@@ -9,7 +9,7 @@
  * option `path` (default `"memory/memory.jsonl"`, a workspace-relative JSONL file path).
  */
 import { agentError } from '../../errors.ts'
-import { openMemoryLog, type MemoryLog } from '../../log/log.ts'
+import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, validateScope } from '../scope.ts'
@@ -142,7 +142,7 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
   /** The open log (for verify and compact). */
   readonly log: MemoryLog
   /** The log's vector sidecar (`<log key>.vectors`, issue 17); erasing a record removes its vectors. */
-  readonly vectors: MemoryVectorStore
+  readonly vectors?: MemoryVectorStore
 }
 
 /**
@@ -228,6 +228,8 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
         if (input.episode !== undefined) remember.episode = input.episode
         if (input.keywords !== undefined) remember.keywords = input.keywords
         if (input.topics !== undefined) remember.topics = input.topics
+        if (input.rawExtract !== undefined) remember.rawExtract = input.rawExtract
+        if (input.recallTriggers !== undefined) remember.recallTriggers = input.recallTriggers
         if (input.occurredAt !== undefined) remember.occurredAt = input.occurredAt
         const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({
           type: 'supersede',
@@ -278,7 +280,7 @@ function findInScope(state: MemoryRecordState, target: MemoryTarget, id: string)
   return record && record.store === target.store && sameScope(record.scope, target.scope) ? record : undefined
 }
 
-function checkTarget(target: MemoryTarget): void {
+export function checkTarget(target: MemoryTarget): void {
   if (!target || typeof target.store !== 'string' || target.store === '') {
     throw agentError('MEMORY_TARGET_INVALID', 'the memory operation has no store name', 'pass the target as { store, scope } with the store\'s configured name')
   }
@@ -291,7 +293,7 @@ function invalidInput(why: string) {
 
 // The capability validates tool input with zod; this guards direct API use so that the log never
 // holds a line that replay would reject.
-function checkInput(input: MemoryRecordInput): void {
+export function checkInput(input: MemoryRecordInput): void {
   if (!input || typeof input !== 'object') throw invalidInput('the record input must be an object')
   if (typeof input.kind !== 'string' || input.kind === '') throw invalidInput('`kind` must be a non-empty string')
   if (typeof input.content !== 'string') throw invalidInput('`content` must be a string')
@@ -305,12 +307,13 @@ function checkInput(input: MemoryRecordInput): void {
   if (input.createdAt !== undefined && !isInstant(input.createdAt)) throw invalidInput('`createdAt` must be an ISO 8601 instant')
   if (input.occurredAt !== undefined && !isInstant(input.occurredAt)) throw invalidInput('`occurredAt` must be an ISO 8601 instant with a zone or a date such as 2024-05-01')
   if (input.episode !== undefined && !(isPlainObject(input.episode) && typeof input.episode.observation === 'string' && (['thoughts', 'action', 'result'] as const).every(field => input.episode![field] === undefined || typeof input.episode![field] === 'string'))) throw invalidInput('`episode` must be { observation, thoughts?, action?, result? } of strings')
-  for (const field of ['keywords', 'topics'] as const) {
+  if (input.rawExtract !== undefined && typeof input.rawExtract !== 'string') throw invalidInput('`rawExtract` must be a string')
+  for (const field of ['keywords', 'topics', 'recallTriggers'] as const) {
     if (input[field] !== undefined && !(Array.isArray(input[field]) && input[field].every(item => typeof item === 'string'))) throw invalidInput(`\`${field}\` must be a list of strings`)
   }
 }
 
-function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryAudit {
+export function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryAudit {
   if (!options || !isPlainObject(options.audit) || typeof options.audit.via !== 'string') {
     throw agentError('MEMORY_AUDIT_REQUIRED', 'the memory write has no audit block with `via`', 'pass { audit: { via: "tool" | "api" | "cli" | "import", runId, threadId, agent, user } }')
   }
@@ -318,7 +321,7 @@ function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryA
 }
 
 /** The audit block of a delete or hard delete, after checking its `reason`. */
-function checkDeleteOptions(options: MemoryDeleteOptions): MemoryAudit {
+export function checkDeleteOptions(options: MemoryDeleteOptions): MemoryAudit {
   const audit = checkAudit(options)
   if (options.reason !== undefined && typeof options.reason !== 'string') throw invalidInput('`reason` must be a string')
   return audit
@@ -329,7 +332,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The `delete` (soft) or `erase` (hard) event of a record: the next version, with the caller's audit and reason. */
-function tombstone<T extends 'delete' | 'erase'>(type: T, target: MemoryTarget, existing: MemoryRecord, audit: MemoryAudit, reason: string | undefined) {
+export function tombstone<T extends 'delete' | 'erase'>(type: T, target: MemoryTarget, existing: MemoryRecord, audit: MemoryAudit, reason: string | undefined) {
   return {
     type,
     recordId: existing.id,
