@@ -10,6 +10,10 @@ import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import { isAgentError } from '../../src/errors.ts'
+import { sqliteMemoryStore } from '../../src/memory/stores/sqlite.ts'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 const target = { store: 'agent', scope: { agent: 'support' } }
 const audit = { via: 'api' }
@@ -123,5 +127,24 @@ describe('event time (occurredAt)', () => {
     const record = await replayed.read(target, written.id)
     expect(record?.content).toBe('plain fact')
     expect(record && 'occurredAt' in record).toBe(false)
+  })
+
+  it('the SQLite store keeps occurredAt through a new connection and searches its date words', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-event-time-'))
+    try {
+      const file = join(dir, 'memory.db')
+      const first = sqliteMemoryStore({ file })
+      const written = await first.create().append(target, { kind: 'episodic', content: 'Caroline went to a support group', occurredAt: '2023-06-03' }, { audit })
+      await first.close()
+      const second = sqliteMemoryStore({ file })
+      const adapter = second.create()
+      expect((await adapter.read(target, written.id))?.occurredAt).toBe('2023-06-03')
+      expect((await adapter.search(target, { query: 'June 2023 Saturday' })).map(hit => hit.record.id)).toEqual([written.id])
+      expect((await searchWithEventTime(adapter, target, { query: 'support group', occurredBefore: '2023-01-01' }))).toEqual([])
+      await second.close()
+    }
+    finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

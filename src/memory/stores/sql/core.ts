@@ -351,6 +351,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         if (input.episode !== undefined) remember.episode = input.episode
         if (input.keywords !== undefined) remember.keywords = input.keywords
         if (input.topics !== undefined) remember.topics = input.topics
+        if (input.occurredAt !== undefined) remember.occurredAt = input.occurredAt
         const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({ type: 'supersede', recordId: id, store: target.store, scope: target.scope, version: known.get(id)!.record!.version + 1, at, audit, supersededBy: recordId }))
         const [record] = await commit(tx, [remember, ...supersedeEvents], known)
         return { record: record! }
