@@ -19,9 +19,10 @@ import { loadAgent, resolveRoot } from './load-agent.ts'
 import { openMemoryStore } from '../memory/open-store.ts'
 import { compactCommand, verifyCommand } from './commands/log.ts'
 import { mcpCommand } from './commands/mcp.ts'
+import { studioCommand } from './commands/studio.ts'
 import { embedAfterImport, eraseCommand, exportCommand, withFileImport } from './commands/transfer.ts'
 import { memoryStoreConfigOf } from '../memory/capability.ts'
-import { hybridSearch } from '../search/hybrid.ts'
+import { hybridSearch } from '../memory/hybrid-search.ts'
 import { rejectUnknownOptions, routesBase, runRemoteChat } from './commands/dev-url.ts'
 
 /** Default user id of CLI invocations (`--user`). */
@@ -232,7 +233,7 @@ function tidy(cmd: CommandDef<ArgsDef>, exitCode = 1): CommandDef<ArgsDef> {
 /** The `agent` command tree. `agent` alone prints the help and exits 0. */
 const main = tidy(defineCommand({
   meta: { name: 'agent', version: '0.1.0', description: 'Run and inspect vite-agent-memory agents' },
-  subCommands: { dev, info, memory: memoryCommand, mcp: mcpCommand },
+  subCommands: { dev, info, memory: memoryCommand, mcp: mcpCommand, studio: studioCommand },
   // citty runs a parent's `run` after its subcommand too: print the help only when none was named.
   run: async ({ rawArgs }) => {
     if (rawArgs.some(arg => !arg.startsWith('-'))) return

@@ -13,7 +13,7 @@
 import type { EmbeddingModelV3 } from '@ai-sdk/provider'
 import type { EmbeddingModel } from 'ai'
 import { agentError } from '../errors.ts'
-import { adapterVectors } from '../search/hybrid.ts'
+import { adapterVectors } from './hybrid-search.ts'
 import type { MemoryRecord, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
 /** The packages {@link localEmbedder} needs (`npm install` them, exact versions tested here). */

@@ -20,7 +20,7 @@ import { eraseCopies, erasedTexts, type MemoryErasureCopies } from './erasure.ts
 import { currentInstant, isInstant, newRecordId, parseInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRetentionConfig } from './schemas.ts'
 import { sameScope, validateScope } from './scope.ts'
-import { eraseRecordVectors } from '../search/vectors-store.ts'
+import { eraseRecordVectors } from './vectors-store.ts'
 import type { MemoryLogStoreAdapter } from './stores/workspace-jsonl.ts'
 import type { MemoryAudit, MemoryRecord, MemoryScope, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 

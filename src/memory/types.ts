@@ -1,4 +1,3 @@
-import type { MemoryVectorStore } from '../search/vectors-store.ts'
 import type { EmbeddingModel } from 'ai'
 import type { AgentUser, ToolPolicy } from '../agent/types.ts'
 import type { Workspace } from '../workspace/types.ts'
@@ -427,3 +426,35 @@ export interface MemoryRetentionOptions {
 export interface MemoryOptions {
   stores: Record<string, MemoryStoreOptions>
 }
+
+/** One stored vector: the record it belongs to, the embedding model that made it, the vector (unit length). */
+export interface MemoryVectorEntry {
+  id: string
+  /** {@link embeddingModelId} of the model. */
+  model: string
+  vector: Float32Array
+}
+
+/** What {@link MemoryVectorStore.read} returns. */
+export interface MemoryVectorRead {
+  entries: MemoryVectorEntry[]
+  /** Pass it to the next `read` to get only what was written since. */
+  cursor: unknown
+  /** `true` when the entries read before are no longer valid (the store was rewritten): start over with these. */
+  reset: boolean
+}
+
+/**
+ * Where a store keeps its record vectors: the seam a database store implements to keep them in a
+ * column. Entries of a record id and model written twice: the later one wins. Implementations
+ * need not validate entries beyond their shape; the cache checks lengths.
+ */
+export interface MemoryVectorStore {
+  /** Entries written since `cursor` (every entry when `cursor` is `undefined`). */
+  read(cursor?: unknown): Promise<MemoryVectorRead>
+  /** Adds entries. A store that cannot write (read-only workspace) may keep nothing: vectors are then recomputed after a restart. */
+  write(entries: readonly MemoryVectorEntry[]): Promise<void>
+  /** Removes every entry of these record ids, of every model, from the stored bytes (erasure). */
+  remove(ids: readonly string[]): Promise<void>
+}
+

@@ -5,7 +5,7 @@ import { embedMany } from 'ai'
 import { describe, expect, it } from 'vitest'
 import { LOCAL_EMBEDDER_DIMENSIONS, embedMemoryScope, localEmbedder } from '../../src/memory/embeddings.ts'
 import { inMemoryMemoryStore } from '../../src/memory/stores/in-memory.ts'
-import { hybridSearch } from '../../src/search/hybrid.ts'
+import { hybridSearch } from '../../src/memory/hybrid-search.ts'
 import { isAgentError } from '../../src/errors.ts'
 
 const run = promisify(execFile)

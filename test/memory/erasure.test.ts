@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { listApprovals, resolveApproval } from '../../src/agent/approvals.ts'
 import { defineAgent } from '../../src/agent/define.ts'
 import { runAgent } from '../../src/agent/run.ts'
-import { history, memory, openHistory, openMemoryStore, workspaceJsonlMemoryStore } from '../../src/capabilities/index.ts'
+import { history, memory, openHistory, openMemoryStore, workspaceHistoryStore, workspaceJsonlMemoryStore } from '../../src/capabilities/index.ts'
 import { verifyLog } from '../../src/memory/event-log.ts'
 import { eraseMemoryScope, hardDeleteMemoryRecord } from '../../src/memory/retention.ts'
 import type { MemoryLogStoreAdapter } from '../../src/memory/stores/workspace-jsonl.ts'
@@ -52,7 +52,7 @@ async function setup() {
     workspace: createWorkspace({ dir }),
     capabilities: [
       memory({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: ({ user }) => (user ? { agent: 'support', user: user.id } : undefined), write: { mode: 'tool', policy: 'require-approval' } } } }),
-      history({ scope: 'user', maxMessages: 4, pinCount: 0, recentCount: 1, summarizer: { model: summarizer } }),
+      history({ store: workspaceHistoryStore(), scope: 'user', maxMessages: 4, pinCount: 0, recentCount: 1, summarizer: { model: summarizer } }),
     ],
   })
   const ann = { id: 'ann' }

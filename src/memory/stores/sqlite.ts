@@ -17,20 +17,20 @@
  * seen by the next query. Inside one process, every factory of one file shares one connection,
  * and operations on it run one at a time.
  */
+import { createHash } from 'node:crypto'
 import { resolve } from 'node:path'
 import type Database from 'better-sqlite3'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { agentError, isAgentError } from '../../errors.ts'
 import { requireOptional } from '../../optional-dependency.ts'
-import { sha256HexSync } from '../../log/digest.ts'
 import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import type { Workspace } from '../../workspace/types.ts'
 import type { MemoryRecord, MemoryStoreFactory } from '../types.ts'
 import { foldLines, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import type { MemoryLogStoreAdapter } from './workspace-jsonl.ts'
-import { eraseRecordVectors, type MemoryVectorEntry, type MemoryVectorStore } from '../../search/vectors-store.ts'
+import { eraseRecordVectors, type MemoryVectorEntry, type MemoryVectorStore } from '../vectors-store.ts'
 
 /** Options of {@link sqliteMemoryStore}. Unknown keys are errors. */
 export interface SqliteMemoryStoreOptions {
@@ -145,11 +145,9 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
   }
 }
 
-// node:crypto's one-shot SHA-256 (this store runs on Node only, where better-sqlite3 runs).
-const hashSync = await sha256HexSync()
+// node:crypto's SHA-256 (this store runs on Node only, where better-sqlite3 runs).
 function sha256(text: string): string {
-  if (!hashSync) throw agentError('MEMORY_SQLITE_FAILED', 'no synchronous SHA-256 (node:crypto) in this runtime', 'run the SQLite store on Node.js')
-  return hashSync(text)
+  return createHash('sha256').update(text, 'utf8').digest('hex')
 }
 
 /** One connection per file and process, with its prepared statements and an operation queue. */

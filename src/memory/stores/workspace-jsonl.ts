@@ -13,7 +13,7 @@ import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, validateScope } from '../scope.ts'
-import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../../search/vectors-store.ts'
+import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
 import type {
   MemoryAppendOptions,
   MemoryAudit,

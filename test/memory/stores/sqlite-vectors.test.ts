@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { embedMemoryScope } from '../../../src/memory/embeddings.ts'
 import { sqliteMemoryStore } from '../../../src/memory/stores/sqlite.ts'
-import { hybridSearch } from '../../../src/search/hybrid.ts'
+import { hybridSearch } from '../../../src/memory/hybrid-search.ts'
 import { normalizeVector } from '../../../src/search/vectors.ts'
 import { countingEmbedder, wordVector } from '../../search/vectors-embedder.ts'
 

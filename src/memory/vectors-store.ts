@@ -13,39 +13,10 @@
 import { embed, embedMany } from 'ai'
 import type { EmbeddingModel } from 'ai'
 import type { Workspace } from '../workspace/types.ts'
-import type { MemoryRecord } from '../memory/types.ts'
-import { createVectorIndex, decodeVector, encodeVector, normalizeVector, type VectorIndex } from './vectors.ts'
+import type { MemoryRecord, MemoryVectorEntry, MemoryVectorRead, MemoryVectorStore } from './types.ts'
+import { createVectorIndex, decodeVector, encodeVector, normalizeVector, type VectorIndex } from '../search/vectors.ts'
 
-/** One stored vector: the record it belongs to, the embedding model that made it, the vector (unit length). */
-export interface MemoryVectorEntry {
-  id: string
-  /** {@link embeddingModelId} of the model. */
-  model: string
-  vector: Float32Array
-}
-
-/** What {@link MemoryVectorStore.read} returns. */
-export interface MemoryVectorRead {
-  entries: MemoryVectorEntry[]
-  /** Pass it to the next `read` to get only what was written since. */
-  cursor: unknown
-  /** `true` when the entries read before are no longer valid (the store was rewritten): start over with these. */
-  reset: boolean
-}
-
-/**
- * Where a store keeps its record vectors: the seam a database store implements to keep them in a
- * column. Entries of a record id and model written twice: the later one wins. Implementations
- * need not validate entries beyond their shape; the cache checks lengths.
- */
-export interface MemoryVectorStore {
-  /** Entries written since `cursor` (every entry when `cursor` is `undefined`). */
-  read(cursor?: unknown): Promise<MemoryVectorRead>
-  /** Adds entries. A store that cannot write (read-only workspace) may keep nothing: vectors are then recomputed after a restart. */
-  write(entries: readonly MemoryVectorEntry[]): Promise<void>
-  /** Removes every entry of these record ids, of every model, from the stored bytes (erasure). */
-  remove(ids: readonly string[]): Promise<void>
-}
+export type { MemoryVectorEntry, MemoryVectorRead, MemoryVectorStore } from './types.ts'
 
 /**
  * The id recorded with each vector: `provider/modelId` of an AI SDK model object, or the model

@@ -9,12 +9,12 @@
  * (vectors.ts).
  */
 import type { EmbeddingModel } from 'ai'
-import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, recordMatchesFilters } from './search.ts'
-import { searchRecords } from '../memory/search-index.ts'
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, recordMatchesFilters } from '../search/search.ts'
+import { searchRecords } from './search-index.ts'
 import { memoryVectorStore, recordVectors, type MemoryVectorStore, type RecordVectors } from './vectors-store.ts'
-import { eventTimeBounds, hasEventTimeFilter, searchWithEventTime, withinEventTime, withoutEventTime } from '../memory/event-time.ts'
-import { partitionKey } from '../memory/records.ts'
-import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from '../memory/types.ts'
+import { eventTimeBounds, hasEventTimeFilter, searchWithEventTime, withinEventTime, withoutEventTime } from './event-time.ts'
+import { partitionKey } from './records.ts'
+import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
 /**
  * Default fusion of {@link hybridSearch}, measured on the LoCoMo dev conversations with the local

@@ -7,8 +7,8 @@
  */
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
-import { hybridSearch } from '../../src/search/hybrid.ts'
-import { countingEmbedder } from './vectors-embedder.ts'
+import { hybridSearch } from '../../src/memory/hybrid-search.ts'
+import { countingEmbedder } from '../search/vectors-embedder.ts'
 
 const [dir, query, modelId] = process.argv.slice(2) as [string, string, string | undefined]
 const adapter = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'support', workspace: createWorkspace({ dir }), writable: true })

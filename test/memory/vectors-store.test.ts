@@ -10,11 +10,11 @@ import { memory } from '../../src/memory/capability.ts'
 import { eraseMemoryScope } from '../../src/memory/retention.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryStoreOptions } from '../../src/memory/types.ts'
-import { adapterVectors, hybridSearch } from '../../src/search/hybrid.ts'
-import { embeddingText } from '../../src/search/vectors-store.ts'
+import { adapterVectors, hybridSearch } from '../../src/memory/hybrid-search.ts'
+import { embeddingText } from '../../src/memory/vectors-store.ts'
 import { encodeVector, normalizeVector } from '../../src/search/vectors.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
-import { countingEmbedder, wordVector, type CountingEmbedder } from './vectors-embedder.ts'
+import { countingEmbedder, wordVector, type CountingEmbedder } from '../search/vectors-embedder.ts'
 
 const run = promisify(execFile)
 const CHILD = fileURLToPath(new URL('./vectors-child.ts', import.meta.url))
