@@ -158,8 +158,9 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     const room = checked.limit - kept.size
     let ranked: ScoredSlot[]
     let stamp = -1
-    if (room <= 0 && !feedbackOn(feedback)) {
-      // No place left for ranked-only records: score just the kept ones.
+    if (room <= 0) {
+      // No place left for ranked-only records (feedback could only lend to records that cannot
+      // enter): score just the kept ones.
       for (const slot of kept) scoreOf.set(slot, scoreSlot(state, params, terms, slot))
       ranked = []
     }
