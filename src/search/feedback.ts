@@ -44,7 +44,7 @@ export function feedbackOn(feedback: FeedbackParams): boolean {
  * value / the strongest value. Only terms held by `feedback.minRecords` to `feedback.maxShare` ×
  * the records are lent: rarer ones bring back only their record, commoner ones cost a long
  * posting list and tell little. Cost: the lent records tokenized again, and the postings of the
- * lent terms, at most half those of `terms` (or 4,096).
+ * lent terms, at most a quarter of those of `terms` (or 4,096).
  */
 export function withFeedback<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, ranked: ScoredSlots, checked: CheckedQuery): ScoredSlots {
   const { slots, vocabulary } = state
@@ -75,9 +75,9 @@ export function withFeedback<D extends SearchDocument>(state: IndexState<D>, par
   if (chosen.length === 0) return ranked
   const strongest = chosen[0]![1]
   const lentTerms = new Map<string, number>()
-  // The lent terms' postings are bounded by half those of the first ranking (feedback adds at most
-  // half its cost), with room for small indexes: a term that does not fit is left out.
-  let budget = Math.max(MIN_POSTINGS_BUDGET, postingsOf(state, terms) / 2)
+  // The lent terms' postings are bounded by a quarter of those of the first ranking (feedback adds
+  // at most a quarter of its cost), with room for small indexes: a term that does not fit is left out.
+  let budget = Math.max(MIN_POSTINGS_BUDGET, postingsOf(state, terms) / 4)
   for (const [term, value] of chosen) {
     const df = vocabulary.termFrequency[vocabulary.termIds.get(term)!]!
     if (df > budget) continue
