@@ -72,7 +72,7 @@ const INTERSECT_RATIO = 16
 
 /**
  * The live slots that can hold `needle` (a query that is not one run), as (slot, most occurrences)
- * pairs in slot order, or `undefined` when the needle has no letter or digit (every record is a
+ * pairs (in slot order when found through whole runs), or `undefined` when the needle has no letter or digit (every record is a
  * candidate). A piece of the needle (a run of it) bounded on both sides by other characters is a
  * whole run of any text holding the needle: the holders of the rarest such runs are intersected,
  * and a missing one means no record holds the needle. A needle without such a piece falls back to
@@ -148,16 +148,7 @@ function phraseCandidates<D extends SearchDocument>(state: IndexState<D>, needle
     if (!best || holders.length < best.length) best = holders
     if (best.length === 0) break
   }
-  // Slots in ascending order, as the visit goes newest (highest slot) first.
-  return sortPairs(best!)
-}
-
-/** `pairs` (slot, value) sorted by slot. */
-function sortPairs(pairs: number[]): number[] {
-  const order = Array.from({ length: pairs.length / 2 }, (_, at) => at).sort((a, c) => pairs[2 * a]! - pairs[2 * c]!)
-  const out: number[] = []
-  for (const at of order) out.push(pairs[2 * at]!, pairs[2 * at + 1]!)
-  return out
+  return best!
 }
 
 /**
