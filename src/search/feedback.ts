@@ -21,7 +21,7 @@ export interface FeedbackParams {
 }
 
 /** Postings the lent terms may always visit, whatever the first ranking visited. */
-const MIN_POSTINGS_BUDGET = 4096
+const MIN_POSTINGS_BUDGET = 1024
 
 /** Live postings of the known terms of `terms`. */
 function postingsOf<D extends SearchDocument>(state: IndexState<D>, terms: ReadonlyMap<string, number>): number {
@@ -44,7 +44,7 @@ export function feedbackOn(feedback: FeedbackParams): boolean {
  * value / the strongest value. Only terms held by `feedback.minRecords` to `feedback.maxShare` ×
  * the records are lent: rarer ones bring back only their record, commoner ones cost a long
  * posting list and tell little. Cost: the lent records tokenized again, and the postings of the
- * lent terms, at most a quarter of those of `terms` (or 4,096).
+ * lent terms, at most a quarter of those of `terms` (or 1,024).
  */
 export function withFeedback<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, ranked: ScoredSlots, checked: CheckedQuery): ScoredSlots {
   const { slots, vocabulary } = state

@@ -111,7 +111,7 @@ export interface SearchIndexOptions<D extends SearchDocument = SearchDocument> {
    * `terms` (20) most telling terms (share of the record × record score / best score × idf), held
    * by `minRecords` (2) to `maxShare` (10%) of the records, at up to `weight` (0.1) of a query term.
    * Lent terms only add to the scores of the first ranking, their postings at most a quarter of
-   * the query terms' (or 4,096); no feedback runs when the substring rule's hits fill the page.
+   * the query terms' (or 1,024); no feedback runs when the substring rule's hits fill the page.
    * `{ records: 0 }` turns it off.
    */
   feedback?: SearchFeedbackOptions
