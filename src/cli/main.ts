@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 /**
- * The `agent` command: `agent dev` (terminal chat), `agent info` and `agent memory import|list|search`.
- * See docs/cli.md. In this repository run it with `npx tsx src/cli/main.ts <command>`.
+ * The `agent` command: `agent dev` (terminal chat), `agent info`, `agent memory
+ * import|export|list|search|verify|compact` and `agent mcp`. See docs/cli.md. In this repository
+ * run it with `npx tsx src/cli/main.ts <command>`.
  */
 import { readFile } from 'node:fs/promises'
 import { resolve as resolvePath } from 'node:path'
-import { defineCommand, runMain } from 'citty'
+import { stripVTControlCharacters } from 'node:util'
+import { defineCommand, renderUsage, runMain } from 'citty'
+import type { ArgsDef, CommandDef } from 'citty'
 import { consola } from 'consola'
 import { agentError, toErrorShape } from '../errors.ts'
 import { formatError } from './format.ts'
@@ -16,7 +19,10 @@ import { loadAgent, resolveRoot } from './load-agent.ts'
 import { openMemoryStore } from '../memory/open-store.ts'
 import { compactCommand, verifyCommand } from './commands/log.ts'
 import { mcpCommand } from './commands/mcp.ts'
-import { exportCommand, withFileImport } from './commands/transfer.ts'
+import { studioCommand } from './commands/studio.ts'
+import { embedAfterImport, eraseCommand, exportCommand, withFileImport } from './commands/transfer.ts'
+import { memoryStoreConfigOf } from '../memory/capability.ts'
+import { hybridSearch } from '../memory/hybrid-search.ts'
 import { rejectUnknownOptions, routesBase, runRemoteChat } from './commands/dev-url.ts'
 
 /** Default user id of CLI invocations (`--user`). */
@@ -27,7 +33,7 @@ const agentArgs = {
   root: { type: 'string', description: 'Project root holding server/agents (default: cwd, or ./playground when cwd has playground/server/agents)' },
 } as const
 
-const userArg = { type: 'string', description: `User id the agent runs for (default: ${DEFAULT_CLI_USER})`, default: DEFAULT_CLI_USER } as const
+const userArg = { type: 'string', description: 'User id the agent runs for', default: DEFAULT_CLI_USER } as const
 const storeArg = { type: 'string', description: 'Memory store name (default: the only store, or the store named "agent")' } as const
 
 /** Runs a command body; an error is printed as `CODE: why. Fix: fix` and sets exit code 1 instead of a stack trace. */
@@ -132,6 +138,8 @@ const importCommand = defineCommand({
       const { adapter, target } = await openMemoryStore(agent, { user: { id: speaker }, store: args.store })
       const counts = await importRecords(adapter, target, group.map(observation => observation.record), { agent: agent.name, user: speaker, via: 'import' })
       print(`${speaker}: ${counts.added} added, ${counts.skipped} already present (store ${target.store}, scope ${JSON.stringify(target.scope)})`)
+      const embedded = await embedAfterImport(agent, target.store, adapter, target)
+      if (embedded) print(`${speaker}: ${embedded}`)
       added += counts.added
       skipped += counts.skipped
     }
@@ -165,22 +173,73 @@ const search = defineCommand({
     const { adapter, target } = await openMemoryStore(agent, { user: { id: args.user }, store: args.store })
     const limit = args.limit === undefined ? undefined : Number(args.limit)
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw agentError('CLI_INVALID_LIMIT', `--limit ${args.limit} is not a positive integer`, 'pass --limit 1 or more')
-    const hits = await adapter.search(target, { query: args.query, ...(limit === undefined ? {} : { limit }) })
+    const query = { query: args.query, ...(limit === undefined ? {} : { limit }) }
+    // As memory_search: hybrid (full text fused with vectors) when the store has `embed`.
+    const config = memoryStoreConfigOf(agent, target.store)
+    const hits = config.embed && config.searchMode !== 'substring'
+      ? await hybridSearch(adapter, target, query, { model: config.embed })
+      : await adapter.search(target, { ...query, ...(config.searchMode === 'substring' ? { mode: 'substring' as const } : {}) })
     for (const hit of hits) print(`${hit.record.id}  score ${hit.score}  ${hit.record.content}`)
     print(`${hits.length} ${hits.length === 1 ? 'result' : 'results'} in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
   }),
 })
 
+const memorySubCommands = { import: withFileImport(importCommand), export: exportCommand, erase: eraseCommand, list, search, verify: verifyCommand, compact: compactCommand }
+
 const memoryCommand = defineCommand({
-  meta: { name: 'memory', description: 'Work with an agent\'s memory stores: import, list, search' },
-  subCommands: { import: withFileImport(importCommand), export: exportCommand, list, search, verify: verifyCommand, compact: compactCommand },
+  meta: { name: 'memory', description: `Work with an agent's memory stores: ${Object.keys(memorySubCommands).join(', ')}` },
+  subCommands: memorySubCommands,
 })
 
-/** The `agent` command tree. */
-const main = defineCommand({
+/**
+ * Help text of a command: citty's usage without colour codes unless stdout is a terminal that
+ * takes them (`NO_COLOR` and `TERM=dumb` switch them off too).
+ */
+export async function usageText(cmd: CommandDef<ArgsDef>, parent?: CommandDef<ArgsDef>): Promise<string> {
+  const text = await renderUsage(cmd, parent)
+  const colour = process.stdout.isTTY === true && !process.env.NO_COLOR && process.env.TERM !== 'dumb'
+  return colour ? text : stripVTControlCharacters(text)
+}
+
+/**
+ * Prepares the command tree for help and strict flags: a description's own "(default: X)" is
+ * dropped where citty prints "(Default: X)" for the same value, and every command that runs
+ * rejects flags it does not define (`CLI_UNKNOWN_OPTION`, exit code `exitCode`: 2 for the log
+ * commands, whose argument errors exit 2, else 1) before it runs.
+ */
+function tidy(cmd: CommandDef<ArgsDef>, exitCode = 1): CommandDef<ArgsDef> {
+  const args = cmd.args as Record<string, { description?: string; default?: unknown }> | undefined
+  for (const spec of Object.values(args ?? {})) {
+    if (spec.default !== undefined && spec.description) spec.description = spec.description.replace(` (default: ${String(spec.default)})`, '')
+  }
+  const subCommands = cmd.subCommands as Record<string, CommandDef<ArgsDef>> | undefined
+  for (const [name, sub] of Object.entries(subCommands ?? {})) tidy(sub, name === 'verify' || name === 'compact' ? 2 : 1)
+  const run = cmd.run
+  if (run && !subCommands) {
+    cmd.run = async (context) => {
+      try {
+        rejectUnknownOptions(context.args as Record<string, unknown>, (args ?? {}) as Record<string, unknown>)
+      } catch (error) {
+        consola.error(formatError(toErrorShape(error)))
+        process.exitCode = exitCode
+        return
+      }
+      return run(context)
+    }
+  }
+  return cmd
+}
+
+/** The `agent` command tree. `agent` alone prints the help and exits 0. */
+const main = tidy(defineCommand({
   meta: { name: 'agent', version: '0.1.0', description: 'Run and inspect vite-agent-memory agents' },
-  subCommands: { dev, info, memory: memoryCommand, mcp: mcpCommand },
-})
+  subCommands: { dev, info, memory: memoryCommand, mcp: mcpCommand, studio: studioCommand },
+  // citty runs a parent's `run` after its subcommand too: print the help only when none was named.
+  run: async ({ rawArgs }) => {
+    if (rawArgs.some(arg => !arg.startsWith('-'))) return
+    print(await usageText(main as CommandDef<ArgsDef>))
+  },
+}) as CommandDef<ArgsDef>)
 
 // Output piped into `head` and the like: stop quietly when the reader goes away.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -188,4 +247,4 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error
 })
 
-await runMain(main)
+await runMain(main, { showUsage: async (cmd, parent) => print(await usageText(cmd as CommandDef<ArgsDef>, parent as CommandDef<ArgsDef> | undefined)) })

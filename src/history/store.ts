@@ -10,8 +10,8 @@
  * ## Line format (version 1)
  *
  * One JSON object per line, ended by `\n`, with `v: 1`, `type` and `at` (ISO 8601):
- * - `add`: `entries: [{ id, role, content, runId? }]` (one line per batch, so an invocation's
- *   messages arrive together or not at all);
+ * - `add`: `entries: [{ id, role, content, runId?, messageData? }]` (one line per batch, so an
+ *   invocation's messages arrive together or not at all);
  * - `update`: `id`, `content`;
  * - `delete`: `id`;
  * - `clear`: every entry before it is deleted;
@@ -26,7 +26,7 @@ import { agentError } from '../errors.ts'
 import { sha256Hex } from '../log/digest.ts'
 import { scopeKey } from '../memory/scope.ts'
 import type { MemoryScope } from '../memory/types.ts'
-import type { Workspace } from '../workspace/types.ts'
+import type { HistoryBackend } from './stores.ts'
 
 /** Role of a history entry: a message of the conversation, or a summary of some of them. */
 export type HistoryRole = 'user' | 'assistant' | 'summary'
@@ -45,6 +45,8 @@ export interface HistoryEntry {
   version: number
   /** The run that added the entry (entries stored by the capability). */
   runId?: string
+  /** Structured data of the message (seed 004, `message_data`): the tool calls of an assistant message and their results. */
+  messageData?: HistoryMessageData
   /** `active`: in the window the model sees; `covered`: replaced there by the summary `coveredBy`. */
   status: 'active' | 'covered'
   coveredBy?: string
@@ -57,15 +59,28 @@ export interface HistoryEntry {
   stale?: boolean
 }
 
+/**
+ * Structured data kept with an entry (seed 004: "`message_data`: Optional structured data (e.g.,
+ * tool calls)"). The capability fills it for assistant messages that called tools: each call
+ * with its input, and the result the tool gave (`output`, or `error` text).
+ */
+export interface HistoryMessageData {
+  toolCalls?: Array<{ toolCallId: string; toolName: string; input: unknown }>
+  toolResults?: Array<{ toolCallId: string; toolName: string; output: unknown }>
+  [field: string]: unknown
+}
+
 /** What an `add` takes per entry. */
 export interface HistoryEntryInput {
   role: 'user' | 'assistant'
   content: string
   runId?: string
+  /** JSON data kept with the entry; not sent to the model. */
+  messageData?: HistoryMessageData
 }
 
 type HistoryEvent =
-  | { v: 1; type: 'add'; at: string; entries: Array<{ id: string; role: 'user' | 'assistant'; content: string; runId?: string }> }
+  | { v: 1; type: 'add'; at: string; entries: Array<{ id: string; role: 'user' | 'assistant'; content: string; runId?: string; messageData?: HistoryMessageData }> }
   | { v: 1; type: 'update'; at: string; id: string; content: string }
   | { v: 1; type: 'delete'; at: string; id: string }
   | { v: 1; type: 'clear'; at: string }
@@ -98,7 +113,7 @@ export interface SummaryDraft {
 
 /** One scope's history value in a workspace. */
 export interface HistoryFile {
-  readonly workspace: Workspace
+  readonly workspace: HistoryBackend
   /** Workspace key, `history:<readable scope>-<hash>.jsonl`. */
   readonly key: string
   readonly scope: MemoryScope
@@ -122,7 +137,7 @@ interface Cache {
   state: HistoryState
 }
 
-const caches = new WeakMap<Workspace, Map<string, Cache>>()
+const caches = new WeakMap<HistoryBackend, Map<string, Cache>>()
 
 /**
  * The workspace key of a scope's history: `history:` + a readable, lower-case form of the scope
@@ -137,8 +152,13 @@ export async function historyKey(scope: MemoryScope): Promise<string> {
   return `history:${readable}-${hash}.jsonl`
 }
 
-/** Opens the history value of `scope` in `workspace` (nothing is read until the first operation). */
-export async function openHistoryFile(workspace: Workspace, scope: MemoryScope): Promise<HistoryFile> {
+/** Drops this process's folded copy of a history value, so the next operation reads it again (after it was rewritten by erasure). */
+export function forgetHistoryCache(workspace: HistoryBackend, key: string): void {
+  caches.get(workspace)?.delete(key)
+}
+
+/** Opens the history value of `scope` in `workspace` (a history store's backend; nothing is read until the first operation). */
+export async function openHistoryFile(workspace: HistoryBackend, scope: MemoryScope): Promise<HistoryFile> {
   const key = await historyKey(scope)
   const lockKey = `${key}.lock`
   let byKey = caches.get(workspace)
@@ -197,7 +217,7 @@ export async function openHistoryFile(workspace: Workspace, scope: MemoryScope):
     },
     add(entries) {
       const at = new Date().toISOString()
-      const drafts = entries.map(entry => ({ id: newEntryId(), role: entry.role, content: entry.content, ...(entry.runId ? { runId: entry.runId } : {}) }))
+      const drafts = entries.map(entry => ({ id: newEntryId(), role: entry.role, content: entry.content, ...(entry.runId ? { runId: entry.runId } : {}), ...(entry.messageData ? { messageData: entry.messageData } : {}) }))
       return write(() => drafts.length === 0
         ? undefined
         : { event: { v: 1, type: 'add', at, entries: drafts }, result: state => drafts.map(draft => copy(state.items.get(draft.id)!)) }, [] as HistoryEntry[])
@@ -367,7 +387,7 @@ function parseLine(line: string, number: number, key: string): HistoryEvent {
   const isIds = (field: unknown) => Array.isArray(field) && field.every(isString)
   switch (event.type) {
     case 'add':
-      if (!Array.isArray(event.entries) || !event.entries.every(entry => entry && isString(entry.id) && (entry.role === 'user' || entry.role === 'assistant') && isString(entry.content))) throw fail('has malformed entries')
+      if (!Array.isArray(event.entries) || !event.entries.every(entry => entry && isString(entry.id) && (entry.role === 'user' || entry.role === 'assistant') && isString(entry.content) && (entry.messageData === undefined || (typeof entry.messageData === 'object' && entry.messageData !== null && !Array.isArray(entry.messageData))))) throw fail('has malformed entries')
       break
     case 'update':
       if (!isString(event.id) || !isString(event.content)) throw fail('is an update without id or content')

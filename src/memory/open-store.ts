@@ -1,4 +1,4 @@
-import { agentError } from '../errors.ts'
+import { agentError, isAgentError } from '../errors.ts'
 import { resolveMemoryStore, type MemoryCapability } from './capability.ts'
 import { parseMemoryOptions } from './schemas.ts'
 import type { MemoryStoreConfig } from './schemas.ts'
@@ -32,6 +32,18 @@ function pickStore(configs: readonly MemoryStoreConfig[], requested: string | un
   throw agentError('MEMORY_STORE_REQUIRED', `the agent has several memory stores (${names.join(', ')}) and none is named "agent"`, `pass store: ${names.map(name => JSON.stringify(name)).join(' | ')} (CLI: --store)`, { available: names })
 }
 
+/** Options of {@link openMemoryStore}. */
+export interface OpenMemoryStoreOptions {
+  /** The user the scope function sees (`context.user`). Optional: without it, a scope keyed by the user answers `MEMORY_SCOPE_OFF`. */
+  user?: AgentUser
+  /** Store name; default the only store, else the store named `agent`. */
+  store?: string
+  /** Run id (and thread id) the scope function sees as `run.runId` / `run.threadId`. Default `cli-<base36 time>`. */
+  runId?: string
+  /** The invocation metadata the scope function sees (`context.metadata`), as `runAgent({ metadata })` passes it. Default `{}`. */
+  metadata?: Record<string, unknown>
+}
+
 /**
  * Opens an agent's memory store for `user` from code: for seeding a store, importing, listing,
  * or a store the model may only read (`write.mode: 'off'`) that your code fills. Resolves it
@@ -43,12 +55,13 @@ function pickStore(configs: readonly MemoryStoreConfig[], requested: string | un
  *
  * @throws `MEMORY_NOT_CONFIGURED` when the agent has no `memory()` capability;
  * `MEMORY_STORE_UNKNOWN` / `MEMORY_STORE_REQUIRED` for a missing or ambiguous `--store`;
- * `MEMORY_SCOPE_OFF` when the scope function returns `undefined` for this user;
+ * `MEMORY_SCOPE_OFF` when the scope function returns `undefined` for this user and metadata, or
+ * throws while no `user` was given (a user-keyed scope);
  * `MEMORY_SCOPE_REQUIRED` / `MEMORY_SCOPE_INVALID` for a scope that would widen (never stored as global).
  */
 export async function openMemoryStore(
   agent: AgentDefinition,
-  options: { user: AgentUser; store?: string; runId?: string },
+  options: OpenMemoryStoreOptions,
 ): Promise<ResolvedMemoryStore> {
   const capability = agent.capabilities.find(isMemoryCapability)
   if (!capability) {
@@ -56,13 +69,22 @@ export async function openMemoryStore(
   }
   const config = pickStore(parseMemoryOptions(capability.options), options.store)
   const runId = options.runId ?? `cli-${Date.now().toString(36)}`
-  const resolved = await resolveMemoryStore(config, {
-    agent: agent.name, run: { runId, threadId: runId }, user: options.user, metadata: {},
-    ...(agent.workspace ? { workspace: agent.workspace } : {}),
-    writable: true,
-  })
+  const user = options.user
+  let resolved: Awaited<ReturnType<typeof resolveMemoryStore>>
+  try {
+    resolved = await resolveMemoryStore(config, {
+      agent: agent.name, run: { runId, threadId: runId }, ...(user ? { user } : {}), metadata: options.metadata ?? {},
+      ...(agent.workspace ? { workspace: agent.workspace } : {}),
+      writable: true,
+    })
+  } catch (error) {
+    // A scope function that reads `user.id` without a user throws a TypeError: without a user that is the store being off.
+    if (!user && isAgentError(error) && error.code === 'MEMORY_SCOPE_FUNCTION_FAILED') resolved = undefined
+    else throw error
+  }
   if (!resolved) {
-    throw agentError('MEMORY_SCOPE_OFF', `the scope function of store "${config.name}" switched the store off for user "${options.user.id}"`, 'pass a user the scope function accepts (CLI: --user)', { store: config.name, user: options.user.id })
+    const whom = user ? `user "${user.id}"` : 'a call without a user'
+    throw agentError('MEMORY_SCOPE_OFF', `the scope function of store "${config.name}" switched the store off for ${whom}`, user ? 'pass a user (CLI: --user) or metadata the scope function accepts' : 'pass `user` (CLI: --user), and `metadata` when the scope reads it', { store: config.name, ...(user ? { user: user.id } : {}) })
   }
   return { store: config.name, adapter: resolved.adapter, target: { store: config.name, scope: resolved.scope } }
 }

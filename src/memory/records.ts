@@ -8,10 +8,14 @@
  * lists record ids, the store marks those records as superseded. `memory_delete` is a soft
  * delete. The JSONL store appends a tombstone and keeps the original line").
  */
-import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryRecordContent, MemoryScope } from './types.ts'
+import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryRecordContent, MemoryRecordInput, MemoryScope, MemoryTarget } from './types.ts'
 import { contentKey, contentKeyHash } from './dedupe.ts'
 import { sameScope, scopeKey, validateScope } from './scope.ts'
-import type { MemorySearchIndex } from '../search/search.ts'
+import type { LogLineChain } from '../log/types.ts'
+import type { MemorySearchIndex } from './search-index.ts'
+import { isInstant, parseInstant } from '../instant.ts'
+
+export { isInstant, parseInstant }
 
 /** The event types of the log format: `remember`, `supersede`, `delete` (versions 1 and 2) and `erase` (version 2 only, a hard delete). */
 export type MemoryEventType = 'remember' | 'supersede' | 'delete' | 'erase'
@@ -38,10 +42,15 @@ export interface MemoryRememberDraft extends MemoryEventHead, MemoryRecordConten
   /** Issue 5: keywords/topics metadata (absent when not given). */
   keywords?: string[]
   topics?: string[]
+  /** Hosted-memory document fields (absent when not given). */
+  rawExtract?: string
+  recallTriggers?: string[]
   supersedes: string[]
   provenance: MemoryProvenance
   /** ISO 8601; equals `at` unless the caller (an import) kept an original time. */
   createdAt: string
+  /** Event time (an instant or a calendar date), when given. */
+  occurredAt?: string
 }
 
 /** Marks an active record superseded by a newer record of the same store and scope. */
@@ -70,26 +79,8 @@ export interface MemoryEraseDraft extends MemoryEventHead {
 /** An event before the log gives it a place in the chain. */
 export type MemoryEventDraft = MemoryRememberDraft | MemorySupersedeDraft | MemoryDeleteDraft | MemoryEraseDraft
 
-/** Chain fields of a log line (see `log.ts` and docs/log-format.md for the line format). */
-export interface MemoryEventChain {
-  /** Log format version: 1 (digest over the whole line) or 2 (digest over the header and `payloadDigest`; written since issue 3). */
-  v: 1 | 2
-  /** Position in the log: 1 for the first line, +1 per line, no gaps. */
-  seq: number
-  /** `digest` of the previous line, `null` on the first line. */
-  prev: string | null
-  /** SHA-256 hex of the canonical JSON of this line without `digest`. */
-  digest: string
-  /** Present (`true`) on every line of a multi-line write except its last: the write is committed only with its last line. */
-  more?: true
-  /** Version 2: SHA-256 hex of the canonical JSON of the line's payload fields (see {@link payloadFields}). */
-  payloadDigest?: string
-  /** Version 2: `true` when compaction removed the payload of this line (its record was erased). */
-  erased?: true
-}
-
 /** One line of the log as stored. */
-export type MemoryEvent = MemoryEventDraft & MemoryEventChain
+export type MemoryEvent = MemoryEventDraft & LogLineChain
 
 /**
  * The folded state of a log: every record by id, per store and scope the ids in creation order
@@ -153,24 +144,11 @@ function duplicateIndex(state: Pick<MemoryRecordState, 'records' | 'partitions'>
   }
 }
 
-/**
- * An empty state. `createIndex` makes each partition's search index (the log engine passes
- * `createSearchIndex`; taken as a parameter so this module does not import the search module,
- * which imports this one).
- */
-export function emptyRecordState(createIndex?: () => MemorySearchIndex): MemoryRecordState {
+/** An empty state; `createIndex` makes each partition's search index (`createSearchIndex` of the search engine). */
+export function emptyRecordState(createIndex: () => MemorySearchIndex): MemoryRecordState {
   const records = new Map<string, MemoryRecord>()
   const partitions = new Map<string, string[]>()
-  return { records, partitions, indexes: new Map(), erased: new Set(), contentKeys: duplicateIndex({ records, partitions }), createIndex: createIndex ?? (() => defaultIndexFactory()) }
-}
-
-let defaultIndexFactory: () => MemorySearchIndex = () => {
-  throw new Error('no search index factory: import the log engine (src/log/log.ts), which registers createSearchIndex')
-}
-
-/** Sets the index factory of states created without one (the log engine registers `createSearchIndex` when loaded). */
-export function setDefaultIndexFactory(factory: () => MemorySearchIndex): void {
-  defaultIndexFactory = factory
+  return { records, partitions, indexes: new Map(), erased: new Set(), contentKeys: duplicateIndex({ records, partitions }), createIndex }
 }
 
 /** The search index of one partition, created empty on first use. */
@@ -186,7 +164,7 @@ function indexOfPartition(state: MemoryRecordState, key: string): MemorySearchIn
 
 /** Names of the payload fields of each event type (format version 2 digests them apart from the header). */
 export const PAYLOAD_FIELDS: Readonly<Record<MemoryEventType, readonly string[]>> = {
-  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'supersedes', 'provenance', 'createdAt'],
+  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers', 'supersedes', 'provenance', 'createdAt', 'occurredAt'],
   supersede: ['supersededBy'],
   delete: ['reason'],
   erase: ['reason'],
@@ -194,13 +172,6 @@ export const PAYLOAD_FIELDS: Readonly<Record<MemoryEventType, readonly string[]>
 
 /** Header fields of a version 2 line (covered by `digest`), besides `digest` itself. */
 export const HEADER_FIELDS: readonly string[] = ['v', 'seq', 'prev', 'more', 'type', 'store', 'scope', 'recordId', 'version', 'at', 'audit', 'payloadDigest']
-
-/** The payload fields of an event (those present), as a new object. */
-export function payloadFields(event: { type: MemoryEventType } & Record<string, unknown>): Record<string, unknown> {
-  const payload: Record<string, unknown> = {}
-  for (const field of PAYLOAD_FIELDS[event.type]) if (event[field] !== undefined) payload[field] = event[field]
-  return payload
-}
 
 /**
  * The partition of a store and scope: records are visible only to the store that wrote them and
@@ -277,10 +248,13 @@ export function foldEvent(previous: MemoryRecord | undefined, event: MemoryEvent
       ...(event.episode !== undefined ? { episode: event.episode } : {}),
       ...(event.keywords !== undefined ? { keywords: event.keywords } : {}),
       ...(event.topics !== undefined ? { topics: event.topics } : {}),
+      ...(event.rawExtract !== undefined ? { rawExtract: event.rawExtract } : {}),
+      ...(event.recallTriggers !== undefined ? { recallTriggers: event.recallTriggers } : {}),
       supersedes: event.supersedes,
       provenance: event.provenance,
       audit: event.audit,
       createdAt: event.createdAt,
+      ...(event.occurredAt !== undefined ? { occurredAt: event.occurredAt } : {}),
       updatedAt: event.at,
       version: 1,
       status: 'active',
@@ -355,29 +329,11 @@ export function partitionRecords(state: MemoryRecordState, store: string, scope:
 }
 
 /**
- * Checks the shape of a parsed log line and returns it typed, or the reason it is malformed.
- * Chain fields (`seq`, `prev`, `digest`) are checked for type here and for value by the log.
+ * Checks the event members of a parsed log line (the log checked its chain members) and returns
+ * it typed, or the reason it is malformed. `erased`: compaction removed the line's payload, so
+ * only its header is checked.
  */
-export function parseEvent(value: unknown): MemoryEvent | string {
-  if (!isObject(value)) return 'the line is not a JSON object'
-  if (value.v !== 1 && value.v !== 2) return `unsupported log format version ${JSON.stringify(value.v)}`
-  if (value.v === 2) {
-    if (typeof value.payloadDigest !== 'string') return 'payloadDigest is missing'
-    if (value.erased !== undefined && value.erased !== true) return 'erased is not true'
-    const type = value.type as MemoryEventType
-    const payload = PAYLOAD_FIELDS[type] as readonly string[] | undefined
-    if (payload) {
-      const unknown = Object.keys(value).find(field => field !== 'digest' && field !== 'erased' && !HEADER_FIELDS.includes(field) && !payload.includes(field))
-      // Every field is covered by the digest (header) or the payload digest: no room for unsigned data.
-      if (unknown) return `unknown field "${unknown}"`
-      if (value.erased && payload.some(field => value[field] !== undefined)) return 'an erased line still holds payload fields'
-    }
-  }
-  else if (value.payloadDigest !== undefined || value.erased !== undefined || value.type === 'erase') return 'a version 1 line has version 2 fields'
-  if (!Number.isSafeInteger(value.seq) || (value.seq as number) < 1) return 'seq is not a positive integer'
-  if (value.prev !== null && typeof value.prev !== 'string') return 'prev is not a digest or null'
-  if (typeof value.digest !== 'string') return 'digest is missing'
-  if (value.more !== undefined && value.more !== true) return 'more is not true'
+export function parseMemoryEvent(value: Record<string, unknown>, erased: boolean): MemoryEvent | string {
   if (typeof value.store !== 'string' || value.store === '') return 'store is missing'
   try {
     validateScope(value.scope)
@@ -390,7 +346,7 @@ export function parseEvent(value: unknown): MemoryEvent | string {
   if (!isInstant(value.at)) return 'at is not an ISO 8601 instant'
   if (!isObject(value.audit) || typeof value.audit.via !== 'string') return 'audit is missing or has no via'
   // An erased line keeps only its header: its payload was checked before it was removed.
-  if (value.erased === true && (value.type === 'remember' || value.type === 'supersede' || value.type === 'delete' || value.type === 'erase')) return value as unknown as MemoryEvent
+  if (erased && (value.type === 'remember' || value.type === 'supersede' || value.type === 'delete' || value.type === 'erase')) return value as unknown as MemoryEvent
   switch (value.type) {
     case 'remember':
       if (typeof value.kind !== 'string' || value.kind === '') return 'kind is missing'
@@ -403,9 +359,14 @@ export function parseEvent(value: unknown): MemoryEvent | string {
       if (value.episode !== undefined && !(isObject(value.episode) && typeof value.episode.observation === 'string' && ['thoughts', 'action', 'result'].every(field => (value.episode as Record<string, unknown>)[field] === undefined || typeof (value.episode as Record<string, unknown>)[field] === 'string'))) return 'episode is not an object with a text observation'
       if (value.keywords !== undefined && !isStringArray(value.keywords)) return 'keywords is not a list of strings'
       if (value.topics !== undefined && !isStringArray(value.topics)) return 'topics is not a list of strings'
+      if (value.rawExtract !== undefined && typeof value.rawExtract !== 'string') return 'rawExtract is not a string'
+      if (value.recallTriggers !== undefined && !isStringArray(value.recallTriggers)) return 'recallTriggers is not a list of strings'
       if (!isStringArray(value.supersedes)) return 'supersedes is not a list of ids'
       if (!isObject(value.provenance)) return 'provenance is not an object'
       if (!isInstant(value.createdAt)) return 'createdAt is not an ISO 8601 instant'
+      if (value.occurredAt !== undefined && !isInstant(value.occurredAt)) return 'occurredAt is not an ISO 8601 instant or date'
+      // One string for equal instants, as most lines have them.
+      if (value.createdAt === value.at) value.createdAt = value.at
       break
     case 'supersede':
       if (typeof value.supersededBy !== 'string' || value.supersededBy === '') return 'supersededBy is missing'
@@ -420,38 +381,41 @@ export function parseEvent(value: unknown): MemoryEvent | string {
   return value as unknown as MemoryEvent
 }
 
-// ISO 8601 / RFC 3339: a calendar date, optionally with a time and then a required zone.
-const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2})))?$/i
-
 /**
- * Milliseconds since the epoch of an ISO 8601 instant, or `undefined` when `value` is not one.
- * Accepted: `2024-05-01T09:30:00Z`, with seconds, fractions and `+01:00`-style offsets (honoured),
- * and a bare date `2024-05-01`, read as midnight UTC. Rejected: no zone on a time
- * (`2024-05-01T09:30`, which would depend on the machine's zone), impossible dates (`2024-02-30`),
- * and anything else `Date.parse` happens to read. The one instant rule of log lines, imports and
- * search filters.
+ * The events of one remember: the `remember` draft of `input` as record `recordId` of `target`,
+ * then a `supersede` draft per id of `supersedes` (`versionOf` gives each one's current version).
+ * Optional fields are set only when given (the line leaves absent ones out). Every store builds
+ * its writes with it, so every store writes the same lines.
  */
-export function parseInstant(value: unknown): number | undefined {
-  if (typeof value !== 'string') return undefined
-  // A line checks `at` and then an equal `createdAt`: remember the last answer.
-  if (value === lastInstant.text) return lastInstant.time
-  const time = parseInstantText(value)
-  lastInstant.text = value
-  lastInstant.time = time
-  return time
-}
-
-const lastInstant: { text: string | undefined; time: number | undefined } = { text: undefined, time: undefined }
-
-function parseInstantText(value: string): number | undefined {
-  const match = ISO_INSTANT.exec(value)
-  if (!match) return undefined
-  const [, year, month, day, hour = '0', minute = '0', second = '0', offsetHours = '0', offsetMinutes = '0'] = match
-  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)))
-  if (date.getUTCMonth() !== Number(month) - 1 || date.getUTCDate() !== Number(day)) return undefined
-  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59 || Number(offsetHours) > 23 || Number(offsetMinutes) > 59) return undefined
-  const time = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value)
-  return Number.isNaN(time) ? undefined : time
+export function rememberDrafts(target: MemoryTarget, input: MemoryRecordInput, event: { recordId: string; at: string; audit: MemoryAudit; supersedes: string[]; versionOf: (id: string) => number }): MemoryEventDraft[] {
+  const { recordId, at, audit, supersedes } = event
+  const remember: MemoryRememberDraft = {
+    type: 'remember',
+    recordId,
+    store: target.store,
+    scope: target.scope,
+    version: 1,
+    at,
+    audit,
+    kind: input.kind,
+    content: input.content,
+    tags: input.tags ?? [],
+    metadata: input.metadata ?? {},
+    pinned: input.pinned ?? false,
+    supersedes,
+    provenance: input.provenance ?? {},
+    createdAt: input.createdAt ?? at,
+  }
+  if (input.title !== undefined) remember.title = input.title
+  if (input.confidence !== undefined) remember.confidence = input.confidence
+  if (input.episode !== undefined) remember.episode = input.episode
+  if (input.keywords !== undefined) remember.keywords = input.keywords
+  if (input.topics !== undefined) remember.topics = input.topics
+  if (input.rawExtract !== undefined) remember.rawExtract = input.rawExtract
+  if (input.recallTriggers !== undefined) remember.recallTriggers = input.recallTriggers
+  if (input.occurredAt !== undefined) remember.occurredAt = input.occurredAt
+  const superseded = supersedes.map((id): MemorySupersedeDraft => ({ type: 'supersede', recordId: id, store: target.store, scope: target.scope, version: event.versionOf(id) + 1, at, audit, supersededBy: recordId }))
+  return [remember, ...superseded]
 }
 
 /** A new record id: `mem_` and 32 lowercase hex digits (a random UUID without dashes). */
@@ -466,11 +430,6 @@ export function currentInstant(): string {
   const ms = Date.now()
   if (ms !== now.ms) now = { ms, text: new Date(ms).toISOString() }
   return now.text
-}
-
-/** True for an ISO 8601 instant as {@link parseInstant} reads it. */
-export function isInstant(value: unknown): value is string {
-  return parseInstant(value) !== undefined
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -14,10 +14,14 @@
  */
 import { z } from 'zod'
 import { agentError } from '../errors.ts'
+import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../text.ts'
+import type { Workspace } from '../workspace/types.ts'
 import { duplicateKey, sameContent } from './dedupe.ts'
+import { eraseCopies, erasedTexts, type MemoryErasureCopies } from './erasure.ts'
 import { currentInstant, isInstant, newRecordId, parseInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRetentionConfig } from './schemas.ts'
 import { sameScope, validateScope } from './scope.ts'
+import { eraseRecordVectors } from './vectors-store.ts'
 import type { MemoryLogStoreAdapter } from './stores/workspace-jsonl.ts'
 import type { MemoryAudit, MemoryRecord, MemoryScope, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
@@ -103,24 +107,105 @@ function eraseEvent(record: MemoryRecord, audit: MemoryAudit, at: string, reason
   return { type: 'erase', recordId: record.id, store: record.store, scope: record.scope, version: record.version + 1, at, audit, ...(reason !== undefined ? { reason } : {}) }
 }
 
+/** Options of {@link eraseMemoryScope} and {@link hardDeleteMemoryRecord}. */
+export interface MemoryErasureOptions {
+  audit: MemoryAudit
+  reason?: string
+  /**
+   * The workspace whose other copies (approvals, transcripts, history, leftovers) are erased too.
+   * Default: the workspace of the store's log (for `workspaceJsonlMemoryStore()`, the agent's).
+   * Give the agent workspace for an in-memory or SQLite store.
+   */
+  workspace?: Workspace
+}
+
+/** What an erasure removed: the records erased from the log and the copies rewritten or removed elsewhere. */
+export interface MemoryErasureReport {
+  /** Records erased from the log (their payload removed by compaction). */
+  erased: number
+  /** Ids of the erased records. */
+  ids: string[]
+  /** Copies outside the log (see {@link MemoryErasureCopies}). */
+  copies: MemoryErasureCopies
+}
+
+/** An adapter that erases records itself (the SQL stores: `hardDelete` without a memory log). */
+function isHardDeleteAdapter(adapter: MemoryStoreAdapter): adapter is MemoryStoreAdapter & Pick<MemoryLogStoreAdapter, 'hardDelete'> {
+  return typeof (adapter as Partial<MemoryLogStoreAdapter>).hardDelete === 'function'
+}
+
+/** Erasure through the adapter's own `hardDelete`, one record at a time; copies are erased in `options.workspace` only (such a store has no workspace of its own). */
+async function eraseByHardDelete(adapter: MemoryStoreAdapter & Pick<MemoryLogStoreAdapter, 'hardDelete'>, target: MemoryTarget, records: MemoryRecord[], options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+  const audit = checkAudit(options?.audit)
+  const erased: MemoryRecord[] = []
+  for (const record of records) {
+    if (await adapter.hardDelete(target, record.id, { audit, ...(options.reason !== undefined ? { reason: options.reason } : {}) })) erased.push(record)
+  }
+  const copies = options.workspace ? await eraseCopies(options.workspace, erasedTexts(erased)) : { scrubbed: [], removed: [], denied: [], remaining: [] }
+  return { erased: erased.length, ids: erased.map(record => record.id), copies }
+}
+
+async function eraseRecords(store: MemoryLogStoreAdapter, build: (state: MemoryRecordState) => MemoryRecord[], options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+  const audit = checkAudit(options?.audit)
+  const at = currentInstant()
+  let erased: MemoryRecord[] = []
+  const written = await store.log.write((state) => {
+    erased = build(state)
+    return erased.map(record => eraseEvent(record, audit, at, options.reason))
+  })
+  if (written.length === 0) erased = []
+  if (written.length > 0) {
+    await store.log.compact()
+    // Issue 17: the records' vectors go with them (the log's vector sidecar, or the store's table).
+    if (store.vectors) await eraseRecordVectors(store.vectors, erased.map(record => record.id))
+  }
+  const copies = await eraseCopies(options.workspace ?? store.log.workspace, erasedTexts(erased), { logKey: store.log.key })
+  return { erased: written.length, ids: erased.map(record => record.id), copies }
+}
+
 /**
  * Erases every record of one store scope, in any status (issue 5, "an operation to erase a whole
  * scope, idempotent, reporting the count"): one write of `erase` events, then one compaction, so
- * the content is gone from storage while the chain verifies. Search, read, export and recall
- * know none of the records afterwards, in the same process at once. A second call erases 0 and
- * writes nothing. Other scopes and stores of the log are untouched.
+ * the content is gone from the log while the chain verifies; then every other copy of the
+ * records' text in the workspace (approval inputs, transcripts, history, torn leftovers, a stale
+ * checkpoint: see erasure.ts) is rewritten or removed, and the report says which. Search, read,
+ * export and recall know none of the records afterwards, in the same process at once. A second
+ * call erases 0 and writes nothing. Other scopes and stores of the log are untouched.
  *
- * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` for an adapter without a memory log,
- * `MEMORY_TARGET_INVALID`, `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`, and the log's errors.
+ * A store that erases by itself (the SQL stores: `hardDelete` without a memory log) erases record
+ * by record, and copies are erased only in `options.workspace` when given.
+ *
+ * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` for an adapter with neither a memory log nor
+ * `hardDelete`, `MEMORY_TARGET_INVALID`, `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`, and the log's errors.
  */
-export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, options: { audit: MemoryAudit; reason?: string }): Promise<{ erased: number }> {
+export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+  if (!isLogAdapter(adapter) && isHardDeleteAdapter(adapter)) {
+    checkTarget(target)
+    return eraseByHardDelete(adapter, target, await adapter.export(target), options)
+  }
   const store = requireLog(adapter, 'Erasing a scope')
   checkTarget(target)
-  const audit = checkAudit(options?.audit)
-  const at = currentInstant()
-  const written = await store.log.write(state => partitionRecords(state, target.store, target.scope).map(record => eraseEvent(record, audit, at, options.reason)))
-  if (written.length > 0) await store.log.compact()
-  return { erased: written.length }
+  return eraseRecords(store, state => partitionRecords(state, target.store, target.scope), options)
+}
+
+/**
+ * Erases one record of the scope (any status), with every copy of its text, like
+ * {@link eraseMemoryScope} for one id. `erased` is 0 for an unknown id or one of another scope.
+ *
+ * @throws as {@link eraseMemoryScope}.
+ */
+export async function hardDeleteMemoryRecord(adapter: MemoryStoreAdapter, target: MemoryTarget, id: string, options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+  if (!isLogAdapter(adapter) && isHardDeleteAdapter(adapter)) {
+    checkTarget(target)
+    const record = await adapter.read(target, id)
+    return eraseByHardDelete(adapter, target, record ? [record] : [], options)
+  }
+  const store = requireLog(adapter, 'Erasing a record')
+  checkTarget(target)
+  return eraseRecords(store, (state) => {
+    const record = state.records.get(id)
+    return record && record.store === target.store && sameScope(record.scope, target.scope) ? [record] : []
+  }, options)
 }
 
 /** Active, non-pinned records beyond `maxItems`, oldest first (`createdAt`, then creation order). */
@@ -182,7 +267,10 @@ export async function applyMemoryRetention(adapter: MemoryStoreAdapter, target: 
       : { type: 'delete', recordId: record.id, store: record.store, scope: record.scope, version: record.version + 1, at, audit, reason: MAX_ITEMS_REASON }))
     for (const record of expired) (retention.hardDelete ? result.erased : result.deleted).push(record.id)
   }
-  if (result.erased.length > 0) await log.compact()
+  if (result.erased.length > 0) {
+    await log.compact()
+    if (adapter.vectors) await eraseRecordVectors(adapter.vectors, result.erased)
+  }
   return result
 }
 
@@ -208,8 +296,8 @@ export function retentionOf(adapter: MemoryStoreAdapter): MemoryRetentionConfig 
  * - `append` runs {@link applyMemoryRetention} after each record it writes (not after a
  *   duplicate): `maxItems` every time (O(1) while under the limit), `maxAge` at most once per
  *   {@link AGE_SWEEP_INTERVAL_MS} per scope and process;
- * - `delete` with `hardDelete` erases the record (`hardDelete` of the log adapter: erase event
- *   plus compaction) and returns it as it was, with `status: 'deleted'`.
+ * - `delete` with `hardDelete` erases the record and every copy of its text
+ *   ({@link hardDeleteMemoryRecord}) and returns it as it was, with `status: 'deleted'`.
  * Other members (`log`, `hardDelete`) pass through.
  *
  * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` when `maxAge` or `hardDelete` is set and the
@@ -256,7 +344,8 @@ export function withRetention(adapter: MemoryStoreAdapter, retention: MemoryRete
       if (!retention.hardDelete) return adapter.delete(target, id, options)
       const record = await adapter.read(target, id)
       if (!record || record.status === 'deleted') return undefined
-      if (!(await (adapter as MemoryLogStoreAdapter).hardDelete(target, id, options))) return undefined
+      const erased = await hardDeleteMemoryRecord(adapter, target, id, options)
+      if (erased.erased === 0) return undefined
       const at = currentInstant()
       return { ...record, status: 'deleted', deletedAt: at, updatedAt: at, version: record.version + 1, ...(options.reason !== undefined ? { deleteReason: options.reason } : {}) }
     },
@@ -336,6 +425,7 @@ const exportedRecordSchema = z.object({
   provenance: z.record(z.string(), z.unknown()),
   audit: z.looseObject({ via: z.string() }),
   createdAt: instant,
+  occurredAt: instant.optional(),
   updatedAt: instant,
   version: z.number().int().min(1).max(3),
   status: z.enum(['active', 'superseded', 'deleted']),
@@ -369,6 +459,9 @@ const exportFileSchema = z.object({
  * `records.3.version`; nothing is written.
  */
 export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
+  // Before the schema: a lone surrogate is never imported, and deep nesting never overflows the stack.
+  const problem = findTextProblem(value, MAX_JSON_DEPTH + 4)
+  if (problem) throw agentError('MEMORY_IMPORT_INVALID', `the memory export was refused: ${describeTextProblem(problem)}`, 'fix the file (or export it again) and import it again; nothing was written', { path: problem.path })
   const parsed = exportFileSchema.safeParse(value)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!
@@ -382,9 +475,11 @@ export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
  * Imports an export file into `target` (issue 5: "export then import into an empty workspace
  * reproduces the scope exactly: ids, timestamps, provenance, audit, status"), as one
  * all-or-nothing write on a log-backed store. Each record becomes its events again: `remember`
- * (with the record's id, `createdAt`, `audit` and every field), then `supersede` and `delete`
- * events that give it its status, version, `supersededBy`, `updatedAt`, `deletedAt` and
- * `deleteReason`; those status events carry `options.audit`. Records keep the file's order.
+ * (with the record's id, `createdAt` and every field), then `supersede` and `delete` events that
+ * give it its status, version, `supersededBy`, `updatedAt`, `deletedAt` and `deleteReason`.
+ * Every event carries `options.audit` (who imported it): the file's own `audit` block is kept as
+ * `provenance.imported.audit` (with the file's `exportedAt` and `agent`), as a claim of the file,
+ * never trusted as the approver. Everything else is reproduced exactly. Records keep the file's order.
  *
  * - A record whose id the target scope already has (any status) is skipped: re-importing a file
  *   adds nothing, and existing records are never changed.
@@ -442,7 +537,9 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
       const id = ids.get(record.id)!
       const head = { recordId: id, store: target.store, scope: target.scope }
       remembers.push({
-        type: 'remember', ...head, version: 1, at: record.version === 1 ? record.updatedAt : record.createdAt, audit: record.audit as MemoryAudit,
+        // The importer is the audit of the new record: the file's audit block is a claim of the
+        // file (it could name any approver), kept as provenance and never trusted as an approval.
+        type: 'remember', ...head, version: 1, at: record.version === 1 ? record.updatedAt : record.createdAt, audit,
         kind: record.kind, content: record.content,
         ...(record.title !== undefined ? { title: record.title } : {}),
         tags: record.tags, metadata: record.metadata, pinned: record.pinned,
@@ -451,7 +548,9 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
         ...(record.keywords !== undefined ? { keywords: record.keywords } : {}),
         ...(record.topics !== undefined ? { topics: record.topics } : {}),
         supersedes: record.supersedes.map(old => ids.get(old) ?? old),
-        provenance: record.provenance, createdAt: record.createdAt,
+        provenance: { ...record.provenance, imported: { audit: record.audit, exportedAt: file.exportedAt, ...(file.agent !== undefined ? { agent: file.agent } : {}) } },
+        createdAt: record.createdAt,
+        ...(record.occurredAt !== undefined ? { occurredAt: record.occurredAt } : {}),
       })
       if (record.supersededBy !== undefined) {
         const newer = ids.get(record.supersededBy) ?? (state.records.get(record.supersededBy)?.store === target.store && sameScope(state.records.get(record.supersededBy)!.scope, target.scope) ? record.supersededBy : undefined)

@@ -10,6 +10,7 @@ import { agentError } from '../errors.ts'
 import type { AgentError } from '../errors.ts'
 import type { ToolPolicy, ToolPolicyDecision } from '../agent/types.ts'
 import { isInstant, parseInstant } from './records.ts'
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from '../search/query.ts'
 import { validateScope } from './scope.ts'
 import { MEMORY_SCOPE_FIELDS } from './types.ts'
 import type { MemoryEnrich, MemoryScope, MemoryScopeField, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions, MemoryWriteFilter } from './types.ts'
@@ -34,6 +35,13 @@ import type { MemoryEnrich, MemoryScope, MemoryScopeField, MemoryStoreAdapter, M
  *   `defaultRecallChars` 4,000 (issue 7, "respects a token or character budget")
  * - `episodeFieldChars` 2,000 characters of each `episode` field (issue 5)
  * - `keywords`, `topics` at most 32 each, each `keywordChars` 64 characters (issue 5)
+ * - `descriptionChars` 500 characters of a store's `description`
+ * - `namedStoreChars` 55 characters of the name of a store with `tools: 'named'` (so that
+ *   `remember_<name>` stays within the 64 characters of a tool name; slots document, "1-55 characters")
+ * - `rawExtractChars` 8,000 characters of `rawExtract`; `recallTriggers` at most 32, each
+ *   `keywordChars` 64 characters (hosted-memory document, semantic memory structure)
+ * - `defaultSlotItems` 1,000 records per scope: the cap `memorySlot()` sets (slots document,
+ *   "at most `maxItems` items per scope key (default 1000; adding one more drops the oldest)")
  */
 export const MEMORY_LIMITS = {
   contentChars: 8000,
@@ -48,8 +56,8 @@ export const MEMORY_LIMITS = {
   supersedes: 32,
   kindChars: 64,
   kinds: 32,
-  searchLimit: 100,
-  defaultSearchLimit: 10,
+  searchLimit: MAX_SEARCH_LIMIT,
+  defaultSearchLimit: DEFAULT_SEARCH_LIMIT,
   recallWindow: 50,
   recallMinChars: 200,
   recallMaxChars: 100000,
@@ -58,6 +66,11 @@ export const MEMORY_LIMITS = {
   keywords: 32,
   topics: 32,
   keywordChars: 64,
+  descriptionChars: 500,
+  namedStoreChars: 55,
+  rawExtractChars: 8000,
+  recallTriggers: 32,
+  defaultSlotItems: 1000,
 } as const
 
 /**
@@ -128,6 +141,10 @@ const policySchema = z.union([
 /** Options of one store (strict: unknown keys are errors). */
 export const memoryStoreOptionsSchema = z.strictObject({
   adapter: adapterSchema.describe('Store implementation: an adapter or a MemoryStoreFactory'),
+  description: z.string().trim().min(1, 'description must not be empty when given').max(MEMORY_LIMITS.descriptionChars, `description is at most ${MEMORY_LIMITS.descriptionChars} characters`).optional()
+    .describe('What the store holds; added to the description of every tool of the store'),
+  tools: z.enum(['shared', 'named']).optional()
+    .describe('"shared" (default): the store is served by memory_search, memory_read, memory_remember, memory_delete; "named": remember_<store>({ text }) and recall_<store>({ query?, limit? }) instead'),
   scope: scopeOptionSchema.describe('Scope of every operation on the store, or a function of the context returning it (undefined switches the store off)'),
   allowKinds: z.array(z.string().trim().min(1, 'a kind must be a non-empty string').max(MEMORY_LIMITS.kindChars)).optional()
     .describe('Kinds memory_remember accepts; omitted = all kinds, [] = none'),
@@ -140,8 +157,8 @@ export const memoryStoreOptionsSchema = z.strictObject({
   write: z.strictObject({
     mode: z.enum(['off', 'tool']).default('off').describe('"tool" adds memory_remember and memory_delete'),
     policy: policySchema.default('allow').describe('Policy of the write tools on the store'),
-    filter: functionOption<MemoryWriteFilter>('a function (candidate, context) returning "accept" or { reject: reason }').optional()
-      .describe('Quality filter of memory_remember, run before approval and writing'),
+    filter: z.union([z.literal(false), functionOption<MemoryWriteFilter>('a function (candidate, context) returning "accept" or { reject: reason }')], { error: 'expected false (no quality filter) or a function (candidate, context) returning "accept" or { reject: reason }' }).optional()
+      .describe('Quality filter of tool writes, run before approval and writing; default the built-in filter, false switches it off'),
     enrich: functionOption<MemoryEnrich>('a function (candidate) returning { keywords?, topics? }').optional()
       .describe('Fills keywords and topics of memory_remember before writing'),
     maxContentLength: z.number().int().min(1).max(MEMORY_LIMITS.contentChars).optional()
@@ -169,6 +186,12 @@ export const memoryStoreOptionsSchema = z.strictObject({
       conversationWindow: z.number().int().min(1).max(MEMORY_LIMITS.recallWindow),
     }).optional(),
     maxChars: z.number().int().min(MEMORY_LIMITS.recallMinChars).max(MEMORY_LIMITS.recallMaxChars).optional(),
+    maxItems: z.number().int().min(1).max(MEMORY_LIMITS.searchLimit).optional(),
+    query: z.enum(['last-input', 'none']).optional(),
+    onSessionStart: z.boolean().optional(),
+  }).refine(recall => recall.preload === undefined || (recall.maxItems === undefined && recall.query === undefined && recall.onSessionStart === undefined), {
+    message: 'recall.maxItems, recall.query and recall.onSessionStart describe the recall at the first model call, as recall.preload does: set one or the other',
+    path: ['preload'],
   }).optional().describe('Recall into the system prompt: preload (newest at the first model call) and preflight (search before each model call)'),
 })
 
@@ -177,7 +200,14 @@ export const memoryOptionsSchema = z.strictObject({
   stores: z.record(
     z.string().regex(MEMORY_STORE_NAME_PATTERN, 'store names match ^[a-zA-Z0-9_-]{1,64}$'),
     memoryStoreOptionsSchema,
-  ).refine((stores) => Object.keys(stores).length > 0, 'at least one store is required'),
+  ).refine((stores) => Object.keys(stores).length > 0, 'at least one store is required')
+    .superRefine((stores, ctx) => {
+      for (const [name, store] of Object.entries(stores)) {
+        if (store.tools === 'named' && name.length > MEMORY_LIMITS.namedStoreChars) {
+          ctx.addIssue({ code: 'custom', path: [name, 'tools'], message: `a store with tools: 'named' has a name of 1-${MEMORY_LIMITS.namedStoreChars} characters (its tools are remember_<name> and recall_<name>, at most 64 characters); "${name}" has ${name.length}` })
+        }
+      }
+    }),
 })
 
 /** One store after validation, with defaults applied. */
@@ -194,8 +224,14 @@ export interface MemoryStoreConfig {
   writePolicy: ToolPolicy
   /** `retention` with `maxAge` in milliseconds; `undefined` when not configured. */
   retention: MemoryRetentionConfig | undefined
-  /** `write.filter`, `write.enrich`, `write.maxContentLength` (default `MEMORY_LIMITS.contentChars`). */
-  writeFilter: MemoryWriteFilter | undefined
+  /** `description`: added to the store's tool descriptions. */
+  description: string | undefined
+  /** `tools`, default `'shared'`. */
+  tools: 'shared' | 'named'
+  /** Default `limit` of `recall_<store>`: `recall.maxItems`, else `recall.preload.limit`, else 10. */
+  recallItems: number
+  /** `write.filter`: a function, `false` (no filter) or `undefined` (the built-in filter); `write.enrich`; `write.maxContentLength` (default `MEMORY_LIMITS.contentChars`). */
+  writeFilter: MemoryWriteFilter | false | undefined
   enrich: MemoryEnrich | undefined
   maxContentLength: number
   /** `search.mode`, default `'ranked'` (issue 7). */
@@ -217,7 +253,8 @@ export interface MemoryRetentionConfig {
 
 /** Validated `recall` of one store (see `MemoryStoreOptions.recall`). */
 export interface MemoryRecallConfig {
-  preload?: { limit: number; kinds?: string[] }
+  /** `query: 'last-input'`: the records found for the run's last user message instead of the newest. */
+  preload?: { limit: number; kinds?: string[]; query?: 'last-input' }
   preflight?: { limit: number; conversationWindow: number }
   /** Most code points of the store's recall block, default `MEMORY_LIMITS.defaultRecallChars`. */
   maxChars: number
@@ -258,7 +295,7 @@ function optionsError(issue: z.core.$ZodIssue, root: unknown, all: z.core.$ZodIs
       ? `invalid store name at ${where}: ${issue.message}`
       : `invalid value at ${where}: ${issue.message}`
   const fix = issue.code === 'unrecognized_keys'
-    ? `remove or correct the key (check its spelling against the memory() options: stores.*.adapter, scope, allowKinds, read.tools.search, read.tools.read, write.mode, write.policy, write.filter, write.enrich, write.maxContentLength, retention.export, retention.hardDelete, retention.maxItems, retention.maxAge, search.mode, embed, recall.preload, recall.preflight, recall.maxChars)`
+    ? `remove or correct the key (check its spelling against the memory() options: stores.*.adapter, scope, allowKinds, read.tools.search, read.tools.read, write.mode, write.policy, write.filter, write.enrich, write.maxContentLength, retention.export, retention.hardDelete, retention.maxItems, retention.maxAge, search.mode, embed, recall.preload, recall.preflight, recall.maxChars, recall.maxItems, recall.query, recall.onSessionStart, description, tools)`
     : `correct ${where} (see the memory() options table)`
   return agentError('MEMORY_OPTIONS_INVALID', why, fix, details)
 }
@@ -305,10 +342,31 @@ export function parseMemoryOptions(options: unknown): MemoryStoreConfig[] {
     maxContentLength: store.write?.maxContentLength ?? MEMORY_LIMITS.contentChars,
     searchMode: store.search?.mode ?? 'ranked',
     embed: store.embed,
-    recall: store.recall && (store.recall.preload || store.recall.preflight)
-      ? { ...store.recall, maxChars: store.recall.maxChars ?? MEMORY_LIMITS.defaultRecallChars }
-      : undefined,
+    description: store.description,
+    tools: store.tools ?? 'shared',
+    recallItems: store.recall?.maxItems ?? store.recall?.preload?.limit ?? MEMORY_LIMITS.defaultSearchLimit,
+    recall: recallConfig(store.recall),
   }))
+}
+
+/**
+ * The recall of one store: `preload` / `preflight` as given, or the slots document's keys turned
+ * into a preload: with `onSessionStart` (default `true` once `maxItems` or `query` is given),
+ * `maxItems` (default 10) records at the first model call, newest first, or with
+ * `query: 'last-input'` those found for the run's last user message.
+ */
+function recallConfig(recall: z.output<typeof memoryStoreOptionsSchema>['recall']): MemoryRecallConfig | undefined {
+  if (!recall) return undefined
+  const slotKeys = recall.maxItems !== undefined || recall.query !== undefined || recall.onSessionStart !== undefined
+  const preload = recall.preload ?? (slotKeys && recall.onSessionStart !== false
+    ? { limit: recall.maxItems ?? MEMORY_LIMITS.defaultSearchLimit, ...(recall.query === 'last-input' ? { query: 'last-input' as const } : {}) }
+    : undefined)
+  if (!preload && !recall.preflight) return undefined
+  return {
+    ...(preload ? { preload } : {}),
+    ...(recall.preflight ? { preflight: recall.preflight } : {}),
+    maxChars: recall.maxChars ?? MEMORY_LIMITS.defaultRecallChars,
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -330,8 +388,10 @@ const tagsField = z.array(
   z.string().trim().min(1, 'a tag must not be empty').max(MEMORY_LIMITS.tagChars, `a tag is at most ${MEMORY_LIMITS.tagChars} characters`),
 ).max(MEMORY_LIMITS.tags, `at most ${MEMORY_LIMITS.tags} tags`)
 
-const keywordsField = (name: 'keywords' | 'topics', max: number) => z.array(
-  z.string().trim().min(1, `a ${name === 'keywords' ? 'keyword' : 'topic'} must not be empty`).max(MEMORY_LIMITS.keywordChars, `a ${name === 'keywords' ? 'keyword' : 'topic'} is at most ${MEMORY_LIMITS.keywordChars} characters`),
+const SINGULAR = { keywords: 'keyword', topics: 'topic', recallTriggers: 'recall trigger' } as const
+
+const keywordsField = (name: keyof typeof SINGULAR, max: number) => z.array(
+  z.string().trim().min(1, `a ${SINGULAR[name]} must not be empty`).max(MEMORY_LIMITS.keywordChars, `a ${SINGULAR[name]} is at most ${MEMORY_LIMITS.keywordChars} characters`),
 ).max(max, `at most ${max} ${name}`)
 
 const episodeText = (field: string, required: boolean) => {
@@ -361,11 +421,16 @@ export const memorySearchInputSchema = z.strictObject({
   topics: keywordsField('topics', MEMORY_LIMITS.topics).optional().describe('Only records about at least one of these topics'),
   after: instantField.optional().describe('Only records created at or after this ISO 8601 instant (with Z or an offset; a bare date means midnight UTC)'),
   before: instantField.optional().describe('Only records created before this ISO 8601 instant (with Z or an offset; a bare date means midnight UTC)'),
+  occurredAfter: instantField.optional().describe('Only records of things that happened at or after this ISO 8601 instant or date (their occurredAt, else when they were saved)'),
+  occurredBefore: instantField.optional().describe('Only records of things that happened before this ISO 8601 instant or date (their occurredAt, else when they were saved)'),
   limit: z.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(MEMORY_LIMITS.searchLimit, `limit is at most ${MEMORY_LIMITS.searchLimit}`)
     .default(MEMORY_LIMITS.defaultSearchLimit).describe(`Most results to return, 1 to ${MEMORY_LIMITS.searchLimit}; default ${MEMORY_LIMITS.defaultSearchLimit}`),
 }).refine((input) => input.after === undefined || input.before === undefined || parseInstant(input.after)! < parseInstant(input.before)!, {
   message: '`after` must be earlier than `before`',
   path: ['after'],
+}).refine((input) => input.occurredAfter === undefined || input.occurredBefore === undefined || parseInstant(input.occurredAfter)! < parseInstant(input.occurredBefore)!, {
+  message: '`occurredAfter` must be earlier than `occurredBefore`',
+  path: ['occurredAfter'],
 })
 
 /** Input of `memory_read` (source: the tool contract table). */
@@ -397,8 +462,14 @@ export const memoryRememberInputSchema = z.strictObject({
     .describe(`Search keywords (at most ${MEMORY_LIMITS.keywords}, each at most ${MEMORY_LIMITS.keywordChars} characters)`),
   topics: keywordsField('topics', MEMORY_LIMITS.topics).optional()
     .describe(`Broad topics such as "food" or "billing" (at most ${MEMORY_LIMITS.topics})`),
+  rawExtract: z.string().trim().min(1, 'rawExtract must not be empty when given').max(MEMORY_LIMITS.rawExtractChars, `rawExtract is at most ${MEMORY_LIMITS.rawExtractChars.toLocaleString('en-US')} characters`).optional()
+    .describe('The words the user actually said that this record was taken from, verbatim'),
+  recallTriggers: keywordsField('recallTriggers', MEMORY_LIMITS.recallTriggers).optional()
+    .describe(`Short phrases of later questions this record should answer, for example "shopping habits" (at most ${MEMORY_LIMITS.recallTriggers}; searchable like tags)`),
   supersedes: z.array(idField).max(MEMORY_LIMITS.supersedes, `at most ${MEMORY_LIMITS.supersedes} ids`).optional()
     .describe('Ids of active records in this store that this record replaces; they are marked superseded'),
+  occurredAt: instantField.optional()
+    .describe('When the remembered thing happened, if known and not now: a date such as 2025-01-31 or an instant such as 2025-01-31T09:00:00Z (not when you save it)'),
   provenance: z.looseObject({
     runId: z.string().optional(),
     threadId: z.string().optional(),
@@ -428,3 +499,32 @@ export type MemoryReadInput = z.output<typeof memoryReadInputSchema>
 export type MemoryRememberInput = z.output<typeof memoryRememberInputSchema>
 /** Validated input of `memory_delete`. */
 export type MemoryDeleteInput = z.output<typeof memoryDeleteInputSchema>
+
+/**
+ * Input of `remember_<store>` (slots document: "a `remember_<name>` tool (input `{ text }`) to
+ * store a new item"). The item is saved as a record of the store's first allowed kind
+ * (default `"semantic"`), through the same checks as `memory_remember`.
+ */
+export const slotRememberInputSchema = z.strictObject({
+  text: z.string()
+    .max(MEMORY_LIMITS.contentChars, `text is longer than ${MEMORY_LIMITS.contentChars.toLocaleString('en-US')} characters: remember a shorter item`)
+    .refine((s) => s.trim().length > 0, 'text must not be empty')
+    .describe('The item to remember: one short, self-contained, lasting fact in plain text, for example "The user wants answers in French."'),
+})
+
+/**
+ * Input of `recall_<store>` (slots document: "a `recall_<name>` tool (input `{ query?, limit? }`)
+ * to search the slot, newest items first"). Without `query`: the newest items; with it: the
+ * store's search, best match first. `limit` defaults to the store's `recall.maxItems` (10).
+ */
+export const slotRecallInputSchema = z.strictObject({
+  query: z.string().trim().min(1, 'query must contain words to search for when given').max(MEMORY_LIMITS.queryChars, `query is at most ${MEMORY_LIMITS.queryChars} characters`).optional()
+    .describe('Words to look for; omit it to get the newest items'),
+  limit: z.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(MEMORY_LIMITS.searchLimit, `limit is at most ${MEMORY_LIMITS.searchLimit}`).optional()
+    .describe(`Most items to return, 1 to ${MEMORY_LIMITS.searchLimit}; default the store's recall.maxItems (10 unless configured)`),
+})
+
+/** Validated input of `remember_<store>`. */
+export type SlotRememberInput = z.output<typeof slotRememberInputSchema>
+/** Validated input of `recall_<store>`. */
+export type SlotRecallInput = z.output<typeof slotRecallInputSchema>

@@ -1,7 +1,9 @@
 /**
- * The four memory tools over the stores that are active for one invocation: store selection,
- * per-store write policies, approval reasons and fingerprints, and the compact shapes the model
- * gets back. Built by `memory()` (capability.ts) after it resolved adapters and scopes.
+ * The memory tools over the stores that are active for one invocation: the four shared tools
+ * (capability document) and the named tools of stores with `tools: 'named'` (slots document),
+ * store selection, per-store write policies, approval reasons and fingerprints, and the compact
+ * shapes the model gets back. Built by `memory()` (capability.ts) after it resolved adapters and
+ * scopes.
  */
 import { agentError } from '../errors.ts'
 import type { AgentError } from '../errors.ts'
@@ -12,14 +14,19 @@ import {
   memoryReadInputSchema,
   memoryRememberInputSchema,
   memorySearchInputSchema,
+  slotRecallInputSchema,
+  slotRememberInputSchema,
 } from './schemas.ts'
-import type { MemoryDeleteInput, MemoryReadInput, MemoryRememberInput, MemorySearchInput } from './schemas.ts'
+import type { MemoryDeleteInput, MemoryReadInput, MemoryRememberInput, MemorySearchInput, SlotRecallInput, SlotRememberInput } from './schemas.ts'
+import { defaultMemoryFilter } from './quality.ts'
 import type { EmbeddingModel } from 'ai'
-import { hybridSearch } from '../search/hybrid.ts'
-import { snippetOf } from '../search/search.ts'
+import { hybridSearch } from './hybrid-search.ts'
+import { embedWrittenRecords } from './embeddings.ts'
+import { searchWithEventTime } from './event-time.ts'
+import { snippetOf } from '../search/snippet.ts'
 import { tokenize } from '../search/text.ts'
 import { normalizeContent } from './dedupe.ts'
-import type { MemoryAudit, MemoryEnrich, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope, MemoryStoreAdapter, MemoryTarget, MemoryWriteCandidate, MemoryWriteFilter } from './types.ts'
+import type { MemoryAudit, MemoryEnrich, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget, MemoryWriteCandidate, MemoryWriteFilter } from './types.ts'
 
 /** A store that is on for this invocation: adapter created, scope resolved and validated. */
 export interface ActiveMemoryStore {
@@ -38,8 +45,14 @@ export interface ActiveMemoryStore {
   embed?: EmbeddingModel
   /** `write.maxContentLength` (issue 5); default `MEMORY_LIMITS.contentChars`. */
   maxContentLength?: number
-  /** `write.filter` (issue 5, quality filter). */
-  writeFilter?: MemoryWriteFilter
+  /** `write.filter`: a function, or `false` for none; absent = {@link defaultMemoryFilter}. */
+  writeFilter?: MemoryWriteFilter | false
+  /** `description` of the store, added to its tool descriptions. */
+  description?: string
+  /** `tools` of the store; absent = `'shared'`. */
+  tools?: 'shared' | 'named'
+  /** Default `limit` of `recall_<store>` (`recall.maxItems`, default 10). */
+  recallItems?: number
   /** `write.enrich` (issue 5, keywords/topics). */
   enrich?: MemoryEnrich
   /** `retention.hardDelete`: the adapter's delete erases (the tool says so in its result). */
@@ -104,6 +117,8 @@ export interface MemorySearchResultItem {
   tags: string[]
   score: number
   createdAt: string
+  /** When the remembered thing happened (issue 17), when the record has it. */
+  occurredAt?: string
   pinned: boolean
   /** Ranked search: the content around the best match, when the content is longer than it. */
   snippet?: string
@@ -129,9 +144,11 @@ export interface MemoryCreatedRecord {
   confidence?: number
   keywords?: string[]
   topics?: string[]
+  recallTriggers?: string[]
   supersedes: string[]
   version: number
   createdAt: string
+  occurredAt?: string
 }
 
 function withOptional<T extends object>(base: T, extra: Record<string, unknown>): T {
@@ -145,14 +162,14 @@ function readResult(record: MemoryRecord): MemoryReadResultRecord {
     id: record.id, kind: record.kind, content: record.content, tags: record.tags, metadata: record.metadata, pinned: record.pinned,
     status: record.status === 'superseded' ? 'superseded' : 'active', version: record.version, supersedes: record.supersedes,
     provenance: record.provenance, createdAt: record.createdAt, updatedAt: record.updatedAt,
-  }, { title: record.title, confidence: record.confidence, episode: record.episode, keywords: record.keywords, topics: record.topics, supersededBy: record.supersededBy })
+  }, { title: record.title, confidence: record.confidence, episode: record.episode, keywords: record.keywords, topics: record.topics, rawExtract: record.rawExtract, recallTriggers: record.recallTriggers, supersededBy: record.supersededBy, occurredAt: record.occurredAt })
 }
 
 function createdResult(record: MemoryRecord): MemoryCreatedRecord {
   return withOptional<MemoryCreatedRecord>({
     id: record.id, kind: record.kind, tags: record.tags, pinned: record.pinned, supersedes: record.supersedes,
     version: record.version, createdAt: record.createdAt,
-  }, { title: record.title, confidence: record.confidence, keywords: record.keywords, topics: record.topics })
+  }, { title: record.title, confidence: record.confidence, keywords: record.keywords, topics: record.topics, recallTriggers: record.recallTriggers, occurredAt: record.occurredAt })
 }
 
 function notFound(store: ActiveMemoryStore, id: string) {
@@ -188,7 +205,7 @@ async function recordsFingerprint(store: ActiveMemoryStore, ids: readonly string
 
 /** Whether a validated write input is bound to fail in `execute` (checked before asking for approval). */
 async function writeCannotSucceed(store: ActiveMemoryStore, tool: string, input: unknown, context: ToolExecutionContext): Promise<boolean> {
-  if (tool === 'memory_remember') {
+  if (tool === 'memory_remember' || tool === `remember_${store.name}`) {
     const { kind, supersedes } = input as Partial<MemoryRememberInput>
     if (store.allowKinds !== undefined && typeof kind === 'string' && !store.allowKinds.includes(kind)) return true
     // Issue 5: the quality filter runs before approval (a rejected write is never put to the user).
@@ -196,8 +213,11 @@ async function writeCannotSucceed(store: ActiveMemoryStore, tool: string, input:
     return !(await allActive(store, supersedes ?? []))
   }
   if (tool === 'memory_delete') {
+    // Active and superseded records can be deleted (memory_read still shows a superseded one); deleted and unknown ids cannot.
     const { id } = input as Partial<MemoryDeleteInput>
-    return typeof id === 'string' && !(await allActive(store, [id]))
+    if (typeof id !== 'string') return false
+    const record = await store.adapter.read(targetOf(store), id)
+    return record === undefined || record.status === 'deleted'
   }
   return false
 }
@@ -210,8 +230,8 @@ async function allActive(store: ActiveMemoryStore, ids: readonly string[]): Prom
 function candidateOf(store: ActiveMemoryStore, input: MemoryRememberInput): MemoryWriteCandidate {
   return withOptional<MemoryWriteCandidate>({
     store: store.name, kind: input.kind, content: input.content, tags: input.tags ?? [], metadata: input.metadata ?? {}, pinned: input.pinned ?? false,
-    keywords: input.keywords ?? [], topics: input.topics ?? [],
-  }, { title: input.title, confidence: input.confidence, episode: input.episode })
+    keywords: input.keywords ?? [], topics: input.topics ?? [], recallTriggers: input.recallTriggers ?? [],
+  }, { title: input.title, confidence: input.confidence, episode: input.episode, rawExtract: input.rawExtract })
 }
 
 /**
@@ -232,10 +252,11 @@ async function qualityRejection(store: ActiveMemoryStore, input: MemoryRememberI
   if (input.content.length > max) {
     return agentError('MEMORY_CONTENT_TOO_LONG', `the content is ${input.content.length.toLocaleString('en-US')} characters and memory store "${store.name}" takes at most ${max.toLocaleString('en-US')}`, 'remember a shorter summary, or split it into several records; nothing was saved', { ...details, length: input.content.length, maxContentLength: max })
   }
-  if (!store.writeFilter) return undefined
+  if (store.writeFilter === false) return undefined
+  const filter = store.writeFilter ?? defaultMemoryFilter
   let verdict: unknown
   try {
-    verdict = await store.writeFilter(candidateOf(store, input), withOptional({
+    verdict = await filter(candidateOf(store, input), withOptional({
       store: store.name, scope: { ...store.scope }, agent: context.agent, runId: context.runId, threadId: context.threadId,
     }, { user: context.user }))
   } catch (error) {
@@ -306,9 +327,11 @@ function writePolicy(stores: readonly ActiveMemoryStore[]): ToolPolicy {
 }
 
 function describeStores(stores: readonly ActiveMemoryStore[], operation: MemoryOperation): string {
-  const names = stores.filter((s) => storeAllows(s, operation)).map((s) => s.name)
+  const offering = stores.filter((s) => storeAllows(s, operation))
+  const names = offering.map((s) => s.name)
   const omit = names.length === 1 || names.includes('agent')
-  return `Stores: ${quoteList(names)}.${omit ? ` \`store\` may be omitted (default "${names.length === 1 ? names[0] : 'agent'}").` : ' Pass `store`.'}`
+  const listed = offering.map((s) => (s.description ? `"${s.name}" (${s.description})` : `"${s.name}"`)).join(', ')
+  return `Stores: ${listed}.${omit ? ` \`store\` may be omitted (default "${names.length === 1 ? names[0] : 'agent'}").` : ' Pass `store`.'}`
 }
 
 /** The memory_search description: ranked wording unless every searchable store uses the substring rule. */
@@ -320,6 +343,18 @@ function searchDescription(stores: readonly ActiveMemoryStore[]): string {
   return `Search durable memory records by relevance: pass the words or the question you are looking for (for example "what tea does the user like"); records are ranked by how well their title, content and tags match (word forms, accents and small misspellings are tolerated), and records containing \`query\` as one phrase are always included. Search again with other words when nothing relevant comes back. ${describeStores(stores, 'search')}`
 }
 
+/**
+ * One search of an active store, as `memory_search` and preflight recall run it: hybrid
+ * (full-text fused with vectors, issue 17) when the store has `embed`, else the adapter's
+ * search; `occurredAfter` / `occurredBefore` honoured for every adapter (event-time.ts).
+ */
+export async function searchStore(store: ActiveMemoryStore, query: MemorySearchQuery, signal?: AbortSignal): Promise<MemorySearchHit[]> {
+  if (store.embed && store.searchMode !== 'substring') {
+    return hybridSearch(store.adapter, targetOf(store), query, { model: store.embed, ...(signal ? { abortSignal: signal } : {}) })
+  }
+  return searchWithEventTime(store.adapter, targetOf(store), query)
+}
+
 function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memorySearchInputSchema> {
   return {
     description: searchDescription(stores),
@@ -329,18 +364,17 @@ function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memo
       const store = selectStore(stores, 'search', input.store)
       const query = withOptional({ query: input.query, limit: input.limit }, {
         kinds: input.kinds, tags: input.tags, keywords: input.keywords, topics: input.topics, after: input.after, before: input.before,
+        occurredAfter: input.occurredAfter, occurredBefore: input.occurredBefore,
         mode: store.searchMode === 'substring' ? 'substring' as const : undefined,
       })
-      const hits = store.embed && store.searchMode !== 'substring'
-        ? await hybridSearch(store.adapter, targetOf(store), query, { model: store.embed, ...(context.signal ? { abortSignal: context.signal } : {}) })
-        : await store.adapter.search(targetOf(store), query)
+      const hits = await searchStore(store, query, context.signal)
       const terms = new Set(tokenize(input.query))
       const results = hits.slice(0, input.limit).map(({ record, score, snippet }) => {
         // Adapters may drop the index's snippet: compute it here for ranked results.
         const shown = store.searchMode === 'substring' ? undefined : snippet ?? snippetOf(record.content, terms, input.query.toLowerCase())
         return withOptional<MemorySearchResultItem>({
           id: record.id, kind: record.kind, content: record.content, tags: record.tags, score, createdAt: record.createdAt, pinned: record.pinned,
-        }, { title: record.title, snippet: shown !== undefined && shown !== record.content ? shown : undefined, episode: record.episode, keywords: record.keywords, topics: record.topics })
+        }, { occurredAt: record.occurredAt, title: record.title, snippet: shown !== undefined && shown !== record.content ? shown : undefined, episode: record.episode, keywords: record.keywords, topics: record.topics })
       })
       return { store: store.name, results }
     },
@@ -378,7 +412,17 @@ function rememberTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof me
       return recordsFingerprint(store, input.supersedes)
     },
     async execute(input: MemoryRememberInput, context: ToolExecutionContext) {
-      const store = selectStore(stores, 'write', input.store)
+      return rememberInto(selectStore(stores, 'write', input.store), input, context, 'memory_remember')
+    },
+  }
+}
+
+/**
+ * One tool write of a record into `store`: allowed kinds, the quality checks and filter, enrich,
+ * provenance defaults (`toolName` is the calling tool), duplicate suppression. Shared by
+ * `memory_remember` and `remember_<store>`.
+ */
+async function rememberInto(store: ActiveMemoryStore, input: MemoryRememberInput, context: ToolExecutionContext, toolName: string) {
       if (store.allowKinds !== undefined && !store.allowKinds.includes(input.kind)) {
         const allowed = store.allowKinds
         throw agentError('MEMORY_KIND_NOT_ALLOWED', `memory store "${store.name}" does not accept kind "${input.kind}"`,
@@ -390,21 +434,23 @@ function rememberTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof me
       const { warning, ...metadataTerms } = await enriched(store, input)
       // Defaults first, then the model's fields: documented as replaceable, hence not trusted (audit is).
       const provenance: MemoryProvenance = {
-        runId: context.runId, threadId: context.threadId, source: 'tool', toolName: 'memory_remember', ...input.provenance,
+        runId: context.runId, threadId: context.threadId, source: 'tool', toolName, ...input.provenance,
       }
       let duplicate = false
       const record = await store.adapter.append(targetOf(store), withOptional({ kind: input.kind, content: input.content, provenance }, {
         title: input.title, tags: input.tags, metadata: input.metadata, pinned: input.pinned, confidence: input.confidence,
         episode: input.episode, keywords: metadataTerms.keywords, topics: metadataTerms.topics,
-        supersedes: input.supersedes ? [...new Set(input.supersedes)] : undefined,
+        rawExtract: input.rawExtract, recallTriggers: input.recallTriggers,
+        supersedes: input.supersedes ? [...new Set(input.supersedes)] : undefined, occurredAt: input.occurredAt,
       }), { audit: auditOf(context), duplicates: 'skip', onDuplicate: () => { duplicate = true } })
-      const warnings = warning ? { warnings: [warning] } : {}
+      // Issue 17: the vector is computed with the write; a failed embedding never fails the write (the next search retries it).
+      const embedWarning = !duplicate && store.embed && store.searchMode !== 'substring' ? await embedWrittenRecords(store.adapter, targetOf(store), [record], store.embed) : undefined
+      const all = [warning, embedWarning].filter((item): item is string => item !== undefined)
+      const warnings = all.length > 0 ? { warnings: all } : {}
       if (duplicate) {
         return { action: 'duplicate' as const, store: store.name, record: createdResult(record), note: `memory store "${store.name}" already has this content as an active ${record.kind} record; nothing was saved`, ...warnings }
       }
       return { action: 'created' as const, store: store.name, record: createdResult(record), ...warnings }
-    },
-  }
 }
 
 function deleteTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memoryDeleteInputSchema> {
@@ -441,13 +487,88 @@ function deleteTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memo
  * (`read.tools.read`), `memory_remember` and `memory_delete` (`write.mode: 'tool'`). Read tools
  * have policy `'allow'`; write tools take the selected store's `write.policy`.
  */
-export function createMemoryTools(stores: readonly ActiveMemoryStore[]): AgentToolSet {
+export function createMemoryTools(all: readonly ActiveMemoryStore[]): AgentToolSet {
   const tools: AgentToolSet = {}
+  // Stores with named tools are served by their own tools only, never by the shared ones.
+  const stores = all.filter((s) => s.tools !== 'named')
   if (stores.some((s) => s.search)) tools.memory_search = searchTool(stores)
   if (stores.some((s) => s.read)) tools.memory_read = readTool(stores)
   if (stores.some((s) => s.writeMode === 'tool')) {
     tools.memory_remember = rememberTool(stores)
     tools.memory_delete = deleteTool(stores)
   }
+  for (const store of all.filter((s) => s.tools === 'named')) {
+    if (storeAllows(store, 'write')) tools[`remember_${store.name}`] = slotRememberTool(store)
+    if (storeAllows(store, 'search')) tools[`recall_${store.name}`] = slotRecallTool(store)
+  }
   return tools
+}
+
+/** The kind a `remember_<store>` item is saved as: the store's first allowed kind, else `"semantic"`. */
+function slotKind(store: ActiveMemoryStore): string {
+  return store.allowKinds?.[0] ?? 'semantic'
+}
+
+function aboutStore(store: ActiveMemoryStore): string {
+  return store.description ? ` It holds ${store.description}.` : ''
+}
+
+/**
+ * `remember_<store>({ text })` (slots document): saves `text` as a record of the store, with the
+ * same checks, quality filter, write policy, approvals and duplicate suppression as
+ * `memory_remember` (provenance `toolName` is `remember_<store>`). A store whose `allowKinds` is
+ * `[]` accepts nothing (`MEMORY_KIND_NOT_ALLOWED`).
+ */
+function slotRememberTool(store: ActiveMemoryStore): AgentTool<typeof slotRememberInputSchema> {
+  const asRemember = (input: SlotRememberInput): MemoryRememberInput => ({ content: input.text, kind: slotKind(store) })
+  const policy = writePolicy([store])
+  return {
+    description: `Save one lasting item in memory "${store.name}" for later runs: a specific fact, preference or decision in plain text, not greetings or small talk.${aboutStore(store)} An item the store already holds is not saved twice.`,
+    inputSchema: slotRememberInputSchema,
+    policy: typeof policy === 'function' ? (call) => policy({ ...call, input: asRemember(call.input as SlotRememberInput) }) : policy,
+    approvalReason(input: SlotRememberInput) {
+      return `Remember in store "${store.name}": "${preview(input.text)}"`
+    },
+    async execute(input: SlotRememberInput, context: ToolExecutionContext) {
+      const result = await rememberInto(store, asRemember(input), context, `remember_${store.name}`)
+      return { action: result.action, store: store.name, id: result.record.id, ...(result.action === 'duplicate' ? { note: result.note } : {}), ...('warnings' in result ? { warnings: result.warnings } : {}) }
+    },
+  }
+}
+
+/** One item as `recall_<store>` returns it (the slots document's `MemoryItem`). */
+export interface MemorySlotItem {
+  id: string
+  text: string
+  /** ISO 8601 instant. */
+  createdAt: string
+}
+
+/**
+ * `recall_<store>({ query?, limit? })` (slots document): without `query`, the newest active
+ * records of the scope first; with `query`, the store's search (its `search.mode`, hybrid with
+ * `embed`), best match first. `limit` defaults to the store's `recall.maxItems` (10).
+ */
+function slotRecallTool(store: ActiveMemoryStore): AgentTool<typeof slotRecallInputSchema> {
+  return {
+    description: `Look up items saved in memory "${store.name}": omit \`query\` for the newest items, or pass words to search for.${aboutStore(store)} Default limit ${store.recallItems ?? MEMORY_LIMITS.defaultSearchLimit}.`,
+    inputSchema: slotRecallInputSchema,
+    policy: 'allow',
+    async execute(input: SlotRecallInput, context: ToolExecutionContext) {
+      const limit = input.limit ?? store.recallItems ?? MEMORY_LIMITS.defaultSearchLimit
+      const records = input.query === undefined
+        ? newestFirst((await store.adapter.export(targetOf(store))).filter((record) => record.status === 'active')).slice(0, limit)
+        : (await searchStore(store, { query: input.query, limit, ...(store.searchMode === 'substring' ? { mode: 'substring' as const } : {}) }, context.signal)).map((hit) => hit.record).filter((record) => record.status === 'active').slice(0, limit)
+      const items: MemorySlotItem[] = records.map((record) => ({ id: record.id, text: record.content, createdAt: record.createdAt }))
+      return { store: store.name, items }
+    },
+  }
+}
+
+/** Records newest first (by `createdAt`, later writes first on a tie). */
+export function newestFirst(records: readonly MemoryRecord[]): MemoryRecord[] {
+  return records
+    .map((record, position) => ({ record, position, created: Date.parse(record.createdAt) }))
+    .sort((a, b) => b.created - a.created || b.position - a.position)
+    .map((entry) => entry.record)
 }

@@ -81,12 +81,22 @@ export interface MemoryRecord extends MemoryRecordContent {
   keywords?: string[]
   /** Topics (issue 5, "Metadata"); searchable and filterable. Absent when none were given. */
   topics?: string[]
+  /** The user's own words the record was taken from (hosted-memory document, `rawExtract`). Stored and returned, not searched. */
+  rawExtract?: string
+  /** Phrases of later questions the record answers (hosted-memory document, `recallTriggers`); searched with the tags, same weight. */
+  recallTriggers?: string[]
   /** Ids this record supersedes. */
   supersedes: string[]
   provenance: MemoryProvenance
   audit: MemoryAudit
   /** ISO 8601 instant. */
   createdAt: string
+  /**
+   * When the remembered thing happened (event time), as given: an ISO 8601 instant with a zone
+   * or a calendar date `YYYY-MM-DD`. Distinct from `createdAt` (when it was written). Absent
+   * when not given; filters then use `createdAt` (see `occurredAfter`).
+   */
+  occurredAt?: string
   /** ISO 8601 instant of the last event on the record. */
   updatedAt: string
   /** Starts at 1; each event on the record (supersede, delete) adds one. */
@@ -110,10 +120,16 @@ export interface MemoryRecordInput {
   episode?: MemoryEpisode
   keywords?: string[]
   topics?: string[]
+  /** See {@link MemoryRecord.rawExtract}. */
+  rawExtract?: string
+  /** See {@link MemoryRecord.recallTriggers}. */
+  recallTriggers?: string[]
   supersedes?: string[]
   provenance?: MemoryProvenance
   /** ISO 8601 instant; default now. Imports set it to keep the original time. */
   createdAt?: string
+  /** Event time: an ISO 8601 instant with a zone or a calendar date `YYYY-MM-DD` (see {@link MemoryRecord.occurredAt}). */
+  occurredAt?: string
 }
 
 /** Search input (source: capability document `memory_search`). Validated before it reaches an adapter. */
@@ -129,6 +145,13 @@ export interface MemorySearchQuery {
   after?: string
   /** Only records created before this instant (ISO 8601). */
   before?: string
+  /**
+   * Only records whose event time (`occurredAt`, else `createdAt`) is at or after this instant
+   * (ISO 8601; a bare date is midnight UTC, and so is a record's calendar-date `occurredAt`).
+   */
+  occurredAfter?: string
+  /** Only records whose event time (`occurredAt`, else `createdAt`) is before this instant. */
+  occurredBefore?: string
   /** Most results, 1 to 100. Default 10. */
   limit?: number
   /**
@@ -201,6 +224,12 @@ export interface MemoryStoreAdapter {
   delete(target: MemoryTarget, id: string, options: MemoryDeleteOptions): Promise<MemoryRecord | undefined>
   /** Every record of the scope in creation order, in any status. */
   export(target: MemoryTarget): Promise<MemoryRecord[]>
+  /**
+   * Where hybrid search keeps record vectors (issue 17). The log-backed stores keep them in the
+   * log's sidecar `<log key>.vectors` and remove them when records are erased; without it,
+   * vectors live in process memory for as long as the adapter object.
+   */
+  vectors?: MemoryVectorStore
 }
 
 /** What a {@link MemoryStoreFactory} receives when the capability resolves. */
@@ -231,6 +260,20 @@ export interface MemoryScopeContext {
 /** Options of one store (source: capability document, Options table). */
 export interface MemoryStoreOptions {
   adapter: MemoryStoreAdapter | MemoryStoreFactory
+  /**
+   * What the store holds, in a few words (at most 500 characters); added to the description of
+   * every tool that serves the store (slots document, `description`). Default none.
+   */
+  description?: string
+  /**
+   * `'shared'` (default): the store is served by `memory_search`, `memory_read`,
+   * `memory_remember` and `memory_delete`. `'named'` (slots document): the store gets its own
+   * `remember_<store>({ text })` (when `write.mode` is `'tool'`) and `recall_<store>({ query?,
+   * limit? })` (when `read.tools.search` is on) instead, and its recall block is
+   * `<memory name="store">` with one `- item` line per record. The store name is then 1-55
+   * characters. See {@link memorySlot} for the slots document's defaults.
+   */
+  tools?: 'shared' | 'named'
   /** A scope, or a function returning one; `undefined` switches the store off for the run. */
   scope: MemoryScope | ((context: MemoryScopeContext) => MemoryScope | undefined | Promise<MemoryScope | undefined>)
   /** Kinds `memory_remember` accepts. Default: all kinds. An empty list accepts none. */
@@ -240,12 +283,15 @@ export interface MemoryStoreOptions {
     mode?: 'off' | 'tool'
     policy?: ToolPolicy
     /**
-     * Quality filter of `memory_remember` (issue 5): runs after the built-in checks and before
-     * approval and writing; return `'accept'` (or nothing) to keep the write, `{ reject: reason }`
-     * to refuse it with `MEMORY_WRITE_REJECTED` (the reason reaches the model). A filter that
-     * throws rejects the write with `MEMORY_WRITE_FILTER_FAILED`.
+     * Quality filter of tool writes (`memory_remember`, `remember_<store>`; hosted-memory
+     * document, "Quality filter"): runs after the built-in checks and before approval and
+     * writing; return `'accept'` (or nothing) to keep the write, `{ reject: reason }` to refuse
+     * it with `MEMORY_WRITE_REJECTED` (the reason reaches the model). A filter that throws
+     * rejects the write with `MEMORY_WRITE_FILTER_FAILED`. Default: {@link defaultMemoryFilter}
+     * (greetings, thanks, fillers, generic traits and moods); a function replaces it, `false`
+     * switches filtering off. Writes from code through the adapter are never filtered.
      */
-    filter?: MemoryWriteFilter
+    filter?: MemoryWriteFilter | false
     /**
      * Fills `keywords` and `topics` of a `memory_remember` before it is written (merged with the
      * model's, duplicates dropped, limits applied). A failing or invalid enrich never loses the
@@ -264,10 +310,14 @@ export interface MemoryStoreOptions {
    */
   search?: { mode?: 'ranked' | 'substring' }
   /**
-   * An AI SDK `EmbeddingModel` (issue 7, semantic search): `memory_search` and preflight recall
-   * fuse the full-text ranking with cosine similarity of `embedMany`/`embed` vectors by reciprocal
-   * rank fusion. Vectors are computed at search time and kept in process memory, never in the log.
-   * An embedder failure falls back to full-text results. Ignored with `search.mode: 'substring'`.
+   * An AI SDK `EmbeddingModel` (issue 7, semantic search; `localEmbedder()` runs offline):
+   * `memory_search` and preflight recall fuse the full-text ranking with cosine similarity of
+   * `embedMany`/`embed` vectors by reciprocal rank fusion (`DEFAULT_FUSION`: k 10, top 100 of
+   * each). Vectors are computed when `memory_remember` writes (or by the first search that needs
+   * them), stored with the records (`adapter.vectors`: the log's sidecar, the SQLite table) with
+   * the model id, loaded after a restart, erased with their record (issue 17). An embedder
+   * failure never fails a write and makes search fall back to full-text results. Ignored with
+   * `search.mode: 'substring'`.
    */
   embed?: EmbeddingModel
   /** Recall into the system prompt (issue 7; see {@link MemoryRecallOptions}). Default: none. */
@@ -298,6 +348,19 @@ export interface MemoryRecallOptions {
    * point boundary only when it is the first one and alone exceeds the budget.
    */
   maxChars?: number
+  /**
+   * Slots document: most records recalled at the run's first model call, 1..100 (default 10),
+   * and the default `limit` of `recall_<store>`. Setting `maxItems`, `query` or
+   * `onSessionStart` describes a preload (do not also set `preload`).
+   */
+  maxItems?: number
+  /**
+   * Slots document: `'last-input'` recalls the records the store's search finds for the run's
+   * last user message instead of the newest; `'none'` (default) the newest.
+   */
+  query?: 'last-input' | 'none'
+  /** Slots document: recall at each run's first model call. Default `true` once `maxItems` or `query` is set. */
+  onSessionStart?: boolean
 }
 
 /** What a write filter and an enrich hook see of a `memory_remember` call (the validated input). */
@@ -305,6 +368,8 @@ export interface MemoryWriteCandidate extends MemoryRecordContent {
   store: string
   keywords: string[]
   topics: string[]
+  rawExtract?: string
+  recallTriggers: string[]
 }
 
 /** Who is writing: the invocation, for a {@link MemoryWriteFilter}. */
@@ -361,3 +426,35 @@ export interface MemoryRetentionOptions {
 export interface MemoryOptions {
   stores: Record<string, MemoryStoreOptions>
 }
+
+/** One stored vector: the record it belongs to, the embedding model that made it, the vector (unit length). */
+export interface MemoryVectorEntry {
+  id: string
+  /** {@link embeddingModelId} of the model. */
+  model: string
+  vector: Float32Array
+}
+
+/** What {@link MemoryVectorStore.read} returns. */
+export interface MemoryVectorRead {
+  entries: MemoryVectorEntry[]
+  /** Pass it to the next `read` to get only what was written since. */
+  cursor: unknown
+  /** `true` when the entries read before are no longer valid (the store was rewritten): start over with these. */
+  reset: boolean
+}
+
+/**
+ * Where a store keeps its record vectors: the seam a database store implements to keep them in a
+ * column. Entries of a record id and model written twice: the later one wins. Implementations
+ * need not validate entries beyond their shape; the cache checks lengths.
+ */
+export interface MemoryVectorStore {
+  /** Entries written since `cursor` (every entry when `cursor` is `undefined`). */
+  read(cursor?: unknown): Promise<MemoryVectorRead>
+  /** Adds entries. A store that cannot write (read-only workspace) may keep nothing: vectors are then recomputed after a restart. */
+  write(entries: readonly MemoryVectorEntry[]): Promise<void>
+  /** Removes every entry of these record ids, of every model, from the stored bytes (erasure). */
+  remove(ids: readonly string[]): Promise<void>
+}
+

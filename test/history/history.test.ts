@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { defineAgent } from '../../src/agent/define.ts'
 import { runAgent } from '../../src/agent/run.ts'
 import type { AgentDefinition, AgentDriver } from '../../src/agent/types.ts'
-import { history, openHistory } from '../../src/capabilities/index.ts'
+import { history, openHistory, workspaceHistoryStore } from '../../src/capabilities/index.ts'
 import type { HistoryOptions } from '../../src/capabilities/index.ts'
 import { historyKey } from '../../src/history/store.ts'
 import { scriptedModel, type ScriptedModel } from '../../src/testing/index.ts'
@@ -97,19 +97,19 @@ describe('history() stores and injects the conversation', () => {
 
   it('scope "user" without a user switches history off for the run (nothing stored)', async () => {
     const ws = workspace()
-    const definition = agent({ model: scriptedModel([{ text: 'hi' }]) }, { scope: 'user' }, ws)
+    const definition = agent({ model: scriptedModel([{ text: 'hi' }]) }, { scope: 'user', store: workspaceHistoryStore() }, ws)
     expect((await runAgent(definition, { input: 'anonymous', threadId: 't' }).result).status).toBe('completed')
     expect(await ws.keys('history')).toEqual([])
   })
 
-  it('the history value is JSONL under history/ with a key that hides raw ids and keeps case-different users apart', async () => {
+  it('with workspaceHistoryStore() the history value is JSONL under history/ with a key that hides raw ids and keeps case-different users apart', async () => {
     const lower = await historyKey({ agent: 'support', user: 'alice' })
     const upper = await historyKey({ agent: 'support', user: 'Alice' })
     expect(lower).toMatch(/^history:agent-support_user-alice-[0-9a-f]{24}\.jsonl$/)
     expect(lower.toLowerCase()).not.toBe(upper.toLowerCase())
     expect(await historyKey({ agent: 'support', user: 'a:b/../c' })).toMatch(/^history:agent-support_user-a-b-c-[0-9a-f]{24}\.jsonl$/)
     const ws = workspace()
-    await runAgent(agent({ model: scriptedModel([{ text: 'ok' }]) }, {}, ws), { input: 'x', threadId: 't' }).result
+    await runAgent(agent({ model: scriptedModel([{ text: 'ok' }]) }, { store: workspaceHistoryStore() }, ws), { input: 'x', threadId: 't' }).result
     const [file] = readdirSync(join(ws.dir!, 'history'))
     const lines = readFileSync(join(ws.dir!, 'history', file!), 'utf8').trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>)
     expect(lines).toEqual([expect.objectContaining({ v: 1, type: 'add', entries: [expect.objectContaining({ role: 'user', content: 'x' }), expect.objectContaining({ role: 'assistant', content: 'ok' })] })])
@@ -122,10 +122,15 @@ describe('history() stores and injects the conversation', () => {
     expect(() => history({ scope: {} })).toThrow(expect.objectContaining({ code: 'MEMORY_SCOPE_REQUIRED' }))
   })
 
-  it('a custom-run driver needs summarizer.model: without it the run fails with HISTORY_SUMMARIZER_MODEL_REQUIRED', async () => {
+  it('a custom-run driver needs a summarizer model only once a summary is due, and the error then says so', async () => {
     const driver = { run: (context: { write(text: string): void }) => context.write('done') }
-    const result = await runAgent(agent(driver), { input: 'hi', threadId: 't' }).result
-    expect(result).toMatchObject({ status: 'failed', error: { code: 'HISTORY_SUMMARIZER_MODEL_REQUIRED' } })
+    const errors: unknown[] = []
+    const withoutModel = agent(driver, { maxMessages: 3, pinCount: 1, recentCount: 1, summarizer: { onError: (error) => errors.push(error) } })
+    expect((await runAgent(withoutModel, { input: 'hi', threadId: 't' }).result).status).toBe('completed')
+    expect(errors).toEqual([])
+    expect((await runAgent(withoutModel, { input: 'again', threadId: 't' }).result).status).toBe('completed')
+    expect(errors).toEqual([expect.objectContaining({ code: 'HISTORY_SUMMARIZER_MODEL_REQUIRED', why: expect.stringContaining('a summary is due (the history holds 4 entries, more than maxMessages 3)') })])
+    expect(await (await openHistory(withoutModel, { threadId: 't' })).list()).toHaveLength(4)
     const seen: number[] = []
     const withModel = agent({ run: (context) => { seen.push(context.messages.length); context.write('done') } }, { summarizer: { model: scriptedModel([]) } })
     await runAgent(withModel, { input: 'first', threadId: 't' }).result

@@ -13,11 +13,11 @@ import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { createWorkspace, defineAgent, resolveApproval, runAgent } from '../../src/index.ts'
 import type { AgentDefinition, AgentRun, AgentTool, AgentRunEvent, AgentRunResult, AgentUser, CustomRunContext, ToolCallOutcome } from '../../src/index.ts'
-import { inMemoryMemoryStore, memory, workspaceJsonlMemoryStore } from '../../src/capabilities/index.ts'
+import { inMemoryMemoryStore, memory, memorySlot, openMemoryStore, workspaceJsonlMemoryStore } from '../../src/capabilities/index.ts'
 import type { MemoryOptions, MemoryRecord, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions, MemoryScopeContext } from '../../src/capabilities/index.ts'
 import { scriptedModel } from '../../src/testing/index.ts'
 import type { ProviderRunContext } from '../../src/index.ts'
-import { verifyLog } from '../../src/log/log.ts'
+import { verifyLog } from '../../src/memory/event-log.ts'
 import { formatEvent } from '../../src/cli/format.ts'
 import { describeAgent } from '../../src/cli/info.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
@@ -226,10 +226,10 @@ describe('seed: Agent-visible tool contract', () => {
   it('memory_search is added when a store allows search and takes query (required), store, kinds, tags, after, before, limit', async () => {
     const search = (await schemas()).memory_search!
     expect(search.required).toEqual(['query'])
-    // The documented inputs, plus the keywords/topics filters of the hosted-memory document (issue 5).
+    // The documented inputs, plus the keywords/topics filters of the hosted-memory document (issue 5) and the event-time filters (issue 17).
     const documented = ['query', 'store', 'kinds', 'tags', 'after', 'before', 'limit']
     expect(Object.keys(search.properties).filter((key) => documented.includes(key))).toEqual(documented)
-    expect(Object.keys(search.properties).filter((key) => !documented.includes(key))).toEqual(['keywords', 'topics'])
+    expect(Object.keys(search.properties).filter((key) => !documented.includes(key))).toEqual(['keywords', 'topics', 'occurredAfter', 'occurredBefore'])
     expect(await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, read: { tools: { search: false } } } } })).toEqual(['memory_read'])
   })
 
@@ -243,10 +243,10 @@ describe('seed: Agent-visible tool contract', () => {
   it('memory_remember is added when a store sets write.mode tool and takes content and kind (required), store, title, tags, metadata, pinned, confidence, supersedes, provenance', async () => {
     const remember = (await schemas()).memory_remember!
     expect(remember.required).toEqual(['content', 'kind'])
-    // The documented inputs, plus episode, keywords and topics from the hosted-memory document (issue 5).
+    // The documented inputs, plus episode, keywords, topics, rawExtract and recallTriggers from the hosted-memory document, and the event time (issue 17).
     const documented = ['content', 'kind', 'store', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'supersedes', 'provenance']
     expect(Object.keys(remember.properties).filter((key) => documented.includes(key))).toEqual(documented)
-    expect(Object.keys(remember.properties).filter((key) => !documented.includes(key))).toEqual(['episode', 'keywords', 'topics'])
+    expect(Object.keys(remember.properties).filter((key) => !documented.includes(key))).toEqual(['episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers', 'occurredAt'])
   })
 
   it('memory_delete is added when a store sets write.mode tool and takes id (required), store, reason', async () => {
@@ -548,7 +548,7 @@ describe('seed: Security and approval', () => {
       agent: { adapter: workspaceJsonlMemoryStore(), scope: { agent: 'support', project: 'p1' }, write: { mode: 'tool' } },
       user: { adapter: workspaceJsonlMemoryStore(), scope: (ctx) => (ctx.user ? { agent: ctx.agent, user: ctx.user.id, tenant: String(ctx.metadata.tenant) } : undefined), write: { mode: 'tool' } },
     } }
-    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'a' }], ['memory_remember', { store: 'user', kind: 'semantic', content: 'b' }]])
+    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'Prefers tea' }], ['memory_remember', { store: 'user', kind: 'semantic', content: 'Lives in Oslo' }]])
     await finish(runAgent(agentWith(options, driver, workspace), { input: 'go', user: { id: 'alice' }, metadata: { tenant: 'acme' } }))
     expect(jsonlLines(workspace).map((l) => [l.store, l.scope])).toEqual([['agent', { agent: 'support', project: 'p1' }], ['user', { agent: 'support', user: 'alice', tenant: 'acme' }]])
   })
@@ -715,13 +715,13 @@ describe('seed: Options', () => {
 
   it('workspaceJsonlMemoryStore path defaults to "memory/memory.jsonl" and can be set', async () => {
     const workspace = fsWorkspace()
-    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'a' }], ['memory_remember', { store: 'notes', kind: 'semantic', content: 'b' }]])
+    const { driver } = scriptedRun([['memory_remember', { kind: 'semantic', content: 'Prefers tea' }], ['memory_remember', { store: 'notes', kind: 'semantic', content: 'Lives in Oslo' }]])
     await finish(runAgent(agentWith({ stores: {
       agent: toolWrites(),
       notes: toolWrites({ adapter: workspaceJsonlMemoryStore({ path: 'memory/notes.jsonl' }) }),
     } }, driver, workspace), { input: 'go' }))
-    expect(jsonlLines(workspace).map((l) => l.content)).toEqual(['a'])
-    expect(jsonlLines(workspace, 'memory/notes.jsonl').map((l) => l.content)).toEqual(['b'])
+    expect(jsonlLines(workspace).map((l) => l.content)).toEqual(['Prefers tea'])
+    expect(jsonlLines(workspace, 'memory/notes.jsonl').map((l) => l.content)).toEqual(['Lives in Oslo'])
   })
 })
 
@@ -736,3 +736,218 @@ describe('seed: tool input schemas are self-explanatory', () => {
     }
   })
 })
+
+// ---- Seed 000 (memory slots, /work/shared/seeds/000_0bf17b1616f748fb.txt), through memorySlot() and the store options it builds ----
+
+const slotAgent = (stores: MemoryOptions['stores'], driver: AgentDefinition['driver']) => defineAgent({ name: 'support', driver, capabilities: [memory({ stores })] })
+type SlotPrompt = ReturnType<typeof scriptedModel>['prompts'][number]
+const systemText = (prompt: SlotPrompt) => prompt.filter((m) => m.role === 'system').map((m) => m.content).join('\n')
+
+async function seedSlot(adapter: ReturnType<typeof inMemoryMemoryStore>, texts: string[], scope: MemoryOptions['stores'][string]['scope'] = { agent: 'support' }) {
+  const created = await adapter.create({ store: 'notes', agent: 'support', writable: true })
+  for (const text of texts) await created.append({ store: 'notes', scope: typeof scope === 'function' ? { agent: 'support' } : scope }, { kind: 'semantic', content: text }, { audit: { via: 'api' } })
+}
+
+describe('seed 000: Memory (slots)', () => {
+  it('on the run\'s first model call the newest items go into the system prompt in a <memory name="..."> block that stays for the rest of the run', async () => {
+    const adapter = inMemoryMemoryStore()
+    await seedSlot(adapter, ['Likes tea.', 'Lives in Oslo.'])
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'recall_notes', input: {} }] }, { text: 'done' }])
+    await finish(runAgent(slotAgent({ notes: memorySlot({ scope: 'global', adapter }) }, { model }), { input: 'hi' }))
+    const block = '<memory name="notes">\n- Lives in Oslo.\n- Likes tea.\n</memory>'
+    expect(systemText(model.prompts[0]!)).toContain(block)
+    expect(systemText(model.prompts[1]!)).toContain(block)
+  })
+
+  it('the recalled block is not saved in the session transcript', async () => {
+    const adapter = inMemoryMemoryStore()
+    await seedSlot(adapter, ['Likes tea.'])
+    const model = scriptedModel([{ text: 'one' }, { text: 'two' }])
+    const agent = slotAgent({ notes: memorySlot({ scope: 'global', adapter }) }, { model })
+    await finish(runAgent(agent, { input: 'first', threadId: 't1' }))
+    await finish(runAgent(agent, { input: 'second', threadId: 't1' }))
+    const nonSystem = model.prompts[1]!.filter((m) => m.role !== 'system')
+    expect(JSON.stringify(nonSystem)).not.toContain('<memory')
+  })
+
+  it('remember_<name> takes { text } and recall_<name> takes { query?, limit? }, newest items first without a query', async () => {
+    const outcomes = await callTools((driver) => slotAgent({ notes: memorySlot({ scope: 'global', adapter: inMemoryMemoryStore() }) }, driver), [
+      ['remember_notes', { text: 'Likes green tea.' }],
+      ['remember_notes', { text: 'Has a cat named Miso.' }],
+      ['recall_notes', {}],
+      ['recall_notes', { query: 'tea' }],
+      ['recall_notes', { limit: 1 }],
+      ['remember_notes', { content: 'x', kind: 'semantic' }],
+    ])
+    expect(ok(outcomes[0]).action).toBe('created')
+    expect(ok(outcomes[2]).items.map((i: { text: string }) => i.text)).toEqual(['Has a cat named Miso.', 'Likes green tea.'])
+    expect(ok(outcomes[3]).items.map((i: { text: string }) => i.text)).toEqual(['Likes green tea.'])
+    expect(ok(outcomes[4]).items).toHaveLength(1)
+    expect(errorCode(outcomes[5])).toBe('TOOL_INPUT_INVALID')
+  })
+
+  it('scope "global" is one memory for every run of the agent, "session" one per session (thread) id', async () => {
+    const global = inMemoryMemoryStore()
+    const session = inMemoryMemoryStore()
+    const stores = { shared: memorySlot({ scope: 'global', adapter: global }), mine: memorySlot({ scope: 'session', adapter: session }) }
+    await callTools((driver) => slotAgent(stores, driver), [['remember_shared', { text: 'Office in Berlin.' }], ['remember_mine', { text: 'Prefers email.' }]], { threadId: 's1' })
+    const later = await callTools((driver) => slotAgent(stores, driver), [['recall_shared', {}], ['recall_mine', {}]], { threadId: 's2' })
+    expect(ok(later[0]).items.map((i: { text: string }) => i.text)).toEqual(['Office in Berlin.'])
+    expect(ok(later[1]).items).toEqual([])
+    const same = await callTools((driver) => slotAgent(stores, driver), [['recall_mine', {}]], { threadId: 's1' })
+    expect(ok(same[0]).items.map((i: { text: string }) => i.text)).toEqual(['Prefers email.'])
+  })
+
+  it('a scope function that returns undefined switches the slot off: nothing is recalled and its tools are not offered', async () => {
+    const stores = { facts: memorySlot({ scope: ({ metadata }) => (typeof metadata.userId === 'string' ? { user: metadata.userId } : undefined), adapter: inMemoryMemoryStore() }) }
+    expect(await toolNamesOf(stores, {})).toEqual([])
+    expect(await toolNamesOf(stores, { userId: 'u-42' })).toEqual(['recall_facts', 'remember_facts'])
+  })
+
+  it('name: 1-55 characters of A-Za-z0-9_-; a longer slot name is an option error', () => {
+    expect(() => memory({ stores: { ['n'.repeat(55)]: memorySlot({ scope: 'global', adapter: inMemoryMemoryStore() }) } })).not.toThrow()
+    expect(() => memory({ stores: { ['n'.repeat(56)]: memorySlot({ scope: 'global', adapter: inMemoryMemoryStore() }) } })).toThrow(/1-55 characters/)
+  })
+
+  it('description: what the slot holds, added to the tool descriptions', async () => {
+    const { driver, seen } = scriptedRun([])
+    await finish(runAgent(slotAgent({ notes: memorySlot({ scope: 'global', adapter: inMemoryMemoryStore(), description: 'facts about the office' }) }, driver), { input: 'hi' }))
+    const tools = seen.contexts[0]!.tools
+    expect(tools.remember_notes!.description).toContain('facts about the office')
+    expect(tools.recall_notes!.description).toContain('facts about the office')
+  })
+
+  it('recall.onSessionStart defaults to true; false recalls nothing into the prompt', async () => {
+    const adapter = inMemoryMemoryStore()
+    await seedSlot(adapter, ['Likes tea.'])
+    const model = scriptedModel([{ text: 'a' }])
+    await finish(runAgent(slotAgent({ notes: memorySlot({ scope: 'global', adapter, recall: { onSessionStart: false } }) }, { model }), { input: 'hi' }))
+    expect(systemText(model.prompts[0]!)).not.toContain('<memory name="notes">')
+  })
+
+  it('recall.maxItems (default 10) is the most items recalled and the default limit of recall_<name>', async () => {
+    const adapter = inMemoryMemoryStore()
+    await seedSlot(adapter, Array.from({ length: 12 }, (_, i) => `Fact number ${i + 1}.`))
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'recall_notes', input: {} }] }, { text: 'done' }])
+    await finish(runAgent(slotAgent({ notes: memorySlot({ scope: 'global', adapter }) }, { model }), { input: 'hi' }))
+    const block = systemText(model.prompts[0]!)
+    expect(block.match(/^- Fact number/gm)).toHaveLength(10)
+    const outcomes = await callTools((driver) => slotAgent({ notes: memorySlot({ scope: 'global', adapter, recall: { maxItems: 3 } }) }, driver), [['recall_notes', {}]])
+    expect(ok(outcomes[0]).items.map((i: { text: string }) => i.text)).toEqual(['Fact number 12.', 'Fact number 11.', 'Fact number 10.'])
+  })
+
+  it('recall.query "last-input" passes the run\'s last user message as the query, recalling relevant items rather than the newest', async () => {
+    const adapter = inMemoryMemoryStore()
+    await seedSlot(adapter, ['Likes green tea.', 'Has a cat.', 'Drives a red car.'])
+    const model = scriptedModel([{ text: 'a' }])
+    await finish(runAgent(slotAgent({ notes: memorySlot({ scope: 'global', adapter, recall: { query: 'last-input' } }) }, { model }), { input: 'Which tea should I buy?' }))
+    expect(systemText(model.prompts[0]!)).toContain('<memory name="notes">\n- Likes green tea.\n</memory>')
+  })
+
+  it('expose.remember and expose.recall (both default true) offer the remember_<name> and recall_<name> tools', async () => {
+    const adapter = inMemoryMemoryStore()
+    expect(await toolNamesOf({ notes: memorySlot({ scope: 'global', adapter }) }, {})).toEqual(['recall_notes', 'remember_notes'])
+    expect(await toolNamesOf({ notes: memorySlot({ scope: 'global', adapter, expose: { remember: false } }) }, {})).toEqual(['recall_notes'])
+    expect(await toolNamesOf({ notes: memorySlot({ scope: 'global', adapter, expose: { recall: false } }) }, {})).toEqual(['remember_notes'])
+  })
+
+  it('a slot keeps at most maxItems items per scope key (default 1000); adding one more drops the oldest', async () => {
+    expect(memorySlot({ scope: 'global', adapter: inMemoryMemoryStore() }).retention).toEqual({ maxItems: 1000 })
+    const outcomes = await callTools((driver) => slotAgent({ notes: memorySlot({ scope: 'global', adapter: inMemoryMemoryStore(), maxItems: 2 }) }, driver), [
+      ['remember_notes', { text: 'Lives in Oslo.' }], ['remember_notes', { text: 'Likes tea.' }], ['remember_notes', { text: 'Has a cat.' }], ['recall_notes', {}],
+    ])
+    expect(ok(outcomes[3]).items.map((i: { text: string }) => i.text)).toEqual(['Has a cat.', 'Likes tea.'])
+  })
+
+  it('memorySlot() rejects unknown options and a missing adapter or scope with errors naming them', () => {
+    expect(() => memorySlot({ scope: 'global', adapter: inMemoryMemoryStore(), provider: 1 } as never)).toThrow(/unknown option "provider"/)
+    expect(() => memorySlot({ scope: 'global' } as never)).toThrow(expect.objectContaining({ code: 'MEMORY_ADAPTER_REQUIRED' }))
+    expect(() => memorySlot({ adapter: inMemoryMemoryStore() } as never)).toThrow(expect.objectContaining({ code: 'MEMORY_SCOPE_REQUIRED' }))
+  })
+})
+
+async function toolNamesOf(stores: MemoryOptions['stores'], metadata: Record<string, unknown>): Promise<string[]> {
+  const { driver, seen } = scriptedRun([])
+  await finish(runAgent(slotAgent(stores, driver), { input: 'hi', metadata }))
+  return Object.keys(seen.contexts[0]?.tools ?? {}).sort()
+}
+
+describe('seed 000 / 002: openMemoryStore', () => {
+  const userKeyed = () => defineAgent({ name: 'support', driver: { run: () => undefined }, capabilities: [memory({ stores: {
+    agent: { adapter: inMemoryMemoryStore(), scope: (ctx) => ({ agent: ctx.agent, user: ctx.user!.id }) },
+    tenant: { adapter: inMemoryMemoryStore(), scope: (ctx) => (typeof ctx.metadata.tenant === 'string' ? { tenant: ctx.metadata.tenant } : undefined) },
+  } })] })
+
+  it('openMemoryStore takes metadata, so a metadata-keyed scope can be opened from code', async () => {
+    const opened = await openMemoryStore(userKeyed(), { store: 'tenant', metadata: { tenant: 'acme' } })
+    expect(opened.target.scope).toEqual({ tenant: 'acme' })
+    await expect(openMemoryStore(userKeyed(), { store: 'tenant' })).rejects.toMatchObject({ code: 'MEMORY_SCOPE_OFF' })
+  })
+
+  it('without a user, a user-keyed scope answers MEMORY_SCOPE_OFF, not a TypeError', async () => {
+    await expect(openMemoryStore(userKeyed(), {})).rejects.toMatchObject({ code: 'MEMORY_SCOPE_OFF' })
+    expect((await openMemoryStore(userKeyed(), { user: { id: 'alice' } })).target.scope).toEqual({ agent: 'support', user: 'alice' })
+  })
+})
+
+// ---- Seed 003 (hosted memory, /work/shared/seeds/003_d9fe0e88be5cbab4.txt): record fields and the quality filter ----
+
+describe('seed 003: memory structure and quality filter', () => {
+  it('a semantic memory keeps rawExtract and recallTriggers next to keywords and topics, and memory_read returns them', async () => {
+    const store = inMemoryMemoryStore()
+    const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: toolWrites({ adapter: store }) } }, driver)
+    const [written] = await callTools(agent, [
+      ['memory_remember', { kind: 'semantic', content: 'User prefers organic vegetables and shops at farmer\'s markets weekly', rawExtract: 'I love buying organic vegetables at the farmer\'s market every Saturday', keywords: ['organic', 'vegetables'], topics: ['food'], recallTriggers: ['vegetables', 'shopping habits', 'organic food'] }],
+    ])
+    const [read] = await callTools(agent, [['memory_read', { id: ok(written).record.id }]])
+    expect(ok(read).record).toMatchObject({
+      rawExtract: 'I love buying organic vegetables at the farmer\'s market every Saturday',
+      keywords: ['organic', 'vegetables'], topics: ['food'], recallTriggers: ['vegetables', 'shopping habits', 'organic food'],
+    })
+  })
+
+  it('recall triggers are searchable like tags: a query matching only a trigger finds the record', async () => {
+    const store = inMemoryMemoryStore()
+    const outcomes = await callTools((driver) => agentWith({ stores: { agent: toolWrites({ adapter: store }) } }, driver), [
+      ['memory_remember', { kind: 'semantic', content: 'Buys organic vegetables every week', recallTriggers: ['grocery budget'] }],
+      ['memory_search', { query: 'grocery budget' }],
+      ['memory_search', { query: 'grocery budget', tags: ['x'] }],
+    ])
+    expect(ok(outcomes[1]).results.map((r: { content: string }) => r.content)).toEqual(['Buys organic vegetables every week'])
+    expect(ok(outcomes[2]).results).toEqual([])
+  })
+
+  it('greetings and pleasantries ("Hello, I appreciate it") and generic traits ("User is friendly") are filtered out by default, with the reason in the tool error', async () => {
+    const outcomes = await callTools((driver) => agentWith({ stores: { agent: toolWrites({ adapter: inMemoryMemoryStore() }) } }, driver), [
+      ['memory_remember', { kind: 'semantic', content: 'Hello, I appreciate it' }],
+      ['memory_remember', { kind: 'semantic', content: 'User is friendly' }],
+      ['memory_remember', { kind: 'semantic', content: 'I\'m tired today' }],
+      ['memory_remember', { kind: 'semantic', content: 'User is allergic to peanuts' }],
+      ['memory_search', { query: 'user' }],
+    ])
+    expect(outcomes.slice(0, 3).map(errorCode)).toEqual(['MEMORY_WRITE_REJECTED', 'MEMORY_WRITE_REJECTED', 'MEMORY_WRITE_REJECTED'])
+    expect(outcomes[0]!.status === 'error' && outcomes[0]!.error.message).toMatch(/greeting, thanks or filler/)
+    expect(outcomes[1]!.status === 'error' && outcomes[1]!.error.message).toMatch(/generic trait or passing mood/)
+    expect(ok(outcomes[4]).results.map((r: { content: string }) => r.content)).toEqual(['User is allergic to peanuts'])
+  })
+
+  it('the built-in filter also guards remember_<name>, switches off with write.filter false and is replaced by a write.filter function', async () => {
+    const slot = await callTools((driver) => slotAgent({ notes: memorySlot({ scope: 'global', adapter: inMemoryMemoryStore() }) }, driver), [['remember_notes', { text: 'Thanks!' }]])
+    expect(errorCode(slot[0])).toBe('MEMORY_WRITE_REJECTED')
+    const off = await callTools((driver) => agentWith({ stores: { agent: toolWrites({ adapter: inMemoryMemoryStore(), write: { mode: 'tool', filter: false } }) } }, driver), [['memory_remember', { kind: 'semantic', content: 'Hello, I appreciate it' }]])
+    expect(ok(off[0]).action).toBe('created')
+    const replaced = await callTools((driver) => agentWith({ stores: { agent: toolWrites({ adapter: inMemoryMemoryStore(), write: { mode: 'tool', filter: (c) => (c.content.includes('card') ? { reject: 'no payment data' } : 'accept') } }) } }, driver), [
+      ['memory_remember', { kind: 'semantic', content: 'User is friendly' }],
+      ['memory_remember', { kind: 'semantic', content: 'My card is 4111' }],
+    ])
+    expect(ok(replaced[0]).action).toBe('created')
+    expect(replaced[1]!.status === 'error' && replaced[1]!.error.message).toMatch(/no payment data/)
+  })
+
+  it('writes from code through the adapter are never filtered', async () => {
+    const adapter = await inMemoryMemoryStore().create({ store: 'agent', agent: 'support', writable: true })
+    const record = await adapter.append({ store: 'agent', scope: { agent: 'support' } }, { kind: 'semantic', content: 'Hello!' }, { audit: { via: 'api' } })
+    expect(record.content).toBe('Hello!')
+  })
+})
+

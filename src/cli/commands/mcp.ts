@@ -18,7 +18,7 @@ const args = {
   agent: { type: 'string', description: 'Agent name: server/agents/<name>.ts or server/agents/<name>/agent.ts', required: true },
   root: { type: 'string', description: 'Project root holding server/agents (default: cwd, or ./playground when cwd has playground/server/agents)' },
   user: { type: 'string', description: 'User id every call runs for; fixes the memory scope (default: demo)', default: 'demo' },
-  transport: { type: 'string', description: 'stdio (default: the client starts this command) or http (Streamable HTTP on 127.0.0.1 with a bearer token)', default: 'stdio' },
+  transport: { type: 'string', description: 'stdio (the client starts this command) or http (Streamable HTTP on 127.0.0.1 with a bearer token)', default: 'stdio' },
   port: { type: 'string', description: 'Port for --transport http (default: a free port)' },
   'approval-timeout': { type: 'string', description: 'Seconds a require-approval call waits for a decision (default 300)' },
 } as const

@@ -8,7 +8,7 @@ import { createStorage } from 'unstorage'
 import fsDriver from 'unstorage/drivers/fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { sqliteMemoryStore, workspaceJsonlMemoryStore } from '../../../src/capabilities/index.ts'
-import { verifyLog } from '../../../src/log/log.ts'
+import { verifyLog } from '../../../src/memory/event-log.ts'
 import type { MemoryAudit, MemoryStoreAdapter, MemoryStoreContext, MemoryTarget } from '../../../src/memory/types.ts'
 import { testMemoryStore } from '../../../src/testing/index.ts'
 import { createWorkspace } from '../../../src/workspace/workspace.ts'
@@ -338,8 +338,8 @@ describe('sqliteMemoryStore retention', () => {
     await adapter.append(alice, { kind: 'semantic', content: 'alice secret ZQXJ-1' }, { audit })
     await adapter.append(alice, { kind: 'semantic', content: 'alice secret ZQXJ-2' }, { audit })
     const kept = await adapter.append(bob, { kind: 'semantic', content: 'bob keeps this' }, { audit })
-    expect(await eraseMemoryScope(adapter, alice, { audit })).toEqual({ erased: 2 })
-    expect(await eraseMemoryScope(adapter, alice, { audit })).toEqual({ erased: 0 })
+    expect(await eraseMemoryScope(adapter, alice, { audit })).toMatchObject({ erased: 2 })
+    expect(await eraseMemoryScope(adapter, alice, { audit })).toMatchObject({ erased: 0 })
     expect(await adapter.export(alice)).toEqual([])
     expect(await adapter.search(alice, { query: 'secret' })).toEqual([])
     expect((await adapter.export(bob)).map(record => record.id)).toEqual([kept.id])

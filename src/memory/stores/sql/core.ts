@@ -16,16 +16,18 @@
  * Source: issue 12, "Stores that live in a database".
  */
 import { agentError } from '../../../errors.ts'
-import { canonicalJson } from '../../../log/digest.ts'
+import { canonicalJson } from '../../../log/index.ts'
+import { parseMemoryLine } from '../../event-log.ts'
 import { hash53, contentKey, contentKeyHash } from '../../dedupe.ts'
 import { searchableContent, searchableTags } from '../../kinds.ts'
-import { HEADER_FIELDS, PAYLOAD_FIELDS, cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, newRecordId, parseEvent, parseInstant, partitionKey, type MemoryEvent, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
+import { HEADER_FIELDS, PAYLOAD_FIELDS, cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, newRecordId, parseInstant, partitionKey, rememberDrafts, type MemoryEvent, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
 import { sameContent } from '../../dedupe.ts'
 import { sameScope } from '../../scope.ts'
-import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, searchRecords, snippetOf } from '../../../search/search.ts'
+import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, snippetOf } from '../../../search/search.ts'
+import { searchRecords } from '../../search-index.ts'
 import { tokenize } from '../../../search/text.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryTarget } from '../../types.ts'
-import { checkAudit, checkDeleteOptions, checkInput, checkTarget, rememberDraft, tombstone, type MemoryLogStoreAdapter } from '../workspace-jsonl.ts'
+import { checkAudit, checkDeleteOptions, checkInput, checkTarget, tombstone, type MemoryLogStoreAdapter } from '../workspace-jsonl.ts'
 
 /** A record's row as a write sees it: the record (absent once erased) and whether its id was erased. */
 export interface SqlStoredRecord {
@@ -227,7 +229,7 @@ export function foldLines(text: string): { events: SqlEventRow[]; records: SqlRe
   const events: SqlEventRow[] = []
   const lines = text === '' ? [] : text.slice(0, -1).split('\n')
   for (const line of lines) {
-    const event = parseEvent(JSON.parse(line))
+    const event = parseMemoryLine(JSON.parse(line))
     if (typeof event === 'string') throw new Error(event)
     const partition = partitionKey(event.store, event.scope)
     events.push({ seq: event.seq, type: event.type, recordId: event.recordId, store: event.store, partition, digest: event.digest, line })
@@ -360,9 +362,8 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
-        const remember = rememberDraft(target, input, { recordId, at, audit, supersedes })
-        const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({ type: 'supersede', recordId: id, store: target.store, scope: target.scope, version: known.get(id)!.record!.version + 1, at, audit, supersededBy: recordId }))
-        const [record] = await commitDrafts(tx, [remember, ...supersedeEvents], known, hash)
+        const drafts = rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: id => known.get(id)!.record!.version })
+        const [record] = await commitDrafts(tx, drafts, known, hash)
         return { record: record! }
       })
       if ('duplicate' in outcome) {
