@@ -817,6 +817,13 @@ describe('seed 000: Memory (slots)', () => {
     expect(tools.recall_notes!.description).toContain('facts about the office')
   })
 
+  it('a store description is added to every shared tool description of that store too', async () => {
+    const { driver, seen } = scriptedRun([])
+    await finish(runAgent(agentWith({ stores: { agent: toolWrites({ adapter: inMemoryMemoryStore(), description: 'facts about the office' }) } }, driver), { input: 'hi' }))
+    const tools = seen.contexts[0]!.tools
+    for (const name of ['memory_search', 'memory_read', 'memory_remember', 'memory_delete']) expect(tools[name]!.description, name).toContain('"agent" (facts about the office)')
+  })
+
   it('recall.onSessionStart defaults to true; false recalls nothing into the prompt', async () => {
     const adapter = inMemoryMemoryStore()
     await seedSlot(adapter, ['Likes tea.'])
