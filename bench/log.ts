@@ -16,8 +16,8 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { canonicalJson, sha256Hex } from '../src/log/digest.ts'
-import { CHECKPOINT_GROWTH, DEFAULT_CHECKPOINT_EVERY } from '../src/log/log.ts'
+import { canonicalJson, sha256Hex } from '../src/log/index.ts'
+import { CHECKPOINT_GROWTH, DEFAULT_CHECKPOINT_EVERY } from '../src/memory/event-log.ts'
 import { workspaceJsonlMemoryStore } from '../src/memory/stores/workspace-jsonl.ts'
 import { createWorkspace } from '../src/workspace/workspace.ts'
 
@@ -84,7 +84,7 @@ for (const size of SIZES) {
     global.gc?.()
     row.checkpointBytesPerRecord = Math.round(statSync(`${file}.checkpoint`).size / size)
     // What checkpoints add per appended line at this size under the default schedule (one every
-    // max(10,000, size / 4) lines, CHECKPOINT_GROWTH in src/log/log.ts): µs.
+    // max(10,000, size / 4) lines, CHECKPOINT_GROWTH in src/log/types.ts): µs.
     row.checkpointUsPerAppend = Number(((row.checkpointWriteMs as number) * 1000 / Math.max(DEFAULT_CHECKPOINT_EVERY, Math.floor(size * CHECKPOINT_GROWTH))).toFixed(1))
 
     // Cold open from the checkpoint: a new workspace object loads it, checks the covered line, replays nothing more.

@@ -1,24 +1,33 @@
-// `npm test`: runs vitest once with its JSON reporter beside the default one, then prints the
-// closing line CI reads (`N passed, N failed`) and exits non-zero on any failure or on no test.
+// `npm test`: runs vitest once (its default reporter, plus test/closing-line-reporter.mjs which
+// counts the results), then prints the closing line CI reads, `N passed, N failed` (with
+// `, N skipped` and `, N errors` when there are any), and exits non-zero on any failure, any
+// error outside a test, or no test at all. Arguments are passed on to vitest.
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
-const out = join(mkdtempSync(join(tmpdir(), 'vam-test-')), 'vitest.json')
+const dir = mkdtempSync(join(tmpdir(), 'vam-test-'))
+const countsFile = join(dir, 'counts.json')
+const reporter = fileURLToPath(new URL('./closing-line-reporter.mjs', import.meta.url))
+const vitest = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url))
 const run = spawnSync(
   process.execPath,
-  ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...process.argv.slice(2)],
-  { stdio: 'inherit' },
+  [vitest, 'run', '--reporter=default', `--reporter=${reporter}`, ...process.argv.slice(2)],
+  { stdio: 'inherit', env: { ...process.env, VAM_TEST_COUNTS: countsFile } },
 )
-if (!existsSync(out)) {
+if (!existsSync(countsFile)) {
+  // vitest stopped before reporting (a broken config, a crash): nothing can be counted.
+  rmSync(dir, { recursive: true, force: true })
+  console.log(`vitest exited with ${run.status ?? run.signal} before reporting any result`)
   console.log('0 passed, 1 failed')
   process.exit(run.status || 1)
 }
-const report = JSON.parse(readFileSync(out, 'utf8'))
-const passed = report.numPassedTests ?? 0
-// Suites that fail to load count as failures: they hide every test inside them.
-const failed = (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0)
-const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0)
-console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`)
-process.exit(failed > 0 || passed === 0 || run.status !== 0 ? 1 : 0)
+const counts = JSON.parse(readFileSync(countsFile, 'utf8'))
+rmSync(dir, { recursive: true, force: true })
+for (const failure of counts.loadFailures) console.log(`failed to load (counted as 1 failed test): ${failure}`)
+for (const error of counts.errorsOutsideTests) console.log(`error outside a test: ${error}`)
+const extra = [counts.skipped ? `, ${counts.skipped} skipped` : '', counts.errors ? `, ${counts.errors} error${counts.errors === 1 ? '' : 's'}` : ''].join('')
+console.log(`${counts.passed} passed, ${counts.failed} failed${extra}`)
+process.exit(counts.failed > 0 || counts.errors > 0 || counts.passed === 0 || run.status !== 0 ? 1 : 0)

@@ -1,7 +1,7 @@
 import type { JSONValue } from '@ai-sdk/provider'
 import type { ModelMessage, ToolResultPart } from 'ai'
 import { z } from 'zod'
-import { agentError, type AgentErrorShape } from '../errors.ts'
+import { agentError, toErrorShape, type AgentErrorShape } from '../errors.ts'
 import { formatIssues } from './define.ts'
 import { runModelTurn } from './drivers/model.ts'
 import { startRun, type RunOutcome } from './events.ts'
@@ -9,7 +9,8 @@ import { randomId } from './ids.ts'
 import { resolveInvocation } from './invocation.ts'
 import { handOverDecision } from '../mcp/approvals.ts'
 import { failed, finished, isModelDriver, runCustom, settled, userSchema } from './run.ts'
-import { approvalKey, approvalsPrefix, hostWorkspace, loadApproval, loadThread, saveApproval, saveThread, threadKey } from './store.ts'
+import { sameIdentity } from './identity.ts'
+import { approvalKey, approvalsPrefix, decideApproval, hostWorkspace, indexedApprovalIds, loadApproval, loadThread, saveThread, threadApprovalsKey, threadKey, userApprovalsKey } from './store.ts'
 import { emitExecution, executeTool, toOutcome, type ToolExecution } from './tools.ts'
 import { answeredToolCallIds, approvalResponsesMessage, closingToolMessage } from './transcript.ts'
 import type { AgentDefinition, AgentRun, ApprovalRequest, CustomRunDriver, ListApprovalsOptions, ResolveApprovalOptions, ToolCallOutcome } from './types.ts'
@@ -22,6 +23,10 @@ const resolveOptionsSchema = z.strictObject({
   user: userSchema.optional(),
   signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'must be an AbortSignal').optional(),
 })
+
+function alreadyResolved(approval: ApprovalRequest): AgentErrorShape {
+  return agentError('APPROVAL_ALREADY_RESOLVED', `approval "${approval.id}" was already ${approval.status} at ${approval.decision?.decidedAt ?? 'an earlier time'}; nothing was changed or run`, 'do nothing: each approval applies once; ask the agent again for a new request', { approvalId: approval.id, status: approval.status }).toJSON()
+}
 
 function notFound(approvalId: string): AgentErrorShape {
   return agentError('APPROVAL_NOT_FOUND', `there is no approval "${approvalId}" for this agent`, 'use an id from a pending `approval-request` event or from listApprovals()', { approvalId }).toJSON()
@@ -66,22 +71,24 @@ export function resolveApproval(agent: AgentDefinition, approvalId: string, opti
       return failed(agentError('APPROVAL_OPTIONS_INVALID', `resolveApproval was called with invalid options: ${problems.join('; ')}`, 'pass the id of the approval request and `{ approved, reason?, approver?, threadId?, user?, signal? }`', { issues: problems }).toJSON())
     }
     const decided = await store.withLock(approvalKey(agent.name, approvalId), async (): Promise<ApprovalRequest | AgentErrorShape> => {
-      const approval = await loadApproval(store, agent.name, approvalId)
+      let approval: ApprovalRequest | undefined
+      try {
+        approval = await loadApproval(store, agent.name, approvalId)
+      }
+      catch (error) {
+        return toErrorShape(error)
+      }
       if (!approval || approval.agent !== agent.name) return notFound(approvalId)
-      if (options.user && approval.user?.id !== options.user.id) return notFound(approvalId)
+      // The whole identity (tenant and user id): a same-named user of another tenant is another user.
+      if (options.user && !sameIdentity(approval.user, options.user)) return notFound(approvalId)
       if (options.threadId !== undefined && options.threadId !== approval.threadId) {
         return agentError('APPROVAL_THREAD_MISMATCH', `approval "${approvalId}" belongs to another thread than "${options.threadId}"`, 'resolve it from the thread that requested it, or omit `threadId`', { approvalId, threadId: options.threadId }).toJSON()
       }
-      if (approval.status !== 'pending') {
-        return agentError('APPROVAL_ALREADY_RESOLVED', `approval "${approvalId}" was already ${approval.status} at ${approval.decision?.decidedAt ?? 'an earlier time'}; nothing was changed or run`, 'do nothing: each approval applies once; ask the agent again for a new request', { approvalId, status: approval.status }).toJSON()
-      }
-      const updated: ApprovalRequest = {
-        ...approval,
-        status: options.approved ? 'approved' : 'denied',
-        decision: { approved: options.approved, ...(options.reason ? { reason: options.reason } : {}), ...(options.approver ? { approver: options.approver } : {}), decidedAt: new Date().toISOString() },
-      }
-      await saveApproval(store, updated)
-      return updated
+      if (approval.status !== 'pending') return alreadyResolved(approval)
+      // The claim is what makes the decision single-use across processes and instances: the
+      // lock above only orders callers of this process.
+      const outcome = await decideApproval(store, approval, { approved: options.approved, ...(options.reason ? { reason: options.reason } : {}), ...(options.approver ? { approver: options.approver } : {}), decidedAt: new Date().toISOString() })
+      return outcome.decided ? outcome.approval : alreadyResolved(outcome.approval)
     })
     if (!('id' in decided)) {
       start()
@@ -165,14 +172,28 @@ function toJsonValue(value: unknown): JSONValue {
 
 /**
  * Lists the approvals persisted for `agent` (in its workspace, or in memory without one),
- * oldest first, optionally filtered by thread and status.
+ * oldest first, optionally filtered by thread, identity (tenant and user id) and status.
+ *
+ * With `threadId` or `user`, only that thread's or identity's approvals are read (through the
+ * index written when each was requested); without either, every approval file of the agent is
+ * read (for the CLI and administration, not for per-request routes). A file that is not JSON or
+ * fails its integrity check is left out (reading it by id with {@link resolveApproval} reports
+ * why), so one bad file never hides the others.
  */
 export async function listApprovals(agent: AgentDefinition, options: ListApprovalsOptions = {}): Promise<ApprovalRequest[]> {
   const store = hostWorkspace(agent)
-  const keys = await store.keys(approvalsPrefix(agent.name))
-  const approvals = await Promise.all(keys.filter((key) => key.endsWith('.json')).map((key) => store.readJson<ApprovalRequest>(key)))
+  let ids: string[]
+  if (options.threadId !== undefined) ids = await indexedApprovalIds(store, threadApprovalsKey(agent.name, options.threadId))
+  else if (options.user !== undefined) ids = await indexedApprovalIds(store, userApprovalsKey(agent.name, options.user))
+  else {
+    const prefix = `${approvalsPrefix(agent.name)}:`
+    ids = (await store.keys(approvalsPrefix(agent.name))).filter((key) => key.endsWith('.json') && key.startsWith(prefix)).map((key) => decodeURIComponent(key.slice(prefix.length, -'.json'.length)))
+  }
+  const approvals = await Promise.all(ids.map((id) => loadApproval(store, agent.name, id).catch(() => undefined)))
   return approvals
     .filter((approval): approval is ApprovalRequest => approval !== undefined)
-    .filter((approval) => (options.threadId === undefined || approval.threadId === options.threadId) && (options.status === undefined || approval.status === options.status))
+    .filter((approval) => (options.threadId === undefined || approval.threadId === options.threadId)
+      && (options.user === undefined || sameIdentity(approval.user, options.user))
+      && (options.status === undefined || approval.status === options.status))
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
 }

@@ -8,7 +8,8 @@ import { abortedError, runModelTurn } from './drivers/model.ts'
 import { startRun, type RunOutcome } from './events.ts'
 import { randomId } from './ids.ts'
 import { finishInvocation, resolveInvocation, type Invocation } from './invocation.ts'
-import { approvalKey, hostWorkspace, loadApproval, loadThread, saveApproval, saveThread, threadKey, type ThreadRecord } from './store.ts'
+import { identityOf, sameIdentity } from './identity.ts'
+import { approvalKey, decideApproval, hostWorkspace, loadApproval, loadThread, saveThread, threadKey, threadOwner, type ThreadRecord } from './store.ts'
 import { answeredToolCallIds, closingToolMessage, SUPERSEDED_REASON } from './transcript.ts'
 import type { AgentDefinition, AgentDriver, AgentRun, ApprovalRequest, CustomRunDriver, ModelDriver, RunAgentOptions } from './types.ts'
 
@@ -71,12 +72,13 @@ export function runAgent(agent: AgentDefinition, options: RunAgentOptions): Agen
     })
     return store.withLock(threadKey(agent.name, ids.threadId), async () => {
       const stored = await loadThread(store, agent.name, ids.threadId)
-      const owner = options.user?.id
-      if (stored.messages.length && stored.user !== owner) {
+      const owner = identityOf(options.user)
+      // The whole identity: the same user id in another tenant is another user.
+      if (stored.messages.length && !sameIdentity(threadOwner(stored), owner)) {
         // Another user's thread answers like a thread that cannot be continued, without its content.
         return failed(agentError('THREAD_ACCESS_DENIED', `thread "${ids.threadId}" belongs to another user`, 'start a new thread (omit `threadId`) or continue one of your own threads', { threadId: ids.threadId }).toJSON())
       }
-      const thread: ThreadRecord = owner ? { ...stored, user: owner } : stored
+      const thread: ThreadRecord = owner ? { ...stored, owner } : stored
       const superseded = await supersedePending(invocation, thread)
       const driver = agent.driver
       if (isModelDriver(driver)) {
@@ -155,12 +157,13 @@ async function supersedePending(invocation: Invocation, thread: ThreadRecord): P
   const closed: ApprovalRequest[] = []
   for (const id of thread.pendingApprovalIds) {
     const approval = await store.withLock(approvalKey(agent.name, id), async () => {
-      const current = await loadApproval(store, agent.name, id)
+      // A tampered or unreadable approval is closed like a denied one: nothing of it runs.
+      const current = await loadApproval(store, agent.name, id).catch(() => undefined)
       if (!current || current.status !== 'pending') return current
-      const denied: ApprovalRequest = { ...current, status: 'denied', decision: { approved: false, reason: SUPERSEDED_REASON, decidedAt: new Date().toISOString() } }
-      await saveApproval(store, denied)
-      invocation.emit({ type: 'approval-decision', approvalId: id, toolCallId: denied.toolCallId, approved: false, reason: SUPERSEDED_REASON })
-      return denied
+      // Claimed like any decision, so a resolveApproval in another process cannot also decide it.
+      const outcome = await decideApproval(store, current, { approved: false, reason: SUPERSEDED_REASON, decidedAt: new Date().toISOString() })
+      if (outcome.decided) invocation.emit({ type: 'approval-decision', approvalId: id, toolCallId: outcome.approval.toolCallId, approved: false, reason: SUPERSEDED_REASON })
+      return outcome.approval
     })
     if (approval) closed.push(approval)
   }

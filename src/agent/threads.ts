@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai'
-import { hostWorkspace, loadThread, threadKey } from './store.ts'
+import { sameIdentity } from './identity.ts'
+import { hostWorkspace, loadThread, threadKey, threadOwner } from './store.ts'
 import type { AgentDefinition, AgentUser } from './types.ts'
 
 /** A thread as {@link readThread} returns it. */
@@ -13,7 +14,7 @@ export interface ThreadView {
 
 /**
  * Reads a thread's stored transcript, for a UI that shows a conversation again after a reload.
- * Only the user who started the thread may read it: another user's thread, an unknown id and
+ * Only the identity that started the thread (same tenant and user id) may read it: another user's thread, an unknown id and
  * an empty thread all answer `undefined` (so ids of other users' threads cannot be probed).
  * Without a writable agent workspace, threads live in memory for the life of the definition.
  */
@@ -21,7 +22,7 @@ export async function readThread(agent: AgentDefinition, threadId: string, optio
   const store = hostWorkspace(agent)
   if (!(await store.has(threadKey(agent.name, threadId)))) return undefined
   const thread = await loadThread(store, agent.name, threadId)
-  if (thread.messages.length === 0 || thread.user !== options.user?.id) return undefined
+  if (thread.messages.length === 0 || !sameIdentity(threadOwner(thread), options.user)) return undefined
   return { threadId: thread.threadId, messages: thread.messages, pendingApprovalIds: thread.pendingApprovalIds }
 }
 

@@ -2,7 +2,7 @@ import type { z } from 'zod'
 import { agentError, isAgentError, toErrorShape, type AgentError, type AgentErrorShape } from '../errors.ts'
 import { randomId } from './ids.ts'
 import type { Invocation } from './invocation.ts'
-import { saveApproval } from './store.ts'
+import { createApproval } from './store.ts'
 import type { AgentTool, ApprovalRequest, ToolCallOutcome, ToolExecutionContext, ToolPolicyDecision } from './types.ts'
 
 /**
@@ -134,7 +134,7 @@ export async function requestApproval(invocation: Invocation, toolName: string, 
     ...(fingerprint !== undefined ? { fingerprint } : {}),
     ...(options.via ? { via: options.via } : {}),
   }
-  await saveApproval(invocation.store, approval)
+  await createApproval(invocation.store, approval)
   invocation.emit({ type: 'approval-request', approval })
   return approval
 }

@@ -313,8 +313,10 @@ export interface ResolveApprovalOptions {
 
 /** Options of {@link listApprovals}. */
 export interface ListApprovalsOptions {
-  /** Only approvals of this thread. */
+  /** Only approvals of this thread (read through the thread's index, not every file). */
   threadId?: string
+  /** Only approvals of this identity: same tenant and user id (read through the identity's index). */
+  user?: AgentUser
   /** Only approvals with this status. */
   status?: ApprovalRequest['status']
 }

@@ -123,7 +123,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
 
   const showApprovals = async () => {
     // Only this user's approvals: the workspace holds every user's requests.
-    const approvals = (await listApprovals(agent, { status: 'pending' })).filter(approval => approval.status === 'pending' && approval.user?.id === user.id)
+    const approvals = await listApprovals(agent, { status: 'pending', user })
     if (approvals.length === 0) line('no pending approvals')
     for (const approval of approvals) line(formatApprovalLine(approval, limit))
   }

@@ -108,7 +108,12 @@ export async function loadAgent(root: string, name: string): Promise<LoadedAgent
     const message = error instanceof Error ? error.message : String(error)
     throw agentError('AGENT_LOAD_FAILED', `loading ${location.file} failed: ${message}`, 'fix the error in the agent module (run it with `npx tsx <file>` to see the full stack)', { file: location.file }, error)
   }
-  const candidate = loaded.default
+  // A TypeScript agent in a `"type": "commonjs"` package is compiled to CommonJS: its namespace's
+  // `default` is `module.exports`, which holds the module's own `default` export.
+  const exported = loaded.default
+  const candidate = !isAgentDefinition(exported) && exported && typeof exported === 'object' && isAgentDefinition((exported as { default?: unknown }).default)
+    ? (exported as { default: AgentDefinition }).default
+    : exported
   if (!isAgentDefinition(candidate)) {
     throw agentError(
       'AGENT_INVALID_MODULE',

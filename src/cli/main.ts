@@ -19,7 +19,7 @@ import { loadAgent, resolveRoot } from './load-agent.ts'
 import { openMemoryStore } from '../memory/open-store.ts'
 import { compactCommand, verifyCommand } from './commands/log.ts'
 import { mcpCommand } from './commands/mcp.ts'
-import { exportCommand, withFileImport } from './commands/transfer.ts'
+import { eraseCommand, exportCommand, withFileImport } from './commands/transfer.ts'
 import { rejectUnknownOptions, routesBase, runRemoteChat } from './commands/dev-url.ts'
 
 /** Default user id of CLI invocations (`--user`). */
@@ -174,7 +174,7 @@ const search = defineCommand({
   }),
 })
 
-const memorySubCommands = { import: withFileImport(importCommand), export: exportCommand, list, search, verify: verifyCommand, compact: compactCommand }
+const memorySubCommands = { import: withFileImport(importCommand), export: exportCommand, erase: eraseCommand, list, search, verify: verifyCommand, compact: compactCommand }
 
 const memoryCommand = defineCommand({
   meta: { name: 'memory', description: `Work with an agent's memory stores: ${Object.keys(memorySubCommands).join(', ')}` },

@@ -152,6 +152,11 @@ export async function historyKey(scope: MemoryScope): Promise<string> {
   return `history:${readable}-${hash}.jsonl`
 }
 
+/** Drops this process's folded copy of a history value, so the next operation reads it again (after it was rewritten by erasure). */
+export function forgetHistoryCache(workspace: HistoryBackend, key: string): void {
+  caches.get(workspace)?.delete(key)
+}
+
 /** Opens the history value of `scope` in `workspace` (a history store's backend; nothing is read until the first operation). */
 export async function openHistoryFile(workspace: HistoryBackend, scope: MemoryScope): Promise<HistoryFile> {
   const key = await historyKey(scope)

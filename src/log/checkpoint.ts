@@ -1,22 +1,21 @@
 /**
- * Checkpoints of the memory log: the materialized state (records, partitions, erased ids) of a
- * log up to a committed line, persisted next to the log so that a cold open replays only the
- * lines after it (format and trust rule: docs/log-format.md, "Checkpoints").
+ * Checkpoints: the folded state of a log up to a committed line, persisted next to the log
+ * (`<key>.checkpoint`) so that a cold open replays only the lines after it (format and trust
+ * rule: docs/log-format.md, "Checkpoints").
  *
- * Text: three lines (version 2; version 1 had the first two and still loads). Line 1 is the
- * **stamp**, `{"type":"memory-log-checkpoint","v":2,"offset","lines","lastDigest","lastLineStart",
- * "hasV1","indexDigest"}`: the byte length of the log text it covers, the number of lines, the
- * `digest` of the last covered line, the byte offset where that line starts, and the SHA-256 hex
- * of line 3. Line 2 is the state: `values` (per interned field, the distinct
- * values records share), `records` (in the state's order; an interned field holds an index into
- * its `values` list), `partitions` (`[partitionKey, [record index, ...]]` in creation order) and
- * `erased` (ids). Line 3 is `{"indexes":[[partitionKey, snapshot], ...]}`: the search index of
- * every partition whose index was built, as a {@link MemorySearchIndexSnapshot} whose record
- * numbers count in the partition's creation order.
+ * Line 1 is the **stamp**, `{"type","v","offset","lines","lastDigest","lastLineStart","hasV1",...}`:
+ * the byte length of the log text it covers, the number of lines, the `digest` of the last
+ * covered line, the byte offset where that line starts, whether version 1 lines are among them,
+ * and members of the fold's codec. The lines after it are the codec's ({@link LogCheckpointCodec}).
+ * A checkpoint is loaded only when the log's line `lines` ends at `offset`, verifies and has the
+ * digest `lastDigest`; the lines it covers are then trusted, as a database trusts its checkpoint.
  */
-import { emptyRecordState, type MemoryRecordState } from '../memory/records.ts'
-import type { MemorySearchIndex, MemorySearchIndexSnapshot } from '../search/search.ts'
-import type { MemoryRecord } from '../memory/types.ts'
+import { canonicalJson } from './canonical-json.ts'
+import { sha256Hex, sha256HexSync } from './digest.ts'
+import { EMPTY, utf8Decoder, warn, type LogHandle } from './handle.ts'
+import { checkLine, checkLineSync } from './line-check.ts'
+import { INTERNED_MAX } from './line-writer.ts'
+import type { LogCheckpointCodec } from './types.ts'
 
 /** What a checkpoint covers: the log up to `offset` bytes, `lines` lines, the last one with `lastDigest`. */
 export interface MemoryLogCheckpointStamp {
@@ -32,123 +31,26 @@ export interface MemoryLogCheckpointStamp {
   hasV1: boolean
 }
 
-/** A stamp as read back: the format version and, from version 2 on, the SHA-256 hex of the index line. */
+/** A stamp as read back: the codec's version and members besides the stamp's own. */
 export interface MemoryLogCheckpointHead extends MemoryLogCheckpointStamp {
-  version: 1 | 2
-  indexDigest?: string
+  version: number
+  members: Record<string, unknown>
 }
-
-/** Restores a partition's index from its snapshot over the partition's records (`restoreSearchIndex` of search.ts); throws when it does not fit. */
-export type MemorySearchIndexRestore = (snapshot: MemorySearchIndexSnapshot, records: readonly MemoryRecord[]) => MemorySearchIndex
-
-const TYPE = 'memory-log-checkpoint'
-const VERSION = 2
-// Fields whose values records share (a scope, an audit block, `[]`, `{}`): stored once each, and
-// shared again on load, as a replay shares them (memory per record stays that of a replay).
-const SHARED_FIELDS = ['scope', 'audit', 'tags', 'metadata', 'provenance', 'supersedes'] as const
-const SHARED_MAX_CHARS = 512
 
 /** The workspace key of the checkpoint of the log at `logKey`. */
 export function checkpointKey(logKey: string): string {
   return `${logKey}.checkpoint`
 }
 
-/**
- * The checkpoint text of `state` as folded from the log text `stamp` describes, with the search
- * index of every partition whose index is built (pending updates are taken in first; indexes never
- * built are left out, not built). The text is made synchronously (the state cannot change while
- * it is read); only `digest` of the index line may take a promise.
- *
- * @throws Error when an index holds a record its partition does not (the checkpoint is not written).
- */
-export async function serializeCheckpoint(stamp: MemoryLogCheckpointStamp, state: MemoryRecordState, digest: (text: string) => string | Promise<string>): Promise<string> {
-  const turn = turns()
-  const values: Record<string, unknown[]> = {}
-  const indexes: Record<string, Map<string, number>> = {}
-  // Records share their scope, audit and empty values as objects (replay interns them): look an
-  // object up before writing its JSON.
-  const byObject: Record<string, Map<unknown, number>> = {}
-  for (const field of SHARED_FIELDS) {
-    values[field] = []
-    indexes[field] = new Map()
-    byObject[field] = new Map()
-  }
-  const positions = new Map<string, number>()
-  const records: Array<Record<string, unknown>> = []
-  for (const record of state.records.values()) {
-    if (records.length % 1000 === 999) await turn.maybe()
-    positions.set(record.id, records.length)
-    const copy: Record<string, unknown> = { ...record }
-    for (const field of SHARED_FIELDS) {
-      const value = copy[field]
-      if (value === undefined) continue
-      let at = byObject[field]!.get(value)
-      if (at === undefined) {
-        const text = JSON.stringify(value)
-        if (text.length > SHARED_MAX_CHARS) continue
-        at = indexes[field]!.get(text)
-        if (at === undefined) {
-          indexes[field]!.set(text, at = values[field]!.length)
-          values[field]!.push(value)
-        }
-        if (typeof value === 'object' && value !== null) byObject[field]!.set(value, at)
-      }
-      copy[field] = at
-    }
-    records.push(copy)
-  }
-  const partitions = [...state.partitions].map(([key, ids]) => [key, ids.map(id => positions.get(id)!)])
-  const snapshots: Array<[string, MemorySearchIndexSnapshot]> = []
-  for (const [key, index] of state.indexes) {
-    const ids = state.partitions.get(key)
-    // An index that took an erase holds the erased words until it is rebuilt: never persisted.
-    if (!ids || !index.snapshot || state.erasedPartitions?.has(key)) continue
-    let numbers: Map<string, number> | undefined
-    const snapshot = index.snapshot((record) => {
-      if (!numbers) {
-        numbers = new Map()
-        for (let number = 0; number < ids.length; number++) numbers.set(ids[number]!, number)
-      }
-      const number = numbers.get(record.id)
-      if (number === undefined) throw new Error(`the search index of partition ${key} holds record "${record.id}", which the partition does not`)
-      return number
-    })
-    if (snapshot) snapshots.push([key, snapshot])
-    await turn.maybe()
-  }
-  const indexLine = JSON.stringify({ indexes: snapshots })
-  // The records array written in slices, a turn of the event loop between them.
-  const recordTexts: string[] = []
-  for (let start = 0; start < records.length; start += 1000) {
-    recordTexts.push(JSON.stringify(records.slice(start, start + 1000)).slice(1, -1))
-    await turn.maybe()
-  }
-  const rest = JSON.stringify({ partitions, erased: [...state.erased] }).slice(1)
-  const stateLine = `{"values":${JSON.stringify(values)},"records":[${recordTexts.join(',')}],${rest}`
-  const head = { type: TYPE, v: VERSION, offset: stamp.offset, lines: stamp.lines, lastDigest: stamp.lastDigest, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1, indexDigest: await digest(indexLine) }
-  return `${JSON.stringify(head)}\n${stateLine}\n${indexLine}\n`
+/** The checkpoint text of `state` as folded from the log text `stamp` describes. */
+export async function serializeCheckpoint<State>(codec: LogCheckpointCodec<State>, stamp: MemoryLogCheckpointStamp, state: State, digest: (text: string) => string | Promise<string>): Promise<string> {
+  const { stamp: members, body } = await codec.encode(state, digest)
+  const head = { type: codec.type, v: codec.version, offset: stamp.offset, lines: stamp.lines, lastDigest: stamp.lastDigest, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1, ...members }
+  return `${JSON.stringify(head)}\n${body}`
 }
 
-/** Longest run of checkpoint work between two turns of the event loop, in ms. */
-const TURN_MS = 10
-
-/**
- * Gives the event loop a turn once {@link TURN_MS} of work ran since the last one, so that a
- * checkpoint of a large state does not stall the process (reads and other work run between slices).
- */
-function turns() {
-  let since = Date.now()
-  return {
-    async maybe(): Promise<void> {
-      if (Date.now() - since < TURN_MS) return
-      await new Promise(resolve => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)))
-      since = Date.now()
-    },
-  }
-}
-
-/** The stamp of a checkpoint text, or why it is not a checkpoint this version reads. Parses line 1 only. */
-export function readCheckpointStamp(text: string): MemoryLogCheckpointHead | string {
+/** The stamp of a checkpoint text, or why it is not a checkpoint `codec` reads. Parses line 1 only. */
+export function readCheckpointStamp(codec: LogCheckpointCodec<unknown>, text: string): MemoryLogCheckpointHead | string {
   const end = text.indexOf('\n')
   if (end === -1) return 'the checkpoint has no stamp line'
   let head: Record<string, unknown>
@@ -158,99 +60,95 @@ export function readCheckpointStamp(text: string): MemoryLogCheckpointHead | str
   catch {
     return 'the checkpoint stamp is not valid JSON'
   }
-  if (head === null || typeof head !== 'object' || head.type !== TYPE) return 'the value is not a memory log checkpoint'
-  // Version 1 has no index line: its indexes are built on their first search.
-  if (head.v !== 1 && head.v !== VERSION) return `unsupported checkpoint version ${JSON.stringify(head.v)}`
-  if (head.v === VERSION && typeof head.indexDigest !== 'string') return 'the checkpoint stamp is malformed'
+  if (head === null || typeof head !== 'object' || head.type !== codec.type) return 'the value is not a memory log checkpoint'
+  if (typeof head.v !== 'number' || !codec.reads.includes(head.v)) return `unsupported checkpoint version ${JSON.stringify(head.v)}`
+  const problem = codec.checkStamp(head)
+  if (problem) return problem
   const counts = [head.offset, head.lines, head.lastLineStart]
   if (!counts.every(count => Number.isSafeInteger(count) && (count as number) >= 0) || typeof head.lastDigest !== 'string' || typeof head.hasV1 !== 'boolean') return 'the checkpoint stamp is malformed'
   if ((head.lines as number) < 1 || (head.lastLineStart as number) >= (head.offset as number)) return 'the checkpoint stamp is malformed'
-  return { version: head.v, offset: head.offset as number, lines: head.lines as number, lastDigest: head.lastDigest, lastLineStart: head.lastLineStart as number, hasV1: head.hasV1, ...(head.v === VERSION ? { indexDigest: head.indexDigest as string } : {}) }
+  const { type: _type, v, offset, lines, lastDigest, lastLineStart, hasV1, ...members } = head
+  return { version: v, offset: offset as number, lines: lines as number, lastDigest: lastDigest as string, lastLineStart: lastLineStart as number, hasV1: hasV1 as boolean, members }
+}
+
+/** Whether the handle reads and writes checkpoints (its fold has a codec and `checkpointEvery` is not `false`). */
+export function checkpointsOn(handle: LogHandle<any, any, any>): boolean {
+  return handle.options.checkpointEvery !== false && handle.fold.checkpoint !== undefined
 }
 
 /**
- * The state of a checkpoint text (line 2). A partition whose index the checkpoint holds (line 3,
- * version 2) gets it back through `indexes.restore`; the others get an index of `createIndex` that
- * is told every record in creation order (built on its first search, as after a replay). A
- * snapshot of another tokenizer format ({@link MemorySearchIndexSnapshot.format}) is left out.
- * Without `indexes` (or of a version 1 checkpoint) no index is restored.
- *
- * @throws Error when the state line is missing, not JSON or malformed, or (version 2, with
- * `indexes`) when the index line is missing, does not have the stamp's `indexDigest` or a
- * snapshot does not fit its partition: the caller then replays the log instead (never a wrong index).
+ * Writes a checkpoint of the handle's state as it is (call under the log's lock, after a sync),
+ * replacing the old one only while the log is still `offset` bytes long (a writer of another
+ * process may have appended meanwhile). Returns whether it was written.
  */
-export function readCheckpointState(text: string, createIndex: () => MemorySearchIndex, indexes?: { restore: MemorySearchIndexRestore; format: string; digest: (text: string) => string }): MemoryRecordState {
-  const start = text.indexOf('\n') + 1
-  const end = text.indexOf('\n', start)
-  if (start === 0 || end === -1) throw new Error('the checkpoint has no complete state line')
-  const snapshots = indexes ? readIndexLine(text, end + 1, indexes.format, indexes.digest) : new Map<string, MemorySearchIndexSnapshot>()
-  const body = JSON.parse(text.slice(start, end)) as { values: Record<string, unknown[]>; records: Array<Record<string, unknown>>; partitions: Array<[string, number[]]>; erased: string[] }
-  if (!body || !Array.isArray(body.records) || !Array.isArray(body.partitions) || !Array.isArray(body.erased) || typeof body.values !== 'object') throw new Error('the checkpoint state is malformed')
-  for (const field of SHARED_FIELDS) {
-    const list = body.values[field]
-    if (!Array.isArray(list)) throw new Error('the checkpoint state is malformed')
-    // Replay freezes shared scopes (their partition key is cached by object).
-    if (field === 'scope') for (const scope of list) Object.freeze(scope)
+export async function storeCheckpoint(handle: LogHandle<any, any, any>): Promise<boolean> {
+  const codec = handle.fold.checkpoint
+  if (!codec || handle.lines === 0 || handle.lastDigest === null || handle.tail.length > 0 || handle.skipped > 0) return false
+  const indexesBuilt = handle.indexesBuilt
+  const { offset, lines, lastDigest, lastLineStart, hasV1 } = handle
+  const text = await serializeCheckpoint(codec, { offset, lines, lastDigest, lastLineStart, hasV1 }, handle.state, (await sha256HexSync()) ?? sha256Hex)
+  const written = await handle.workspace.replace(checkpointKey(handle.key), text, { ifSizeOf: { key: handle.key, size: offset } })
+  if (written) {
+    handle.checkpointLines = lines
+    handle.checkpointIndexes = indexesBuilt
   }
-  const state = emptyRecordState(createIndex)
-  const records: MemoryRecord[] = []
-  for (const record of body.records) {
-    if (record === null || typeof record !== 'object' || typeof record.id !== 'string') throw new Error('the checkpoint state is malformed')
-    for (const field of SHARED_FIELDS) {
-      const value = record[field]
-      if (typeof value === 'number') {
-        const shared = body.values[field]![value]
-        if (shared === undefined) throw new Error('the checkpoint state is malformed')
-        record[field] = shared
-      }
-    }
-    // One string for equal instants, as a replay keeps them.
-    if (record.createdAt === record.updatedAt) record.createdAt = record.updatedAt
-    records.push(record as unknown as MemoryRecord)
-    state.records.set(record.id, record as unknown as MemoryRecord)
-  }
-  for (const [key, positions] of body.partitions) {
-    const ids: string[] = []
-    const members: MemoryRecord[] = []
-    for (const position of positions) {
-      const record = records[position]
-      if (!record) throw new Error('the checkpoint state is malformed')
-      ids.push(record.id)
-      members.push(record)
-    }
-    const snapshot = snapshots.get(key)
-    snapshots.delete(key)
-    let index: MemorySearchIndex
-    if (snapshot) index = indexes!.restore(snapshot, members)
-    else {
-      index = createIndex()
-      for (const record of members) index.update(record)
-    }
-    state.partitions.set(key, ids)
-    state.indexes.set(key, index)
-  }
-  if (snapshots.size > 0) throw new Error('the checkpoint holds the search index of a partition it does not hold')
-  for (const id of body.erased) state.erased.add(id)
-  return state
+  return written
 }
 
-/** The index snapshots of line 3 by partition (empty for version 1), checked against the stamp's digest; those of another `format` are left out. */
-function readIndexLine(text: string, start: number, format: string, digest: (text: string) => string): Map<string, MemorySearchIndexSnapshot> {
-  const snapshots = new Map<string, MemorySearchIndexSnapshot>()
-  const stamp = readCheckpointStamp(text)
-  if (typeof stamp === 'string' || stamp.version === 1) return snapshots
-  const end = text.indexOf('\n', start)
-  if (end === -1) throw new Error('the checkpoint has no complete index line')
-  const line = text.slice(start, end)
-  if (digest(line) !== stamp.indexDigest) throw new Error('the index line of the checkpoint does not have the digest its stamp names')
-  const body = JSON.parse(line) as { indexes?: unknown }
-  if (!body || !Array.isArray(body.indexes)) throw new Error('the index line of the checkpoint is malformed')
-  for (const entry of body.indexes as unknown[]) {
-    if (!Array.isArray(entry) || typeof entry[0] !== 'string' || entry[1] === null || typeof entry[1] !== 'object' || snapshots.has(entry[0])) throw new Error('the index line of the checkpoint is malformed')
-    const snapshot = entry[1] as MemorySearchIndexSnapshot
-    // Written under another tokenization: stale, not corrupt; that index is built again on its first search.
-    if (snapshot.format !== format) continue
-    snapshots.set(entry[0], snapshot)
+/**
+ * Loads the checkpoint of the log when its stamp matches the log (the log is at least `offset`
+ * bytes long and its line `lines` ends at `offset`, verifies and has the digest `lastDigest`),
+ * and returns the log's bytes after it; `undefined` (full replay) when there is none or it does
+ * not match (with a `MEMORY_LOG_CHECKPOINT_IGNORED` warning).
+ */
+export async function loadCheckpoint(handle: LogHandle<any, any, any>, size: number): Promise<Uint8Array | undefined> {
+  const codec = handle.fold.checkpoint
+  if (!codec || !checkpointsOn(handle)) return undefined
+  const { workspace, key, fold } = handle
+  const checkpoint = checkpointKey(key)
+  const ignore = (reason: string): undefined => {
+    warn(handle, { code: 'MEMORY_LOG_CHECKPOINT_IGNORED', key, message: `the checkpoint "${checkpoint}" of the memory log "${key}" was ignored (${reason}); the log is replayed in full`, details: { checkpoint, reason } })
+    return undefined
   }
-  return snapshots
+  let text: string | undefined
+  try {
+    text = await workspace.readText(checkpoint)
+  }
+  catch (error) {
+    return ignore(`it could not be read: ${(error as Error).message}`)
+  }
+  if (text === undefined) return undefined
+  const stamp = readCheckpointStamp(codec, text)
+  if (typeof stamp === 'string') return ignore(stamp)
+  if (stamp.offset > size) return ignore(`it covers ${stamp.offset} bytes and the log has ${size} (the log was truncated or rewritten)`)
+  const bytes = (await workspace.readBytes(key, stamp.lastLineStart)) ?? EMPTY
+  const lineEnd = stamp.offset - stamp.lastLineStart - 1
+  const mismatch = `line ${stamp.lines} of the log is not the line it covers (the log was edited, rewritten or compacted)`
+  if (bytes.length <= lineEnd || bytes[lineEnd] !== 10 || bytes.indexOf(10) !== lineEnd) return ignore(mismatch)
+  const line = utf8Decoder.decode(bytes.subarray(0, lineEnd))
+  const hash = await sha256HexSync()
+  try {
+    const prev = (JSON.parse(line) as { prev?: string | null }).prev ?? null
+    const event = hash ? checkLineSync(fold, line, stamp.lines, prev, hash, new Map(), new Map()) : await checkLine(fold, line, stamp.lines, prev)
+    if (event.digest !== stamp.lastDigest || event.more) return ignore(mismatch)
+  }
+  catch {
+    return ignore(mismatch)
+  }
+  let state: unknown
+  try {
+    state = codec.decode(text, text.indexOf('\n') + 1, { ...stamp.members, v: stamp.version }, hash)
+  }
+  catch (error) {
+    return ignore(`its state is unreadable: ${(error as Error).message}`)
+  }
+  Object.assign(handle, { state, lines: stamp.lines, lastDigest: stamp.lastDigest, offset: stamp.offset, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1, checkpointLines: stamp.lines })
+  // The checkpoint's shared (frozen) values become the ones later lines and writes share.
+  const seen = new Set<unknown>()
+  for (const value of fold.internedValues(state)) {
+    if (seen.has(value)) continue
+    seen.add(value)
+    if (Object.isFrozen(value) && handle.interned.size < INTERNED_MAX) handle.interned.set(canonicalJson(value), value)
+  }
+  return bytes.subarray(lineEnd + 1)
 }

@@ -1,91 +1,10 @@
 /**
- * Canonical JSON and SHA-256 for the memory event log's digest chain.
+ * SHA-256 for the digest chain of the log, as 64 lowercase hex characters.
  *
  * Source: capability document, "Each line has the store name, scope, version, and a digest
  * (SHA-256 when Web Crypto is available)". We hash with `node:crypto` where it exists (about 20x
  * faster than awaiting Web Crypto one line at a time) and fall back to `crypto.subtle` elsewhere.
  */
-
-/**
- * Serializes `value` as canonical JSON: object keys sorted by UTF-16 code unit order, no
- * whitespace, `undefined` (and functions, symbols) dropped from objects and written as `null` in
- * arrays, `toJSON()` honoured, non-finite numbers written as `null`: the same rules as
- * `JSON.stringify`, except that key order is fixed. Two values that are equal as JSON data give
- * byte-identical text, so a line parsed back from the log re-serializes to what was hashed.
- *
- * @throws TypeError for a `bigint` or a circular structure (as `JSON.stringify` does).
- */
-export function canonicalJson(value: unknown): string {
-  // Fast path: when every object already lists its keys in sorted order, JSON.stringify writes
-  // the canonical form natively (no toJSON and no cycles seen, so the rules are the same).
-  if (hasSortedKeys(value, 0)) return JSON.stringify(value) ?? 'null'
-  const text = canonicalize(value, new Set())
-  // Top-level undefined has no JSON form; callers always pass objects, but keep the contract total.
-  return text ?? 'null'
-}
-
-/**
- * True when `value` is JSON data (no `toJSON`) whose objects, at every depth, enumerate their keys
- * in sorted order: then `JSON.stringify(value)` is its canonical JSON. False also past a depth of
- * 64 (the slow path reports cycles). Used by replay to check a parsed line cheaply.
- */
-export function hasSortedKeys(value: unknown, depth = 0): boolean {
-  if (value === null || typeof value !== 'object') return true
-  if (depth > 64) return false
-  if (Array.isArray(value)) {
-    for (const item of value) if (!hasSortedKeys(item, depth + 1)) return false
-    return true
-  }
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false
-  let last: string | undefined
-  for (const key in value) {
-    if (!Object.prototype.hasOwnProperty.call(value, key)) return false
-    if (last !== undefined && !(last < key)) return false
-    last = key
-    if (!hasSortedKeys((value as Record<string, unknown>)[key], depth + 1)) return false
-  }
-  return true
-}
-
-function canonicalize(value: unknown, seen: Set<object>): string | undefined {
-  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
-    value = (value as { toJSON: () => unknown }).toJSON()
-  }
-  if (value === null) return 'null'
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return JSON.stringify(value)
-    case 'number':
-      return Number.isFinite(value) ? JSON.stringify(value) : 'null'
-    case 'bigint':
-      throw new TypeError('canonicalJson cannot serialize a bigint')
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return undefined
-  }
-  const object = value as object
-  if (seen.has(object)) throw new TypeError('canonicalJson cannot serialize a circular structure')
-  seen.add(object)
-  try {
-    if (Array.isArray(object)) {
-      // An index loop, not map(): a hole is written `null` (map skips holes and would leave `[1,,2]`).
-      const items: string[] = []
-      for (let index = 0; index < object.length; index++) items.push(canonicalize(object[index], seen) ?? 'null')
-      return `[${items.join(',')}]`
-    }
-    const parts: string[] = []
-    for (const key of Object.keys(object).sort()) {
-      const text = canonicalize((object as Record<string, unknown>)[key], seen)
-      if (text !== undefined) parts.push(`${JSON.stringify(key)}:${text}`)
-    }
-    return `{${parts.join(',')}}`
-  }
-  finally {
-    seen.delete(object)
-  }
-}
 
 type Hasher = (text: string) => string | Promise<string>
 
@@ -141,4 +60,20 @@ export function sha256HexSync(): Promise<((text: string) => string) | undefined>
 export async function sha256Hex(text: string): Promise<string> {
   hasher ??= loadHasher()
   return (await hasher)(text)
+}
+
+/** A line hash: synchronous where `node:crypto` exists, else a promise of Web Crypto's. */
+export type LineHash = (text: string) => string | Promise<string>
+
+let syncHash: ((text: string) => string) | undefined
+
+/** The fastest SHA-256 to hex for writing lines: synchronous `node:crypto` where it exists, else Web Crypto. */
+export async function lineHasher(): Promise<LineHash> {
+  syncHash = await sha256HexSync()
+  return syncHash ?? sha256Hex
+}
+
+/** The synchronous hasher once {@link lineHasher} found one (so a write needs no turn of the event loop to get it). */
+export function knownSyncHash(): ((text: string) => string) | undefined {
+  return syncHash
 }

@@ -1,6 +1,6 @@
 import { agentError, type AgentErrorShape } from '../errors.ts'
 import type { Invocation } from '../agent/invocation.ts'
-import { approvalKey, loadApproval, saveApproval } from '../agent/store.ts'
+import { approvalKey, decideApproval, loadApproval } from '../agent/store.ts'
 import type { ApprovalRequest } from '../agent/types.ts'
 
 /**
@@ -74,7 +74,7 @@ export async function awaitDecision(invocation: Invocation, approval: ApprovalRe
         settledApproval = next
         break
       }
-      const current = await loadApproval(store, agent.name, approval.id)
+      const current = await loadApproval(store, agent.name, approval.id).catch(() => undefined)
       if (current && current.status !== 'pending') {
         settledApproval = current
         break
@@ -96,10 +96,11 @@ export async function awaitDecision(invocation: Invocation, approval: ApprovalRe
     ? `no decision within ${options.timeoutMs} ms; the call timed out and was not run`
     : 'the MCP call was cancelled (or its run ended) before a decision; it was not run'
   return store.withLock(approvalKey(agent.name, approval.id), async (): Promise<ApprovalWait> => {
-    const current = await loadApproval(store, agent.name, approval.id)
+    const current = await loadApproval(store, agent.name, approval.id).catch(() => undefined)
     if (current && current.status !== 'pending') return { kind: 'decided', approval: current }
-    const closed: ApprovalRequest = { ...(current ?? approval), status: 'denied', decision: { approved: false, reason, decidedAt: new Date().toISOString() } }
-    await saveApproval(store, closed)
+    const outcome = await decideApproval(store, current ?? approval, { approved: false, reason, decidedAt: new Date().toISOString() })
+    if (!outcome.decided) return { kind: 'decided', approval: outcome.approval }
+    const closed = outcome.approval
     invocation.emit({ type: 'approval-decision', approvalId: closed.id, toolCallId: closed.toolCallId, approved: false, reason })
     const error = timedOut
       ? agentError('APPROVAL_TIMEOUT', `"${approval.toolName}" needed approval ${approval.id} and nobody decided within ${options.timeoutMs} ms, so it was not run and nothing was written`, 'tell the user the action is waiting for their approval and call the tool again when they are ready', { approvalId: approval.id, tool: approval.toolName, timeoutMs: options.timeoutMs })

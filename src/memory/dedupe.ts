@@ -13,6 +13,9 @@
  * the check is O(length of the content) per remember and race-free. This module imports nothing
  * from the log so that records.ts can use it.
  */
+import { cyrb53, hash53 } from '../search/hash.ts'
+
+export { hash53 }
 
 /**
  * The comparison form of a record's content: Unicode NFKC, full case folding (lower case of the
@@ -57,23 +60,4 @@ export function contentKeyHash(key: string): number {
 /** True when two contents are equal after {@link normalizeContent}. */
 export function sameContent(a: string, b: string): boolean {
   return normalizeContent(a) === normalizeContent(b)
-}
-
-/** cyrb53: a fast non-cryptographic 53-bit string hash (public domain), as 14 hex digits. Synchronous and the same everywhere. */
-export function hash53(text: string): string {
-  const [h1, h2] = cyrb53(text)
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, '0')
-}
-
-function cyrb53(text: string): [number, number] {
-  let h1 = 0xdeadbeef
-  let h2 = 0x41c6ce57
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index)
-    h1 = Math.imul(h1 ^ code, 2654435761)
-    h2 = Math.imul(h2 ^ code, 1597334677)
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909)
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909)
-  return [h1, h2]
 }

@@ -11,7 +11,11 @@
 import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryRecordContent, MemoryScope } from './types.ts'
 import { contentKey, contentKeyHash } from './dedupe.ts'
 import { sameScope, scopeKey, validateScope } from './scope.ts'
-import type { MemorySearchIndex } from '../search/search.ts'
+import type { LogLineChain } from '../log/types.ts'
+import type { MemorySearchIndex } from './search-index.ts'
+import { isInstant, parseInstant } from '../instant.ts'
+
+export { isInstant, parseInstant }
 
 /** The event types of the log format: `remember`, `supersede`, `delete` (versions 1 and 2) and `erase` (version 2 only, a hard delete). */
 export type MemoryEventType = 'remember' | 'supersede' | 'delete' | 'erase'
@@ -73,26 +77,8 @@ export interface MemoryEraseDraft extends MemoryEventHead {
 /** An event before the log gives it a place in the chain. */
 export type MemoryEventDraft = MemoryRememberDraft | MemorySupersedeDraft | MemoryDeleteDraft | MemoryEraseDraft
 
-/** Chain fields of a log line (see `log.ts` and docs/log-format.md for the line format). */
-export interface MemoryEventChain {
-  /** Log format version: 1 (digest over the whole line) or 2 (digest over the header and `payloadDigest`; written since issue 3). */
-  v: 1 | 2
-  /** Position in the log: 1 for the first line, +1 per line, no gaps. */
-  seq: number
-  /** `digest` of the previous line, `null` on the first line. */
-  prev: string | null
-  /** SHA-256 hex of the canonical JSON of this line without `digest`. */
-  digest: string
-  /** Present (`true`) on every line of a multi-line write except its last: the write is committed only with its last line. */
-  more?: true
-  /** Version 2: SHA-256 hex of the canonical JSON of the line's payload fields (see {@link payloadFields}). */
-  payloadDigest?: string
-  /** Version 2: `true` when compaction removed the payload of this line (its record was erased). */
-  erased?: true
-}
-
 /** One line of the log as stored. */
-export type MemoryEvent = MemoryEventDraft & MemoryEventChain
+export type MemoryEvent = MemoryEventDraft & LogLineChain
 
 /**
  * The folded state of a log: every record by id, per store and scope the ids in creation order
@@ -156,24 +142,11 @@ function duplicateIndex(state: Pick<MemoryRecordState, 'records' | 'partitions'>
   }
 }
 
-/**
- * An empty state. `createIndex` makes each partition's search index (the log engine passes
- * `createSearchIndex`; taken as a parameter so this module does not import the search module,
- * which imports this one).
- */
-export function emptyRecordState(createIndex?: () => MemorySearchIndex): MemoryRecordState {
+/** An empty state; `createIndex` makes each partition's search index (`createSearchIndex` of the search engine). */
+export function emptyRecordState(createIndex: () => MemorySearchIndex): MemoryRecordState {
   const records = new Map<string, MemoryRecord>()
   const partitions = new Map<string, string[]>()
-  return { records, partitions, indexes: new Map(), erased: new Set(), contentKeys: duplicateIndex({ records, partitions }), createIndex: createIndex ?? (() => defaultIndexFactory()) }
-}
-
-let defaultIndexFactory: () => MemorySearchIndex = () => {
-  throw new Error('no search index factory: import the log engine (src/log/log.ts), which registers createSearchIndex')
-}
-
-/** Sets the index factory of states created without one (the log engine registers `createSearchIndex` when loaded). */
-export function setDefaultIndexFactory(factory: () => MemorySearchIndex): void {
-  defaultIndexFactory = factory
+  return { records, partitions, indexes: new Map(), erased: new Set(), contentKeys: duplicateIndex({ records, partitions }), createIndex }
 }
 
 /** The search index of one partition, created empty on first use. */
@@ -197,13 +170,6 @@ export const PAYLOAD_FIELDS: Readonly<Record<MemoryEventType, readonly string[]>
 
 /** Header fields of a version 2 line (covered by `digest`), besides `digest` itself. */
 export const HEADER_FIELDS: readonly string[] = ['v', 'seq', 'prev', 'more', 'type', 'store', 'scope', 'recordId', 'version', 'at', 'audit', 'payloadDigest']
-
-/** The payload fields of an event (those present), as a new object. */
-export function payloadFields(event: { type: MemoryEventType } & Record<string, unknown>): Record<string, unknown> {
-  const payload: Record<string, unknown> = {}
-  for (const field of PAYLOAD_FIELDS[event.type]) if (event[field] !== undefined) payload[field] = event[field]
-  return payload
-}
 
 /**
  * The partition of a store and scope: records are visible only to the store that wrote them and
@@ -360,29 +326,11 @@ export function partitionRecords(state: MemoryRecordState, store: string, scope:
 }
 
 /**
- * Checks the shape of a parsed log line and returns it typed, or the reason it is malformed.
- * Chain fields (`seq`, `prev`, `digest`) are checked for type here and for value by the log.
+ * Checks the event members of a parsed log line (the log checked its chain members) and returns
+ * it typed, or the reason it is malformed. `erased`: compaction removed the line's payload, so
+ * only its header is checked.
  */
-export function parseEvent(value: unknown): MemoryEvent | string {
-  if (!isObject(value)) return 'the line is not a JSON object'
-  if (value.v !== 1 && value.v !== 2) return `unsupported log format version ${JSON.stringify(value.v)}`
-  if (value.v === 2) {
-    if (typeof value.payloadDigest !== 'string') return 'payloadDigest is missing'
-    if (value.erased !== undefined && value.erased !== true) return 'erased is not true'
-    const type = value.type as MemoryEventType
-    const payload = PAYLOAD_FIELDS[type] as readonly string[] | undefined
-    if (payload) {
-      const unknown = Object.keys(value).find(field => field !== 'digest' && field !== 'erased' && !HEADER_FIELDS.includes(field) && !payload.includes(field))
-      // Every field is covered by the digest (header) or the payload digest: no room for unsigned data.
-      if (unknown) return `unknown field "${unknown}"`
-      if (value.erased && payload.some(field => value[field] !== undefined)) return 'an erased line still holds payload fields'
-    }
-  }
-  else if (value.payloadDigest !== undefined || value.erased !== undefined || value.type === 'erase') return 'a version 1 line has version 2 fields'
-  if (!Number.isSafeInteger(value.seq) || (value.seq as number) < 1) return 'seq is not a positive integer'
-  if (value.prev !== null && typeof value.prev !== 'string') return 'prev is not a digest or null'
-  if (typeof value.digest !== 'string') return 'digest is missing'
-  if (value.more !== undefined && value.more !== true) return 'more is not true'
+export function parseMemoryEvent(value: Record<string, unknown>, erased: boolean): MemoryEvent | string {
   if (typeof value.store !== 'string' || value.store === '') return 'store is missing'
   try {
     validateScope(value.scope)
@@ -395,7 +343,7 @@ export function parseEvent(value: unknown): MemoryEvent | string {
   if (!isInstant(value.at)) return 'at is not an ISO 8601 instant'
   if (!isObject(value.audit) || typeof value.audit.via !== 'string') return 'audit is missing or has no via'
   // An erased line keeps only its header: its payload was checked before it was removed.
-  if (value.erased === true && (value.type === 'remember' || value.type === 'supersede' || value.type === 'delete' || value.type === 'erase')) return value as unknown as MemoryEvent
+  if (erased && (value.type === 'remember' || value.type === 'supersede' || value.type === 'delete' || value.type === 'erase')) return value as unknown as MemoryEvent
   switch (value.type) {
     case 'remember':
       if (typeof value.kind !== 'string' || value.kind === '') return 'kind is missing'
@@ -413,6 +361,8 @@ export function parseEvent(value: unknown): MemoryEvent | string {
       if (!isStringArray(value.supersedes)) return 'supersedes is not a list of ids'
       if (!isObject(value.provenance)) return 'provenance is not an object'
       if (!isInstant(value.createdAt)) return 'createdAt is not an ISO 8601 instant'
+      // One string for equal instants, as most lines have them.
+      if (value.createdAt === value.at) value.createdAt = value.at
       break
     case 'supersede':
       if (typeof value.supersededBy !== 'string' || value.supersededBy === '') return 'supersededBy is missing'
@@ -427,40 +377,6 @@ export function parseEvent(value: unknown): MemoryEvent | string {
   return value as unknown as MemoryEvent
 }
 
-// ISO 8601 / RFC 3339: a calendar date, optionally with a time and then a required zone.
-const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2})))?$/i
-
-/**
- * Milliseconds since the epoch of an ISO 8601 instant, or `undefined` when `value` is not one.
- * Accepted: `2024-05-01T09:30:00Z`, with seconds, fractions and `+01:00`-style offsets (honoured),
- * and a bare date `2024-05-01`, read as midnight UTC. Rejected: no zone on a time
- * (`2024-05-01T09:30`, which would depend on the machine's zone), impossible dates (`2024-02-30`),
- * and anything else `Date.parse` happens to read. The one instant rule of log lines, imports and
- * search filters.
- */
-export function parseInstant(value: unknown): number | undefined {
-  if (typeof value !== 'string') return undefined
-  // A line checks `at` and then an equal `createdAt`: remember the last answer.
-  if (value === lastInstant.text) return lastInstant.time
-  const time = parseInstantText(value)
-  lastInstant.text = value
-  lastInstant.time = time
-  return time
-}
-
-const lastInstant: { text: string | undefined; time: number | undefined } = { text: undefined, time: undefined }
-
-function parseInstantText(value: string): number | undefined {
-  const match = ISO_INSTANT.exec(value)
-  if (!match) return undefined
-  const [, year, month, day, hour = '0', minute = '0', second = '0', offsetHours = '0', offsetMinutes = '0'] = match
-  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)))
-  if (date.getUTCMonth() !== Number(month) - 1 || date.getUTCDate() !== Number(day)) return undefined
-  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59 || Number(offsetHours) > 23 || Number(offsetMinutes) > 59) return undefined
-  const time = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value)
-  return Number.isNaN(time) ? undefined : time
-}
-
 /** A new record id: `mem_` and 32 lowercase hex digits (a random UUID without dashes). */
 export function newRecordId(): string {
   return `mem_${globalThis.crypto.randomUUID().replaceAll('-', '')}`
@@ -473,11 +389,6 @@ export function currentInstant(): string {
   const ms = Date.now()
   if (ms !== now.ms) now = { ms, text: new Date(ms).toISOString() }
   return now.text
-}
-
-/** True for an ISO 8601 instant as {@link parseInstant} reads it. */
-export function isInstant(value: unknown): value is string {
-  return parseInstant(value) !== undefined
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

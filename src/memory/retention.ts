@@ -14,7 +14,9 @@
  */
 import { z } from 'zod'
 import { agentError } from '../errors.ts'
+import type { Workspace } from '../workspace/types.ts'
 import { duplicateKey, sameContent } from './dedupe.ts'
+import { eraseCopies, erasedTexts, type MemoryErasureCopies } from './erasure.ts'
 import { currentInstant, isInstant, newRecordId, parseInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRetentionConfig } from './schemas.ts'
 import { sameScope, validateScope } from './scope.ts'
@@ -103,24 +105,73 @@ function eraseEvent(record: MemoryRecord, audit: MemoryAudit, at: string, reason
   return { type: 'erase', recordId: record.id, store: record.store, scope: record.scope, version: record.version + 1, at, audit, ...(reason !== undefined ? { reason } : {}) }
 }
 
+/** Options of {@link eraseMemoryScope} and {@link hardDeleteMemoryRecord}. */
+export interface MemoryErasureOptions {
+  audit: MemoryAudit
+  reason?: string
+  /**
+   * The workspace whose other copies (approvals, transcripts, history, leftovers) are erased too.
+   * Default: the workspace of the store's log (for `workspaceJsonlMemoryStore()`, the agent's).
+   * Give the agent workspace for an in-memory or SQLite store.
+   */
+  workspace?: Workspace
+}
+
+/** What an erasure removed: the records erased from the log and the copies rewritten or removed elsewhere. */
+export interface MemoryErasureReport {
+  /** Records erased from the log (their payload removed by compaction). */
+  erased: number
+  /** Ids of the erased records. */
+  ids: string[]
+  /** Copies outside the log (see {@link MemoryErasureCopies}). */
+  copies: MemoryErasureCopies
+}
+
+async function eraseRecords(store: MemoryLogStoreAdapter, build: (state: MemoryRecordState) => MemoryRecord[], options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+  const audit = checkAudit(options?.audit)
+  const at = currentInstant()
+  let erased: MemoryRecord[] = []
+  const written = await store.log.write((state) => {
+    erased = build(state)
+    return erased.map(record => eraseEvent(record, audit, at, options.reason))
+  })
+  if (written.length === 0) erased = []
+  if (written.length > 0) await store.log.compact()
+  const copies = await eraseCopies(options.workspace ?? store.log.workspace, erasedTexts(erased), { logKey: store.log.key })
+  return { erased: written.length, ids: erased.map(record => record.id), copies }
+}
+
 /**
  * Erases every record of one store scope, in any status (issue 5, "an operation to erase a whole
  * scope, idempotent, reporting the count"): one write of `erase` events, then one compaction, so
- * the content is gone from storage while the chain verifies. Search, read, export and recall
- * know none of the records afterwards, in the same process at once. A second call erases 0 and
- * writes nothing. Other scopes and stores of the log are untouched.
+ * the content is gone from the log while the chain verifies; then every other copy of the
+ * records' text in the workspace (approval inputs, transcripts, history, torn leftovers, a stale
+ * checkpoint: see erasure.ts) is rewritten or removed, and the report says which. Search, read,
+ * export and recall know none of the records afterwards, in the same process at once. A second
+ * call erases 0 and writes nothing. Other scopes and stores of the log are untouched.
  *
  * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` for an adapter without a memory log,
  * `MEMORY_TARGET_INVALID`, `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`, and the log's errors.
  */
-export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, options: { audit: MemoryAudit; reason?: string }): Promise<{ erased: number }> {
+export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, options: MemoryErasureOptions): Promise<MemoryErasureReport> {
   const store = requireLog(adapter, 'Erasing a scope')
   checkTarget(target)
-  const audit = checkAudit(options?.audit)
-  const at = currentInstant()
-  const written = await store.log.write(state => partitionRecords(state, target.store, target.scope).map(record => eraseEvent(record, audit, at, options.reason)))
-  if (written.length > 0) await store.log.compact()
-  return { erased: written.length }
+  return eraseRecords(store, state => partitionRecords(state, target.store, target.scope), options)
+}
+
+/**
+ * Erases one record of the scope (any status), with every copy of its text, like
+ * {@link eraseMemoryScope} for one id. `erased` is 0 for an unknown id or one of another scope.
+ *
+ * @throws as {@link eraseMemoryScope}.
+ */
+export async function hardDeleteMemoryRecord(adapter: MemoryStoreAdapter, target: MemoryTarget, id: string, options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+  const store = requireLog(adapter, 'Erasing a record')
+  checkTarget(target)
+  return eraseRecords(store, (state) => {
+    const record = state.records.get(id)
+    return record && record.store === target.store && sameScope(record.scope, target.scope) ? [record] : []
+  }, options)
 }
 
 /** Active, non-pinned records beyond `maxItems`, oldest first (`createdAt`, then creation order). */
@@ -208,8 +259,8 @@ export function retentionOf(adapter: MemoryStoreAdapter): MemoryRetentionConfig 
  * - `append` runs {@link applyMemoryRetention} after each record it writes (not after a
  *   duplicate): `maxItems` every time (O(1) while under the limit), `maxAge` at most once per
  *   {@link AGE_SWEEP_INTERVAL_MS} per scope and process;
- * - `delete` with `hardDelete` erases the record (`hardDelete` of the log adapter: erase event
- *   plus compaction) and returns it as it was, with `status: 'deleted'`.
+ * - `delete` with `hardDelete` erases the record and every copy of its text
+ *   ({@link hardDeleteMemoryRecord}) and returns it as it was, with `status: 'deleted'`.
  * Other members (`log`, `hardDelete`) pass through.
  *
  * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` when `maxAge` or `hardDelete` is set and the
@@ -256,7 +307,8 @@ export function withRetention(adapter: MemoryStoreAdapter, retention: MemoryRete
       if (!retention.hardDelete) return adapter.delete(target, id, options)
       const record = await adapter.read(target, id)
       if (!record || record.status === 'deleted') return undefined
-      if (!(await (adapter as MemoryLogStoreAdapter).hardDelete(target, id, options))) return undefined
+      const erased = await hardDeleteMemoryRecord(adapter, target, id, options)
+      if (erased.erased === 0) return undefined
       const at = currentInstant()
       return { ...record, status: 'deleted', deletedAt: at, updatedAt: at, version: record.version + 1, ...(options.reason !== undefined ? { deleteReason: options.reason } : {}) }
     },

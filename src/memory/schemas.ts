@@ -10,6 +10,7 @@ import { agentError } from '../errors.ts'
 import type { AgentError } from '../errors.ts'
 import type { ToolPolicy, ToolPolicyDecision } from '../agent/types.ts'
 import { isInstant, parseInstant } from './records.ts'
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from '../search/query.ts'
 import { validateScope } from './scope.ts'
 import { MEMORY_SCOPE_FIELDS } from './types.ts'
 import type { MemoryEnrich, MemoryScope, MemoryScopeField, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions, MemoryWriteFilter } from './types.ts'
@@ -55,8 +56,8 @@ export const MEMORY_LIMITS = {
   supersedes: 32,
   kindChars: 64,
   kinds: 32,
-  searchLimit: 100,
-  defaultSearchLimit: 10,
+  searchLimit: MAX_SEARCH_LIMIT,
+  defaultSearchLimit: DEFAULT_SEARCH_LIMIT,
   recallWindow: 50,
   recallMinChars: 200,
   recallMaxChars: 100000,

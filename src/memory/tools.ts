@@ -21,7 +21,7 @@ import type { MemoryDeleteInput, MemoryReadInput, MemoryRememberInput, MemorySea
 import { defaultMemoryFilter } from './quality.ts'
 import type { EmbeddingModel } from 'ai'
 import { hybridSearch } from '../search/hybrid.ts'
-import { snippetOf } from '../search/search.ts'
+import { snippetOf } from '../search/snippet.ts'
 import { tokenize } from '../search/text.ts'
 import { normalizeContent } from './dedupe.ts'
 import type { MemoryAudit, MemoryEnrich, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope, MemoryStoreAdapter, MemoryTarget, MemoryWriteCandidate, MemoryWriteFilter } from './types.ts'

@@ -54,14 +54,13 @@ export function foldText(text: string): string {
 /** The stem of one folded word: Porter for plain Latin words of 3+ letters, the word itself otherwise. */
 export function stemWord(word: string): string {
   // Only plain Latin words are stemmed (and cached: numbers would crowd real words out of the cache).
-  if (word.length <= 2 || !LATIN_WORD.test(word)) return word
   let stem = stems.get(word)
-  if (stem === undefined) {
-    stem = stemmer(word)
-    // A bounded cache: vocabularies repeat, so most words are stemmed once per process.
-    if (stems.size >= STEM_CACHE_MAX) stems.clear()
-    stems.set(word, stem)
-  }
+  if (stem !== undefined) return stem
+  if (word.length <= 2 || !LATIN_WORD.test(word)) return word
+  stem = stemmer(word)
+  // A bounded cache: vocabularies repeat, so most words are stemmed once per process.
+  if (stems.size >= STEM_CACHE_MAX) stems.clear()
+  stems.set(word, stem)
   return stem
 }
 

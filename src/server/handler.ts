@@ -12,6 +12,8 @@ export interface AgentHandlerOptions {
   identify: IdentifyHook
   /** Prefix of every route. Default `'/api/agents'`. */
   prefix?: string
+  /** Most bytes of a request body; larger ones get 413 `REQUEST_TOO_LARGE`. Default 262,144 (256 KiB). */
+  maxBodyBytes?: number
 }
 
 /** Default prefix of the production routes. */
@@ -27,11 +29,14 @@ export const DEFAULT_HANDLER_PREFIX = '/api/agents'
  * option key or an agent entry that is neither a definition nor a loader.
  */
 export function createAgentHandler(options: AgentHandlerOptions): H3 {
-  const known = ['agents', 'identify', 'prefix']
+  const known = ['agents', 'identify', 'prefix', 'maxBodyBytes']
   const unknown = Object.keys(options ?? {}).filter(key => !known.includes(key))
   if (unknown.length) throw agentError('SERVER_OPTIONS_INVALID', `createAgentHandler() got unknown option ${unknown.map(key => `"${key}"`).join(', ')}`, `use only ${known.join(', ')}`, { options: unknown })
   if (typeof options?.identify !== 'function') {
     throw agentError('SERVER_IDENTIFY_REQUIRED', 'createAgentHandler() needs an identify(event) hook: no route may run without a verified identity', 'pass identify: jwtIdentity({ secret }) or your own hook returning { id, tenant? }')
+  }
+  if (options.maxBodyBytes !== undefined && (!Number.isInteger(options.maxBodyBytes) || options.maxBodyBytes < 1)) {
+    throw agentError('SERVER_OPTIONS_INVALID', `maxBodyBytes must be a positive whole number of bytes, got ${String(options.maxBodyBytes)}`, 'pass for example maxBodyBytes: 262144, or leave it out for that default', { option: 'maxBodyBytes' })
   }
   const entries = options.agents ?? {}
   for (const [name, entry] of Object.entries(entries)) {
@@ -55,5 +60,5 @@ export function createAgentHandler(options: AgentHandlerOptions): H3 {
       return loading
     },
   }
-  return createAgentRoutes({ agents: source, identify: options.identify, prefix: options.prefix ?? DEFAULT_HANDLER_PREFIX, mode: 'production' })
+  return createAgentRoutes({ agents: source, identify: options.identify, prefix: options.prefix ?? DEFAULT_HANDLER_PREFIX, mode: 'production', ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}) })
 }

@@ -6,7 +6,7 @@
  */
 import { agentError } from '../errors.ts'
 import type { MemoryCapability } from '../memory/capability.ts'
-import { verifyLog, type MemoryLogVerification } from '../log/log.ts'
+import { verifyLog, type MemoryLogVerification } from '../memory/event-log.ts'
 import { openMemoryStore, type ResolvedMemoryStore } from '../memory/open-store.ts'
 import { parseMemoryOptions, type MemoryStoreConfig } from '../memory/schemas.ts'
 import { sameScope } from '../memory/scope.ts'

@@ -6,13 +6,15 @@
  * never from the request (source: issue 4, Security). Request bodies and queries are validated
  * with zod; every error is JSON `{ error: { code, message, why, fix, details? } }`.
  */
-import { H3, getQuery, getRouterParam, readBody, type H3Event } from 'h3'
+import { H3, getQuery, getRouterParam, type H3Event } from 'h3'
 import { z } from 'zod'
 import { agentError, isAgentError, toErrorShape, type AgentError } from '../errors.ts'
 import { listApprovals, resolveApproval } from '../agent/approvals.ts'
+import { sameIdentity } from '../agent/identity.ts'
+import { hostWorkspace, loadApproval } from '../agent/store.ts'
 import { runAgent } from '../agent/run.ts'
 import { messageText, readThread } from '../agent/threads.ts'
-import type { AgentDefinition, ApprovalRequest } from '../agent/types.ts'
+import type { AgentDefinition, AgentRunEvent } from '../agent/types.ts'
 import { exportScope, listStores, openStore, pageRecords, recordDetail, requireScopeLogLines, searchRecords, verifyStoreLog } from './inspector.ts'
 import { runResponse } from './stream.ts'
 import type { AgentIdentity, AgentRoutesOptions } from './types.ts'
@@ -22,6 +24,12 @@ export const DEFAULT_AGENTS_PREFIX = '/__agents'
 
 /** Longest user message a run accepts (characters). */
 export const MAX_RUN_INPUT = 20_000
+
+/**
+ * Default most bytes of a request body (256 KiB): room for a {@link MAX_RUN_INPUT}-character
+ * message of 4-byte characters as JSON, and nothing near what would strain the server's memory.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 256 * 1024
 
 const runBodySchema = z.strictObject({
   input: z.string().min(1).max(MAX_RUN_INPUT),
@@ -56,7 +64,9 @@ export function statusOf(code: string): number {
   if (code === 'UNAUTHENTICATED' || code.startsWith('AUTH_') || code === 'DEV_USER_UNKNOWN') return 401
   if (code.endsWith('_NOT_FOUND') || code === 'MEMORY_STORE_UNKNOWN' || code === 'MEMORY_NOT_CONFIGURED') return 404
   if (code === 'MEMORY_EXPORT_DISABLED') return 403
-  if (code === 'APPROVAL_ALREADY_RESOLVED' || code === 'MEMORY_LOG_UNAVAILABLE' || code === 'MEMORY_SCOPE_OFF') return 409
+  if (code === 'APPROVAL_ALREADY_RESOLVED' || code === 'APPROVAL_TAMPERED' || code === 'APPROVAL_SUPERSEDED' || code === 'MEMORY_LOG_UNAVAILABLE' || code === 'MEMORY_SCOPE_OFF') return 409
+  if (code === 'REQUEST_TOO_LARGE') return 413
+  if (code === 'WORKSPACE_CORRUPT_JSON' || code === 'WORKSPACE_LOCKED') return 503
   if (code === 'INTERNAL_ERROR') return 500
   return 400
 }
@@ -72,10 +82,34 @@ function invalid(where: string, error: z.ZodError): AgentError {
   return agentError('REQUEST_INVALID', `the request ${where} is invalid: ${issues.join('; ')}`, 'send the fields documented in docs/playground-and-server.md', { issues })
 }
 
-async function body<T>(event: H3Event, schema: z.ZodType<T>): Promise<T> {
+/**
+ * Reads a JSON body of at most `limit` bytes: a larger `content-length` is refused before
+ * anything is read, and a body without one (chunked) is cut off once it passes the limit, so at
+ * most `limit` bytes of it are ever held in memory.
+ */
+async function body<T>(event: H3Event, schema: z.ZodType<T>, limit: number): Promise<T> {
+  const tooLarge = () => agentError('REQUEST_TOO_LARGE', `the request body is larger than ${limit} bytes`, `send a smaller body (user messages are at most ${MAX_RUN_INPUT} characters)`, { limit })
+  const declared = Number(event.req.headers.get('content-length') ?? Number.NaN)
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  const reader = event.req.body?.getReader()
+  if (reader) {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      size += value.byteLength
+      if (size > limit) {
+        await reader.cancel().catch(() => {})
+        throw tooLarge()
+      }
+      chunks.push(value)
+    }
+  }
+  const text = Buffer.concat(chunks).toString('utf8')
   let value: unknown
   try {
-    value = await readBody(event)
+    value = text.trim() === '' ? {} : JSON.parse(text)
   } catch {
     throw agentError('REQUEST_INVALID', 'the request body is not valid JSON', 'send a JSON object with content-type application/json')
   }
@@ -94,8 +128,26 @@ function param(event: H3Event, name: string): string {
   return decodeURIComponent(getRouterParam(event, name) ?? '')
 }
 
-function sameIdentity(approval: ApprovalRequest, identity: AgentIdentity): boolean {
-  return approval.user?.id === identity.id && (approval.user?.tenant ?? undefined) === (identity.tenant ?? undefined)
+/**
+ * Answers a decision's run once its outcome is known: an error before anything was decided
+ * (unknown, already decided, tampered) becomes the JSON error answer with its HTTP status (so the
+ * loser of two parallel decisions gets 409 `APPROVAL_ALREADY_RESOLVED`); otherwise the run's
+ * events stream, the ones already read first.
+ */
+async function decisionResponse(run: ReturnType<typeof resolveApproval>, accept: string | null): Promise<Response> {
+  const iterator = run[Symbol.asyncIterator]()
+  const seen: AgentRunEvent[] = []
+  for (;;) {
+    const step = await iterator.next()
+    if (step.done) break
+    seen.push(step.value)
+    if (step.value.type === 'error' && !seen.some(event => event.type === 'approval-decision')) {
+      const shape = step.value.error
+      return Response.json({ error: shape }, { status: statusOf(shape.code) })
+    }
+    if (step.value.type !== 'start') break
+  }
+  return runResponse(run, accept, 200, { events: seen, iterator })
 }
 
 /**
@@ -119,14 +171,19 @@ function sameIdentity(approval: ApprovalRequest, identity: AgentIdentity): boole
  *
  * Errors: 401 `UNAUTHENTICATED` (no identity) or the hook's own `AUTH_*` code; 404
  * `AGENT_NOT_FOUND`, `APPROVAL_NOT_FOUND`, `MEMORY_RECORD_NOT_FOUND`, `MEMORY_STORE_UNKNOWN`,
- * `ROUTE_NOT_FOUND`; 400 `REQUEST_INVALID`; 409 `APPROVAL_ALREADY_RESOLVED`, `MEMORY_SCOPE_OFF`,
- * `MEMORY_LOG_UNAVAILABLE`. Another user's approval or record answers exactly as a missing one.
+ * `ROUTE_NOT_FOUND`; 400 `REQUEST_INVALID`; 409 `APPROVAL_ALREADY_RESOLVED` (also the loser of
+ * two parallel decisions), `APPROVAL_TAMPERED`, `MEMORY_SCOPE_OFF`, `MEMORY_LOG_UNAVAILABLE`; 413
+ * `REQUEST_TOO_LARGE` (a body over `maxBodyBytes`, default {@link DEFAULT_MAX_BODY_BYTES}); 503
+ * `WORKSPACE_CORRUPT_JSON` for an approval file that is not JSON (only that request). Another
+ * identity's approval or record (same user id, other tenant included) answers exactly as a
+ * missing one.
  */
 export function createAgentRoutes(options: AgentRoutesOptions): H3 {
   if (typeof options?.identify !== 'function') {
     throw agentError('SERVER_IDENTIFY_REQUIRED', 'the agent routes were created without an identify(event) hook', 'pass identify, for example jwtIdentity({ secret }) from vite-agent-memory/server')
   }
   const prefix = (options.prefix ?? DEFAULT_AGENTS_PREFIX).replace(/\/+$/, '')
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const app = new H3()
 
   const identify = async (event: H3Event): Promise<AgentIdentity> => {
@@ -170,7 +227,7 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
 
   app.post(`${prefix}/agents/:agent/runs`, route(async (event, identity) => {
     const agent = await agentOf(event)
-    const input = await body(event, runBodySchema)
+    const input = await body(event, runBodySchema, maxBodyBytes)
     const run = runAgent(agent, { input: input.input, ...(input.threadId ? { threadId: input.threadId } : {}), user: identity })
     return runResponse(run, event.req.headers.get('accept'))
   }))
@@ -191,22 +248,20 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
   app.get(`${prefix}/agents/:agent/approvals`, route(async (event, identity) => {
     const agent = await agentOf(event)
     const filter = query(event, approvalsQuerySchema)
-    const approvals = await listApprovals(agent, { ...(filter.status === 'all' ? {} : { status: filter.status }), ...(filter.threadId ? { threadId: filter.threadId } : {}) })
-    return { approvals: approvals.filter(approval => sameIdentity(approval, identity)) }
+    // Read through the identity's (or the thread's) index: never every approval file.
+    const approvals = await listApprovals(agent, { user: identity, ...(filter.status === 'all' ? {} : { status: filter.status }), ...(filter.threadId ? { threadId: filter.threadId } : {}) })
+    return { approvals }
   }))
 
   app.post(`${prefix}/agents/:agent/approvals/:id`, route(async (event, identity) => {
     const agent = await agentOf(event)
     const id = param(event, 'id')
-    const decision = await body(event, decisionBodySchema)
-    // Bound to the identity (and so to the run and thread) that created it: another user's
-    // approval answers exactly as an unknown id.
-    const approval = (await listApprovals(agent)).find(candidate => candidate.id === id)
-    if (!approval || !sameIdentity(approval, identity)) {
+    const decision = await body(event, decisionBodySchema, maxBodyBytes)
+    // Read by id only. Bound to the identity (tenant and user id) that created it: another
+    // identity's approval answers exactly as an unknown id.
+    const approval = await loadApproval(hostWorkspace(agent), agent.name, id)
+    if (!approval || !sameIdentity(approval.user, identity)) {
       throw agentError('APPROVAL_NOT_FOUND', `there is no approval "${id}" for this agent`, 'use an id from GET /agents/:agent/approvals', { approvalId: id })
-    }
-    if (approval.status !== 'pending') {
-      throw agentError('APPROVAL_ALREADY_RESOLVED', `approval "${id}" was already ${approval.status}; nothing was changed or run`, 'each approval applies once; ask the agent again for a new request', { approvalId: id, status: approval.status })
     }
     const run = resolveApproval(agent, id, {
       approved: decision.approved,
@@ -215,7 +270,7 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
       threadId: approval.threadId,
       user: identity,
     })
-    return runResponse(run, event.req.headers.get('accept'))
+    return decisionResponse(run, event.req.headers.get('accept'))
   }))
 
   app.get(`${prefix}/agents/:agent/stores`, route(async (event, identity) => ({ stores: await listStores(await agentOf(event), identity) })))

@@ -10,13 +10,19 @@ export const NDJSON_TYPE = 'application/x-ndjson'
  * `text/event-stream`. The run keeps going when the client goes away (its buffered events are
  * dropped), so an approval or a write in flight is never cut in half by a closed tab.
  */
-export function runResponse(run: AgentRun, accept: string | null, status = 200): Response {
+export function runResponse(run: AgentRun, accept: string | null, status = 200, started?: { events: AgentRunEvent[]; iterator: AsyncIterator<AgentRunEvent> }): Response {
   const sse = !!accept && accept.includes('text/event-stream')
   const encoder = new TextEncoder()
   const encode = (event: AgentRunEvent) => encoder.encode(sse ? `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n` : `${JSON.stringify(event)}\n`)
-  const iterator = run[Symbol.asyncIterator]()
+  // `started`: the caller already read these events from this iterator (they are sent first).
+  const iterator = started?.iterator ?? run[Symbol.asyncIterator]()
+  const buffered = [...(started?.events ?? [])]
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
+      if (buffered.length) {
+        controller.enqueue(encode(buffered.shift()!))
+        return
+      }
       try {
         const step = await iterator.next()
         if (step.done) controller.close()

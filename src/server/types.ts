@@ -36,6 +36,8 @@ export interface AgentRoutesOptions {
   prefix?: string
   /** `'dev'` adds `GET <prefix>/users` (the playground's user list). Default `'production'`. */
   mode?: 'dev' | 'production'
+  /** Most bytes of a request body; larger ones get 413 `REQUEST_TOO_LARGE`. Default 262,144 (256 KiB). */
+  maxBodyBytes?: number
   /** Users the dev user picker offers (only with `mode: 'dev'`). */
   devUsers?: readonly string[]
 }

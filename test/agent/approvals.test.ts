@@ -35,7 +35,7 @@ describe('approvals with the model driver', () => {
     const approval = result.approvals[0]!
     expect(approval).toMatchObject({ agent: 'notes', runId: result.runId, threadId: 't1', user: { id: 'ann' }, toolName: 'write_note', toolCallId: 'w1', input: { id: 'n1', text: 'second' }, reason: 'overwrite note n1', status: 'pending', fingerprint: 'first note' })
     expect(approval.id).toMatch(/^apr_[0-9a-f]{20}$/)
-    expect(await workspace.readJson(`agents:notes:approvals:${approval.id}.json`)).toEqual(approval)
+    expect(await workspace.readJson(`agents:notes:approvals:${approval.id}.json`)).toEqual({ ...approval, integrity: expect.stringMatching(/^hmac-sha256:[0-9a-f]{64}$/) })
     expect(executed).toEqual([])
   })
 

@@ -14,7 +14,7 @@ function agent(...args: string[]) {
   return { stdout: result.stdout, stderr: result.stderr, status: result.status }
 }
 
-const MEMORY_SUBCOMMANDS = ['import', 'export', 'list', 'search', 'verify', 'compact']
+const MEMORY_SUBCOMMANDS = ['import', 'export', 'erase', 'list', 'search', 'verify', 'compact']
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001B\[/
 

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { workspaceJsonlMemoryStore } from '../../src/capabilities/index.ts'
-import { verifyLog } from '../../src/log/log.ts'
+import { verifyLog } from '../../src/memory/event-log.ts'
 import { fsWorkspace, logLines, tempDir, tornFiles } from './helpers.ts'
 
 const CHILD = fileURLToPath(new URL('./fixtures/append-loop.ts', import.meta.url))

@@ -7,7 +7,7 @@ import { defineAgent, listApprovals, resolveApproval, runAgent } from '../../src
 import type { AgentRunEvent, CustomRunContext, ToolCallOutcome } from '../../src/index.ts'
 import { memory, workspaceJsonlMemoryStore } from '../../src/capabilities/index.ts'
 import type { MemoryRecord } from '../../src/capabilities/index.ts'
-import { verifyLog } from '../../src/log/log.ts'
+import { verifyLog } from '../../src/memory/event-log.ts'
 import { scriptedModel } from '../../src/testing/index.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
 import { alice, bob, finish, fsWorkspace, logLines, modelAgent, ofType, tempDir, toolResultsSeen, userStore } from './helpers.ts'

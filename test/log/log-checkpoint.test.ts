@@ -5,7 +5,7 @@
  * erased content in a checkpoint; fs, memory and Redis drivers.
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,7 +14,7 @@ import { redisWorkspace, useRedisProbe } from '../helpers/redis.ts'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { describe, expect, it } from 'vitest'
-import { openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/log/log.ts'
+import { openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/event-log.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
@@ -143,7 +143,7 @@ describe('log checkpoints', () => {
     expect(fromCheckpoint.state).toEqual((await openState(createWorkspace({ storage: workspace.storage }), false)).state)
   })
 
-  it('a cold open trusts a matching checkpoint for the lines it covers, and verifyLog still checks every line of the log', async () => {
+  it('a cold open trusts a matching checkpoint for the lines it covers; verifyLog reports a checkpoint whose state the lines do not fold', async () => {
     const dir = tempDir()
     const adapter = store(createWorkspace({ dir }))
     await adapter.append(alice, { kind: 'semantic', content: 'likes tea' }, { audit })
@@ -152,6 +152,10 @@ describe('log checkpoints', () => {
     writeFileSync(path, readFileSync(path, 'utf8').replace('likes tea', 'likes rum'))
     expect((await store(createWorkspace({ dir })).export(alice)).map(record => record.content)).toEqual(['likes rum'])
     expect((await store(createWorkspace({ dir }), false).export(alice)).map(record => record.content)).toEqual(['likes tea'])
+    const verified = await verifyLog(createWorkspace({ dir }), KEY)
+    expect(verified).toMatchObject({ ok: false, lines: 1, firstBad: { line: 1 } })
+    expect(verified.firstBad!.reason).toMatch(/checkpoint "memory:memory\.jsonl\.checkpoint" does not hold the state of the 1 lines it covers \(record "mem_[0-9a-f]{32}" differs\)/)
+    rmSync(path)
     expect(await verifyLog(createWorkspace({ dir }), KEY)).toEqual({ ok: true, lines: 1 })
   })
 

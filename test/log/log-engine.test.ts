@@ -13,7 +13,7 @@ import { redisWorkspace, useRedisProbe } from '../helpers/redis.ts'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { describe, expect, it } from 'vitest'
-import { compactLog, openMemoryLog, verifyLog } from '../../src/log/log.ts'
+import { compactLog, openMemoryLog, verifyLog } from '../../src/memory/event-log.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
@@ -153,7 +153,7 @@ describe('log engine state', () => {
   it('hard delete of a record in a version 1 log re-chains it as version 2 and the log verifies', async () => {
     const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
     // A version 1 line written the way the foundation engine wrote it.
-    const { canonicalJson, sha256Hex } = await import('../../src/log/digest.ts')
+    const { canonicalJson, sha256Hex } = await import('../../src/log/index.ts')
     const at = '2024-01-01T00:00:00.000Z'
     const line = { v: 1, seq: 1, prev: null, type: 'remember', recordId: 'mem_0123456789abcdef0123456789abcdef', store: 'agent', scope: alice.scope, version: 1, at, audit, kind: 'semantic', content: 'old SECRET', tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: at }
     await workspace.append(KEY, `${canonicalJson({ ...line, digest: await sha256Hex(canonicalJson(line)) })}\n`)
@@ -207,7 +207,7 @@ describe('log engine state', () => {
     await expect(store(createWorkspace({ dir })).export(alice)).rejects.toMatchObject({ code: 'MEMORY_LOG_CORRUPT', details: { line: 2 } })
     const warnings: string[] = []
     const tolerant = workspaceJsonlMemoryStore({ readPastCorruption: true }).create({ store: 'agent', agent: 'support', workspace: createWorkspace({ dir }), writable: true })
-    const { openMemoryLog: open } = await import('../../src/log/log.ts')
+    const { openMemoryLog: open } = await import('../../src/memory/event-log.ts')
     void open
     const originalWarn = console.warn
     console.warn = (message: string) => { warnings.push(message) }

@@ -1,9 +1,9 @@
-// Replay's one-pass canonical check and its general path (src/log/log.ts, checkLineSync).
+// Replay's one-pass canonical check and its general path (src/log/line-check.ts, checkLineSync).
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { describe, expect, it } from 'vitest'
-import { canonicalJson } from '../../src/log/digest.ts'
-import { openMemoryLog, verifyLog } from '../../src/log/log.ts'
+import { canonicalJson } from '../../src/log/index.ts'
+import { openMemoryLog, verifyLog } from '../../src/memory/event-log.ts'
 import type { MemoryEventDraft } from '../../src/memory/records.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 

@@ -17,7 +17,7 @@ import { inMemoryMemoryStore, memory, memorySlot, openMemoryStore, workspaceJson
 import type { MemoryOptions, MemoryRecord, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions, MemoryScopeContext } from '../../src/capabilities/index.ts'
 import { scriptedModel } from '../../src/testing/index.ts'
 import type { ProviderRunContext } from '../../src/index.ts'
-import { verifyLog } from '../../src/log/log.ts'
+import { verifyLog } from '../../src/memory/event-log.ts'
 import { formatEvent } from '../../src/cli/format.ts'
 import { describeAgent } from '../../src/cli/info.ts'
 import type { Workspace } from '../../src/workspace/types.ts'

@@ -13,7 +13,7 @@ import { MEMORY_LIMITS, parseDuration } from '../../src/memory/schemas.ts'
 import { inMemoryMemoryStore } from '../../src/memory/stores/in-memory.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
-import { verifyLog } from '../../src/log/log.ts'
+import { verifyLog } from '../../src/memory/event-log.ts'
 import type { MemoryOptions, MemoryStoreOptions } from '../../src/memory/types.ts'
 import { fsWorkspace, logLines, modelAgent, tempDir, toolResultsSeen } from '../faults/helpers.ts'
 

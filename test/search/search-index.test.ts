@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createSearchIndex, searchRecords } from '../../src/search/search.ts'
+import { createSearchIndex, searchRecords } from '../../src/memory/search-index.ts'
 import type { MemoryRecord } from '../../src/memory/types.ts'
 import { record } from '../fixtures/records.ts'
 

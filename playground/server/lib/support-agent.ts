@@ -58,8 +58,9 @@ export async function createSupportAgent(options: SupportAgentOptions): Promise<
         stores: {
           agent: {
             adapter: workspaceJsonlMemoryStore(),
-            // Per-user memory; without a user the store is off for the run rather than shared.
-            scope: ({ user }) => (user?.id ? { agent: 'support', user: user.id } : undefined),
+            // Per-identity memory (tenant and user id: the same id in two tenants is two users);
+            // without a user the store is off for the run rather than shared.
+            scope: ({ user }) => (user?.id ? { agent: 'support', ...(user.tenant ? { tenant: user.tenant } : {}), user: user.id } : undefined),
             write: { mode: 'tool', policy: 'require-approval' },
           },
         },

@@ -10,7 +10,7 @@ import { consola } from 'consola'
 import { agentError, toErrorShape } from '../../errors.ts'
 import { memoryStoreConfigOf } from '../../memory/capability.ts'
 import { openMemoryStore } from '../../memory/open-store.ts'
-import { exportMemoryScope, importMemoryScope } from '../../memory/retention.ts'
+import { eraseMemoryScope, exportMemoryScope, hardDeleteMemoryRecord, importMemoryScope, type MemoryErasureReport } from '../../memory/retention.ts'
 import { formatError } from '../format.ts'
 import { loadAgent, resolveRoot } from '../load-agent.ts'
 
@@ -21,6 +21,7 @@ const commonArgs = {
   root: { type: 'string', description: 'Project root holding server/agents (default: cwd, or ./playground when cwd has playground/server/agents)' },
   user: { type: 'string', description: `User id whose scope is exported or imported into (default: ${DEFAULT_USER})`, default: DEFAULT_USER },
   store: { type: 'string', description: 'Memory store name (default: the only store, or the store named "agent")' },
+  tenant: { type: 'string', description: 'Tenant of the user, for agents whose scopes name one (default: none)' },
 } as const
 
 function print(text: string): void {
@@ -44,11 +45,11 @@ async function guarded(task: () => Promise<void>): Promise<void> {
   }
 }
 
-async function openScope(args: { agent: string; root?: string; user: string; store?: string }) {
+async function openScope(args: { agent: string; root?: string; user: string; store?: string; tenant?: string }) {
   const root = resolveRoot(args.root)
   process.chdir(root)
   const { agent } = await loadAgent(root, args.agent)
-  const opened = await openMemoryStore(agent, { user: { id: args.user }, ...(args.store ? { store: args.store } : {}) })
+  const opened = await openMemoryStore(agent, { user: { id: args.user, ...(args.tenant ? { tenant: args.tenant } : {}) }, ...(args.store ? { store: args.store } : {}) })
   return { agent, opened, config: memoryStoreConfigOf(agent, opened.store) }
 }
 
@@ -76,6 +77,38 @@ export const exportCommand = defineCommand({
     }
     await writeFile(out, text, 'utf8')
     print(`exported ${data.records.length} ${data.records.length === 1 ? 'record' : 'records'} of store ${opened.store}, scope ${JSON.stringify(opened.target.scope)} to ${out}`)
+  }),
+})
+
+/** The lines `agent memory erase` prints for a report: the count, then one line per copy rewritten, removed, denied or left. */
+export function formatErasure(report: MemoryErasureReport, where: string): string[] {
+  const lines = [`erased ${report.erased} ${report.erased === 1 ? 'record' : 'records'} of ${where}${report.ids.length ? `: ${report.ids.join(', ')}` : ''}`]
+  for (const copy of report.copies.scrubbed) lines.push(`  scrubbed ${copy.key} (${copy.occurrences} ${copy.occurrences === 1 ? 'occurrence' : 'occurrences'})`)
+  for (const key of report.copies.removed) lines.push(`  removed ${key}`)
+  for (const id of report.copies.denied) lines.push(`  denied pending approval ${id} (its input held erased text)`)
+  for (const key of report.copies.remaining) lines.push(`  still holds erased text, not changed (not the host's): ${key}`)
+  return lines
+}
+
+/**
+ * `agent memory erase --agent A [--user U] [--store S] [--id R] --yes`: erases the user's whole
+ * scope of the store (or the one record `--id`) from the log and every other copy of its text in
+ * the workspace (approvals, transcripts, history, leftovers), and prints what was removed.
+ * Without `--yes` nothing is changed (`CLI_CONFIRMATION_REQUIRED`).
+ */
+export const eraseCommand = defineCommand({
+  meta: { name: 'erase', description: 'Erase a user\'s memory scope (or one record) and every copy of its text in the workspace' },
+  args: { ...commonArgs, id: { type: 'string', description: 'Erase only this record (default: the whole scope)' }, yes: { type: 'boolean', description: 'Confirm the erasure (it cannot be undone)' } },
+  run: ({ args, cmd }) => guarded(async () => {
+    rejectUnknown(args, cmd.args as Record<string, unknown>)
+    if (args.yes !== true) throw agentError('CLI_CONFIRMATION_REQUIRED', 'erasure cannot be undone, and --yes was not given', 'run the command again with --yes')
+    const { agent, opened } = await openScope(args)
+    const audit = { via: 'cli' as const, agent: agent.name, user: args.user }
+    const options = { audit, ...(agent.workspace ? { workspace: agent.workspace } : {}) }
+    const report = args.id !== undefined
+      ? await hardDeleteMemoryRecord(opened.adapter, opened.target, args.id, options)
+      : await eraseMemoryScope(opened.adapter, opened.target, options)
+    for (const line of formatErasure(report, `store ${opened.store}, scope ${JSON.stringify(opened.target.scope)}`)) print(line)
   }),
 })
 

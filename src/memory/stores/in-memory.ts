@@ -7,7 +7,7 @@
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { createWorkspace } from '../../workspace/workspace.ts'
-import { openMemoryLog } from '../../log/log.ts'
+import { openMemoryLog } from '../event-log.ts'
 import type { MemoryStoreFactory } from '../types.ts'
 import { memoryLogAdapter, type MemoryLogStoreAdapter } from './workspace-jsonl.ts'
 

@@ -27,13 +27,14 @@
  * and mirror, and operations on it run one at a time.
  */
 import { resolve } from 'node:path'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { agentError, isAgentError } from '../../errors.ts'
+import { requireOptional } from '../../optional-dependency.ts'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import type { Workspace } from '../../workspace/types.ts'
-import { openMemoryLog, verifyLog, type MemoryLog, type MemoryLogCompaction, type MemoryLogVerification } from '../../log/log.ts'
+import { openMemoryLog, verifyLog, type MemoryLog, type MemoryLogCompaction, type MemoryLogVerification } from '../event-log.ts'
 import { partitionKey, type MemoryEvent } from '../records.ts'
 import type { MemoryStoreFactory } from '../types.ts'
 import { memoryLogAdapter, type MemoryLogStoreAdapter } from './workspace-jsonl.ts'
@@ -179,9 +180,11 @@ const handles = new Map<string, SqliteHandle>()
 function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
   const existing = handles.get(file)
   if (existing) return existing
+  // Loaded here, not at import: apps without the SQLite store need not install the native module.
+  const Sqlite = requireOptional<typeof Database>('better-sqlite3', 'sqliteMemoryStore()')
   let db: Database.Database | undefined
   try {
-    db = new Database(file)
+    db = new Sqlite(file)
     db.pragma(`busy_timeout = ${busyTimeoutMs}`)
     // WAL: readers never block the writer, and a commit is one append to the -wal file.
     db.pragma('journal_mode = WAL')

@@ -9,7 +9,7 @@
  * option `path` (default `"memory/memory.jsonl"`, a workspace-relative JSONL file path).
  */
 import { agentError } from '../../errors.ts'
-import { openMemoryLog, type MemoryLog } from '../../log/log.ts'
+import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, validateScope } from '../scope.ts'

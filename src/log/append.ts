@@ -1,0 +1,83 @@
+/**
+ * The write path: one write (the events a `build` returns) is one conditional append of its
+ * lines (`workspace.append(key, text, { ifSize })`, atomic across processes and Redis clients),
+ * made under this process's lock for the log. A write is committed when its last line, with its
+ * `\n`, is in the value: lines before the last carry `more: true`, so a crash in the middle of a
+ * write leaves no half-applied batch. When another writer got there first, the new lines are
+ * read and the write is built again against them.
+ */
+import { agentError } from '../errors.ts'
+import { scheduleCheckpoint } from './checkpoint-schedule.ts'
+import { knownSyncHash, lineHasher } from './digest.ts'
+import { scheduleHead } from './head.ts'
+import { MAX_WRITE_ATTEMPTS, requireWritable, reset, type LogHandle } from './handle.ts'
+import { serializeEvent } from './line-writer.ts'
+import { sync } from './replay.ts'
+import { quarantineTail } from './torn-tail.ts'
+import type { LogEventDraft } from './types.ts'
+import { utf8Length } from './utf8.ts'
+
+/** Appends the events `build` returns as one all-or-nothing write; see `EventLog.write`. */
+export async function appendEvents<State, Draft extends LogEventDraft, Result>(handle: LogHandle<State, Draft, Result>, build: (state: State) => Draft[] | Promise<Draft[]>): Promise<Result[]> {
+  requireWritable(handle)
+  const { workspace, key, fold } = handle
+  return workspace.withLock(handle.lockKey, async () => {
+    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+      await sync(handle, true)
+      if (handle.skipped > 0) {
+        throw agentError('MEMORY_LOG_CORRUPT', `the memory log "${key}" has corrupt lines that reads skipped, so it cannot be written`, 'run `agent memory verify`, restore the log from a backup or move the bad lines aside; then retry', { key })
+      }
+      if (handle.tail.length > 0) {
+        await quarantineTail(handle)
+        continue
+      }
+      const built = build(handle.state)
+      const drafts = built instanceof Promise ? await built : built
+      if (drafts.length === 0) {
+        scheduleCheckpoint(handle)
+        return []
+      }
+      const conflict = fold.conflict(handle.state, drafts)
+      if (conflict) {
+        throw agentError('MEMORY_EVENT_CONFLICT', `the write to the memory log "${key}" was refused: ${conflict.reason}`, 'read the record again and retry with its current state', { key, recordId: conflict.draft.recordId })
+      }
+      let prev = handle.lastDigest
+      const lines: string[] = []
+      const events: Draft[] = []
+      const hash = knownSyncHash() ?? await lineHasher()
+      for (const [index, draft] of drafts.entries()) {
+        const serialized = serializeEvent(fold.schema, draft, handle.lines + 1 + index, prev, index < drafts.length - 1, hash, handle.interned)
+        const { line, digest, folded } = serialized instanceof Promise ? await serialized : serialized
+        lines.push(line)
+        events.push(folded)
+        prev = digest
+      }
+      const text = `${lines.join('\n')}\n`
+      let written: boolean
+      try {
+        written = await workspace.append(key, text, { ifSize: handle.offset, ...(handle.options.fsync ? { fsync: true } : {}) })
+      }
+      catch (error) {
+        // The append may have written part of the text: re-read everything next time.
+        reset(handle)
+        throw error
+      }
+      // Another process or client appended first: read its lines and build again.
+      if (!written) continue
+      // The conflict check ran against this state, which nothing else changes while the lock is held.
+      const results = events.map(event => fold.apply(handle.state, event, true))
+      const bytes = utf8Length(text)
+      handle.lines += events.length
+      handle.lastDigest = prev
+      handle.lastLineStart = handle.offset + bytes - utf8Length(lines[lines.length - 1]!) - 1
+      handle.offset += bytes
+      // The write created the value: learn its identity (fs inode) so the next look is a fast stat.
+      const id = handle.offset === bytes ? (await workspace.stat(key))?.id : handle.seen?.id
+      handle.seen = { size: handle.offset, id }
+      scheduleHead(handle)
+      scheduleCheckpoint(handle)
+      return results
+    }
+    throw agentError('MEMORY_LOG_BUSY', `other writers kept appending to the memory log "${key}" while this write was retried ${MAX_WRITE_ATTEMPTS} times`, 'retry the write later', { key })
+  })
+}

@@ -1,0 +1,115 @@
+/**
+ * Writing one event as a version 2 line: header members and `payloadDigest` under `digest`,
+ * payload members beside them, every member in canonical JSON and canonical (sorted) order
+ * (format: docs/log-format.md). The event handed back is the line as a replay parses it, so
+ * live state and a replay fold the same values.
+ */
+import { asParsed, canonicalJson, memberJson } from './canonical-json.ts'
+import type { LineHash } from './digest.ts'
+import type { LogEventDraft, LogEventSchema } from './types.ts'
+
+/**
+ * The members of a version 2 line of one event type in canonical (sorted) order, each with its
+ * part: the header (covered by `digest`), the payload (covered by `payloadDigest`), or one of
+ * the two digests (`payloadDigest` is itself a header member).
+ */
+interface LineLayout {
+  fields: readonly string[]
+  /** `"field":` of each member. */
+  prefixes: readonly string[]
+  parts: ReadonlyArray<'header' | 'payload' | 'payloadDigest' | 'digest'>
+}
+
+const layouts = new WeakMap<LogEventSchema, Record<string, LineLayout>>()
+
+function layoutsOf(schema: LogEventSchema): Record<string, LineLayout> {
+  let known = layouts.get(schema)
+  if (known) return known
+  known = Object.fromEntries(Object.entries(schema.payloadFields).map(([type, payloadFields]) => {
+    const fields = [...schema.headerFields, ...payloadFields, 'digest'].sort()
+    const parts = fields.map(field => (field === 'digest' || field === 'payloadDigest' ? field : schema.headerFields.includes(field) ? 'header' : 'payload'))
+    return [type, { fields, prefixes: fields.map(field => `${JSON.stringify(field)}:`), parts }]
+  })) as Record<string, LineLayout>
+  layouts.set(schema, known)
+  return known
+}
+
+/** Interned values of one open log kept at most (then the map starts again). */
+export const INTERNED_MAX = 10_000
+
+/** A draft written as a line: its text, its digest, and the draft as a replay folds it from the line. */
+export interface SerializedEvent<Draft> {
+  line: string
+  digest: string
+  folded: Draft
+}
+
+/**
+ * Writes `draft` as line `seq` after the line whose digest is `prev`. Each member is written once
+ * in canonical JSON; the payload text, the header text and the line are joined from those pieces
+ * (so each is exactly `canonicalJson` of its object). The interned member (the scope) of the
+ * folded event is shared (frozen) with earlier events through `interned`.
+ */
+export function serializeEvent<Draft extends LogEventDraft>(schema: LogEventSchema, draft: Draft, seq: number, prev: string | null, more: boolean, hash: LineHash, interned?: Map<string, unknown>): SerializedEvent<Draft> | Promise<SerializedEvent<Draft>> {
+  const source = draft as Draft & Record<string, unknown>
+  const { fields, prefixes, parts } = layoutsOf(schema)[draft.type]!
+  const pieces: Array<string | undefined> = new Array(fields.length)
+  let payload = ''
+  for (let index = 0; index < fields.length; index++) {
+    const part = parts[index]
+    if (part !== 'header' && part !== 'payload') continue
+    const field = fields[index]!
+    const json = memberJson(field === 'v' ? 2 : field === 'seq' ? seq : field === 'prev' ? prev : field === 'more' ? (more || undefined) : source[field])
+    pieces[index] = json
+    if (json !== undefined && part === 'payload') payload += `${payload === '' ? '' : ','}${prefixes[index]}${json}`
+  }
+  return whenDone(hash(`{${payload}}`), (payloadDigest) => {
+    let header = ''
+    for (let index = 0; index < fields.length; index++) {
+      if (parts[index] === 'payloadDigest') pieces[index] = `"${payloadDigest}"`
+      else if (parts[index] !== 'header' || pieces[index] === undefined) continue
+      header += `${header === '' ? '' : ','}${prefixes[index]}${pieces[index]}`
+    }
+    return whenDone(hash(`{${header}}`), (digest) => {
+      let line = ''
+      // Each member's value as JSON gives it back: the draft's own when JSON keeps it (copied),
+      // else its piece parsed; a member the line leaves out is undefined.
+      const folded: Record<string, unknown> = { ...source }
+      for (let index = 0; index < fields.length; index++) {
+        if (parts[index] === 'digest') pieces[index] = `"${digest}"`
+        const piece = pieces[index]
+        const field = fields[index]!
+        if (piece !== undefined) line += `${line === '' ? '' : ','}${prefixes[index]}${piece}`
+        if (!(field in source)) continue
+        if (piece === undefined) {
+          folded[field] = undefined
+          continue
+        }
+        const value = source[field]
+        if (field === schema.internedField && interned) {
+          folded[field] = internValue(interned, piece, value)
+          continue
+        }
+        if (typeof value === 'string' || typeof value === 'boolean') continue
+        folded[field] = asParsed(value, piece)
+      }
+      return { line: `{${line}}`, digest, folded: folded as Draft }
+    })
+  })
+}
+
+/** `next(value)` at once, or once `value` settles when it is a promise (a synchronous hash needs no turn of the event loop). */
+function whenDone<T, R>(value: T | Promise<T>, next: (value: T) => R | Promise<R>): R | Promise<R> {
+  return value instanceof Promise ? value.then(next) : next(value)
+}
+
+/** The frozen value shared by the events whose interned member has the canonical JSON `json`. */
+export function internValue(interned: Map<string, unknown>, json: string, value: unknown): unknown {
+  const known = interned.get(json)
+  if (known) return known
+  const shared = Object.freeze(asParsed(value, json))
+  if (interned.size >= INTERNED_MAX) interned.clear()
+  // A key of our own: `json` may be a slice of a whole read's text, which a kept key would keep alive.
+  interned.set(canonicalJson(shared), shared)
+  return shared
+}

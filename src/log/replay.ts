@@ -1,0 +1,171 @@
+/**
+ * Replay and tailing: bringing an open log up to date with its value. The first read replays
+ * from the start (or from a checkpoint that matches the log); later reads check the value's size
+ * (fs: `stat`; Redis: `STRLEN`; memory: the string) and parse only the bytes after the committed
+ * offset. Every line is checked ({@link checkLineSync}); a bad line throws `MEMORY_LOG_CORRUPT`
+ * with its number, never skipped unless the log was opened with `readPastCorruption`.
+ */
+import { agentError } from '../errors.ts'
+import { loadCheckpoint } from './checkpoint.ts'
+import { sha256HexSync } from './digest.ts'
+import { headProblem, readHead, type LogHead } from './head.ts'
+import { EMPTY, reset, utf8Decoder, warn, type LogHandle } from './handle.ts'
+import { checkLine, checkLineSync, CorruptLine, digestOf, type Interner } from './line-check.ts'
+import { quarantineTail } from './torn-tail.ts'
+import type { LogEvent, LogEventDraft } from './types.ts'
+
+/**
+ * Brings `handle` up to date: reads only the bytes after the committed offset (a full replay
+ * when the value shrank, was replaced, or the new bytes do not continue the chain). Call under
+ * the log's lock. `forWrite`: the caller holds the write path (a torn tail is kept for it).
+ *
+ * @throws AgentError `MEMORY_LOG_CORRUPT` with the first bad line; read errors of the workspace.
+ */
+export async function sync(handle: LogHandle<any, any, any>, forWrite = false, checkHead = true): Promise<void> {
+  const { workspace, key } = handle
+  const stat = await workspace.stat(key)
+  const size = stat?.size ?? 0
+  if (handle.seen && handle.seen.size === size && handle.seen.id === stat?.id) return
+  const first = handle.seen === undefined && handle.lines === 0
+  if (size < handle.offset || (handle.seen && handle.seen.id !== stat?.id)) reset(handle)
+  try {
+    // Read before the log: a head written after this read could name lines the read misses.
+    const head = handle.offset === 0 && checkHead ? await readHead(handle) : undefined
+    // A replay from the start may begin at a checkpoint that matches the log instead.
+    const fromCheckpoint = handle.offset === 0 && size > 0 ? await loadCheckpoint(handle, size) : undefined
+    const start = handle.offset
+    const bytes = fromCheckpoint ?? (await workspace.readBytes(key, start)) ?? EMPTY
+    try {
+      await scanBytes(handle, bytes)
+      handle.seen = { size: start + bytes.length, id: stat?.id }
+    }
+    catch (error) {
+      if (!(error instanceof CorruptLine) || start === 0) throw error
+      // New bytes that do not continue our chain: the value was rewritten; replay it whole.
+      reset(handle)
+      const whole = (await workspace.readBytes(key, 0)) ?? EMPTY
+      await scanBytes(handle, whole)
+      handle.seen = { size: whole.length, id: stat?.id }
+    }
+    if (head !== undefined && typeof head !== 'string') checkHeadAnchor(handle, head)
+  }
+  catch (error) {
+    reset(handle)
+    if (error instanceof CorruptLine) {
+      throw agentError('MEMORY_LOG_CORRUPT', `line ${error.line} of the memory log "${key}" fails verification: ${error.reason}`, 'run `agent memory verify` to see the first bad line, then restore the log from a backup or move the lines from the bad one on aside by hand; the log is never repaired silently (reads can opt into continuing past it with `readPastCorruption`)', { key, line: error.line, reason: error.reason })
+    }
+    throw error
+  }
+  // A torn tail found when the log is first opened is moved aside at once.
+  if (first && !forWrite && handle.tail.length > 0 && workspace.writable) await quarantineTail(handle)
+}
+
+/**
+ * After a read from the start: the log must reach its head anchor (`head.ts`, read before the
+ * log), or lines were cut from its end.
+ *
+ * @throws CorruptLine naming the first missing line.
+ */
+function checkHeadAnchor(handle: LogHandle<any, any, any>, head: LogHead): void {
+  const problem = headProblem(head, handle.lines, handle.lastDigest, handle.key)
+  if (problem) throw new CorruptLine(Math.min(head.lines, handle.lines + 1), problem)
+}
+
+/**
+ * Parses and checks the complete lines of `bytes` (the value after the handle's committed
+ * offset) and folds the committed ones into the handle; the uncommitted rest goes to `tail`.
+ * Records whose erase event is among the new lines are never folded (their content does not
+ * enter memory).
+ *
+ * @throws CorruptLine at the first line that fails (unless the handle reads past corruption).
+ */
+export async function scanBytes<State, Draft extends LogEventDraft>(handle: LogHandle<State, Draft, any>, bytes: Uint8Array): Promise<void> {
+  const { fold } = handle
+  const events: Array<{ event: LogEvent<Draft>; line: number }> = []
+  // One decode for the whole read: a `\n` byte is never part of a multi-byte sequence, so the
+  // n-th newline of the text is the n-th newline byte (byte offsets still come from `bytes`).
+  const whole = utf8Decoder.decode(bytes)
+  const hash = await sha256HexSync()
+  const interner: Interner = new Map()
+  let textAt = 0
+  let at = 0
+  let line = handle.lines
+  let prev = handle.lastDigest
+  let committedAt = 0
+  let committedCount = handle.lines
+  let committedDigest = prev
+  let committedLineStart = -1
+  let skipped = 0
+  for (let end = bytes.indexOf(10, at); end !== -1; end = bytes.indexOf(10, at)) {
+    line++
+    const textEnd = whole.indexOf('\n', textAt)
+    const text = whole.slice(textAt, textEnd)
+    const lineStart = at
+    textAt = textEnd + 1
+    at = end + 1
+    let event: LogEvent<Draft>
+    try {
+      event = hash ? checkLineSync(fold, text, line, prev, hash, interner, handle.interned) : await checkLine(fold, text, line, prev)
+    }
+    catch (error) {
+      if (!(error instanceof CorruptLine) || !handle.options.readPastCorruption) throw error
+      warn(handle, { code: 'MEMORY_LOG_LINE_SKIPPED', key: handle.key, message: `line ${line} of the memory log "${handle.key}" was skipped: ${error.reason}`, details: { line, reason: error.reason } })
+      skipped++
+      // Continue the chain from whatever digest the bad line claims, if any.
+      prev = digestOf(text)
+      committedAt = at
+      committedCount = line
+      committedDigest = prev
+      committedLineStart = lineStart
+      continue
+    }
+    prev = event.digest
+    events.push({ event, line })
+    if (event.more) continue
+    committedAt = at
+    committedCount = line
+    committedDigest = prev
+    committedLineStart = lineStart
+  }
+  skipped += foldCommitted(handle, events, committedCount)
+  handle.lines = committedCount
+  handle.lastDigest = committedDigest
+  if (committedLineStart !== -1) handle.lastLineStart = handle.offset + committedLineStart
+  handle.offset += committedAt
+  // A copy: a view would keep the whole read buffer alive as long as the handle.
+  handle.tail = committedAt === bytes.length ? EMPTY : bytes.slice(committedAt)
+  handle.skipped += skipped
+}
+
+/**
+ * Folds the events of lines up to `committedCount` into the state; returns how many failed to
+ * apply and were skipped (only with `readPastCorruption`; otherwise the first one throws).
+ */
+function foldCommitted<State, Draft extends LogEventDraft>(handle: LogHandle<State, Draft, any>, events: Array<{ event: LogEvent<Draft>; line: number }>, committedCount: number): number {
+  const { fold, state } = handle
+  const eraseType = fold.schema.eraseType
+  const committed = events.filter(item => item.line <= committedCount)
+  const doomed = new Set(committed.filter(item => item.event.type === eraseType).map(item => item.event.recordId))
+  for (const { event, line } of committed) {
+    if (event.v === 1) handle.hasV1 = true
+    if (event.erased && !doomed.has(event.recordId) && !fold.isErased(state, event.recordId)) {
+      throw new CorruptLine(line, `the payload of the line was removed, but record "${event.recordId}" has no erase event`)
+    }
+  }
+  // Records erased later in this read are never folded; events that name them stay valid.
+  for (const id of doomed) if (!fold.has(state, id)) fold.markErased(state, id)
+  let skipped = 0
+  for (const { event, line } of committed) {
+    if (doomed.has(event.recordId) && event.type !== eraseType) continue
+    if (event.erased) continue
+    try {
+      if (event.type === eraseType) fold.replayErase(state, event)
+      else fold.apply(state, event, false)
+    }
+    catch (error) {
+      if (!handle.options.readPastCorruption) throw new CorruptLine(line, (error as Error).message)
+      skipped++
+    }
+  }
+  return skipped
+}

@@ -1,0 +1,229 @@
+/**
+ * Types of the event log engine: what it asks of the events it stores ({@link LogFold}), its
+ * options, and what its operations return. The engine knows lines, digests, offsets and
+ * checkpoints; what an event means (a record created, superseded, deleted) is the fold's.
+ */
+import type { Workspace } from '../workspace/types.ts'
+
+/** What the log needs of every event: its type (which names its payload fields) and the record it is about. */
+export interface LogEventDraft {
+  type: string
+  recordId: string
+}
+
+/** The chain members the log writes on every line (format: docs/log-format.md). */
+export interface LogLineChain {
+  /** Format version: 1 (digest over the whole line) or 2 (digest over the header and `payloadDigest`). */
+  v: 1 | 2
+  /** 1 on the first line, +1 per line, no gaps. */
+  seq: number
+  /** `digest` of the previous line; `null` on the first line. */
+  prev: string | null
+  /** SHA-256 hex of the canonical JSON of the header (v2) or of the line without `digest` (v1). */
+  digest: string
+  /** Version 2: SHA-256 hex of the canonical JSON of the payload fields. */
+  payloadDigest?: string
+  /** On every line of a multi-line write except its last. */
+  more?: true
+  /** Version 2: the payload was removed because the record was erased (header and `payloadDigest` stay). */
+  erased?: true
+}
+
+/** One line of the log as read back: the event and its chain members. */
+export type LogEvent<Draft extends LogEventDraft> = Draft & LogLineChain
+
+/** The members of the events a log holds, split into header and payload (format version 2 digests them apart). */
+export interface LogEventSchema {
+  /** Header members covered by `digest`, besides `digest` itself (the chain members `v`, `seq`, `prev`, `more`, `payloadDigest` included). */
+  headerFields: readonly string[]
+  /** Payload members of each event type, covered by `payloadDigest`: what erasure removes. */
+  payloadFields: Readonly<Record<string, readonly string[]>>
+  /** The event type that erases a record: compaction removes the payload of that record's other lines. */
+  eraseType: string
+  /** Members whose parsed values lines of one read share when their text repeats (short texts only). */
+  sharedFields: ReadonlySet<string>
+  /** The member whose values are frozen and shared by every event of one open log (the scope). */
+  internedField: string
+}
+
+/** Why a write cannot apply: the draft that conflicts and the reason. */
+export interface LogConflict<Draft> {
+  draft: Draft
+  reason: string
+}
+
+/**
+ * The fold of a log: how its events change a state. The engine replays lines into it, checks
+ * every write against it, and persists it in checkpoints; it never looks inside the state.
+ *
+ * @typeParam State the folded state (kept in memory per open log).
+ * @typeParam Draft an event before the log gives it its chain members.
+ * @typeParam Result what applying one event returns (the record after it).
+ */
+export interface LogFold<State, Draft extends LogEventDraft, Result> {
+  schema: LogEventSchema
+  /** Checks the event members of a parsed line (the chain members are checked already); returns the event or why it is malformed. */
+  parse(value: Record<string, unknown>, erased: boolean): LogEvent<Draft> | string
+  /** A new empty state. */
+  empty(): State
+  /** Why `drafts` cannot apply one after the other to `state`, or `undefined`. Must not change `state`. */
+  conflict(state: State, drafts: readonly Draft[]): LogConflict<Draft> | undefined
+  /**
+   * Applies one event to `state` and returns its result.
+   *
+   * @throws Error with the reason when it cannot apply (unless `checked`: {@link LogFold.conflict} already passed on this state).
+   */
+  apply(state: State, event: Draft, checked: boolean): Result
+  /** Folds an `eraseType` event read from the log (a record seen before may have had events skipped in between). */
+  replayErase(state: State, event: Draft): void
+  /** Marks `id` erased without folding its events (its erase event comes later in the same read, so its content never enters memory). */
+  markErased(state: State, id: string): void
+  /** Whether `id` was erased. */
+  isErased(state: State, id: string): boolean
+  /** Whether the state holds record `id`. */
+  has(state: State, id: string): boolean
+  /** The interned values (see {@link LogEventSchema.internedField}) the state holds, to share again after a checkpoint load. */
+  internedValues(state: State): Iterable<unknown>
+  /** How the state is written into and read from a checkpoint; without it the log writes none. */
+  checkpoint?: LogCheckpointCodec<State>
+}
+
+/** The state part of a checkpoint (the log writes the stamp line that binds it to the log). */
+export interface LogCheckpointCodec<State> {
+  /** `type` member of the stamp line: a checkpoint of another type is ignored. */
+  type: string
+  /** Version written; {@link LogCheckpointCodec.reads} lists the versions read. */
+  version: number
+  reads: readonly number[]
+  /**
+   * The lines after the stamp (each ended by `\n`) and members added to the stamp. May yield to
+   * the event loop between slices; the state does not change meanwhile (the log's lock is held).
+   */
+  encode(state: State, digest: (text: string) => string | Promise<string>): Promise<{ stamp: Record<string, unknown>; body: string }>
+  /** Why the codec's stamp members are malformed, or `undefined`. */
+  checkStamp(stamp: Record<string, unknown>): string | undefined
+  /**
+   * The state of a checkpoint: `text` is the whole checkpoint, `bodyStart` where the line after
+   * the stamp begins. `digest` is `undefined` without a synchronous SHA-256 (derived parts that
+   * need one are then left out).
+   *
+   * @throws Error when the body is malformed (the log is then replayed in full).
+   */
+  decode(text: string, bodyStart: number, stamp: Record<string, unknown>, digest: ((text: string) => string) | undefined): State
+  /** How a decoded checkpoint state differs from the state a replay of the lines it covers folds, or `undefined` when they agree (verification). */
+  difference(checkpoint: State, replayed: State): string | undefined
+}
+
+/** Options of an open log. */
+export interface MemoryLogOptions {
+  /** `fsync` every write (fs driver): durable against power loss, slower (see `npm run bench`). Default `false`. */
+  fsync?: boolean
+  /**
+   * `true`: reads skip a corrupt complete line (reported once through `onWarning`) instead of
+   * throwing `MEMORY_LOG_CORRUPT`; writes to such a log still throw. Default `false`.
+   */
+  readPastCorruption?: boolean
+  /** Receives warnings (a torn tail moved aside, a corrupt line skipped, a checkpoint ignored). Default: `console.warn`. */
+  onWarning?: (warning: MemoryLogWarning) => void
+  /**
+   * Persist a checkpoint of the folded state (key `<log key>.checkpoint`) after a write once the
+   * log has grown since the last one by this many lines and by a quarter of the lines that one
+   * covers ({@link CHECKPOINT_GROWTH}: a checkpoint costs time in proportion to the state, so
+   * its cost per appended line stays constant as the log grows), and at every compaction; a cold
+   * open then replays only the lines after it (see docs/log-format.md, "Checkpoints"). `false`:
+   * never write nor read checkpoints. Default {@link DEFAULT_CHECKPOINT_EVERY} (10,000 lines).
+   */
+  checkpointEvery?: number | false
+}
+
+/** Default {@link MemoryLogOptions.checkpointEvery}: lines appended between two checkpoints, at least. */
+export const DEFAULT_CHECKPOINT_EVERY = 10_000
+
+/**
+ * A new checkpoint also waits until the log has grown by this fraction of the lines the last one
+ * covers (at 100,000 lines: every 25,000 lines, not 10,000). Writing one costs about 6 µs per
+ * record held (`checkpointWriteMs` in `npm run bench`), so a fixed interval would make its cost
+ * per appended line grow with the log; the tail a cold open replays stays under a fifth of it.
+ */
+export const CHECKPOINT_GROWTH = 0.25
+
+/** A warning of the log engine. */
+export interface MemoryLogWarning {
+  code: 'MEMORY_LOG_TORN_TAIL' | 'MEMORY_LOG_LINE_SKIPPED' | 'MEMORY_LOG_CHECKPOINT_IGNORED' | 'MEMORY_LOG_CHECKPOINT_FAILED'
+  key: string
+  message: string
+  /**
+   * `MEMORY_LOG_TORN_TAIL`: the quarantine key; `MEMORY_LOG_LINE_SKIPPED`: the line number and
+   * reason; `MEMORY_LOG_CHECKPOINT_IGNORED` (a checkpoint that does not match the log, so the log
+   * is replayed in full) and `MEMORY_LOG_CHECKPOINT_FAILED` (a checkpoint could not be written;
+   * nothing else is affected): the checkpoint key and reason.
+   */
+  details: Record<string, unknown>
+}
+
+/** An open log: the folded state of one workspace key, kept current. */
+export interface EventLog<State, Draft extends LogEventDraft, Result> {
+  readonly workspace: Workspace
+  /** Workspace key of the JSONL value, for example `memory:memory.jsonl`. */
+  readonly key: string
+  /**
+   * Runs `read` on the current state (after taking in lines other writers added). `read` must
+   * not mutate the state nor keep it past its return.
+   *
+   * @throws AgentError `MEMORY_LOG_CORRUPT` when the log fails verification; read errors of the workspace.
+   */
+  view<T>(read: (state: State) => T): Promise<T>
+  /**
+   * Appends the events `build` returns as one all-or-nothing write. `build` runs under the log's
+   * lock with the current state; it may throw to write nothing, and it runs again when another
+   * process or client appended first. Returns each event's result.
+   *
+   * @throws AgentError `MEMORY_WORKSPACE_READ_ONLY` when the workspace is read-only;
+   * `MEMORY_LOG_CORRUPT`; `MEMORY_EVENT_CONFLICT` when an event cannot apply (nothing written);
+   * `MEMORY_LOG_BUSY` when other writers kept winning for 1,000 attempts; whatever `build`
+   * throws; write errors of the workspace.
+   */
+  write(build: (state: State) => Draft[] | Promise<Draft[]>): Promise<Result[]>
+  /** Rewrites the log atomically (see `compactLog`). */
+  compact(): Promise<MemoryLogCompaction>
+  /**
+   * Writes a checkpoint of the current state now (key `<log key>.checkpoint`, replaced
+   * atomically, only while the log is still at the offset it covers). Returns `false` when
+   * nothing was written (checkpoints off, read-only workspace, empty log, a torn tail or skipped
+   * lines, or another writer appended meanwhile).
+   *
+   * @throws AgentError `MEMORY_LOG_CORRUPT`; write errors of the workspace.
+   */
+  checkpoint(): Promise<boolean>
+  /**
+   * Tells the log that derived state over `records` records (a partition's search index) was
+   * just built. A large one (at least `checkpointEvery` records) is worth persisting: a checkpoint
+   * is scheduled, so that the next cold open restores it instead of building it again.
+   */
+  indexBuilt(records: number): void
+}
+
+/** Result of `verifyLog`. */
+export interface MemoryLogVerification {
+  /** True when every complete line verifies (a torn tail alone does not make the log bad). */
+  ok: boolean
+  /** Number of complete (newline-ended) lines in the log. */
+  lines: number
+  /** The first line that fails, 1-based, and why. */
+  firstBad?: { line: number; reason: string }
+  /** Uncommitted text at the end (torn line or unfinished write): first line it starts on and its size in UTF-8 bytes. */
+  torn?: { line: number; bytes: number }
+}
+
+/** Result of `compactLog`. */
+export interface MemoryLogCompaction {
+  /** Lines in the log after compaction (every event is kept). */
+  lines: number
+  /** Size in UTF-8 bytes before and after. */
+  bytesBefore: number
+  bytesAfter: number
+  /** Lines whose payload was removed because their record was erased. */
+  erasedLines: number
+  /** True when version 1 lines were rewritten as version 2 (new digests from line 1 on). */
+  rechained: boolean
+}

@@ -1,0 +1,104 @@
+/**
+ * The memory event log: the log engine of `src/log/` with the memory fold plugged in. Events are
+ * `remember`, `supersede`, `delete` and `erase` lines (records.ts); the state they fold into is
+ * the records, their partitions per store and scope, and one search index per partition; a
+ * checkpoint holds that state (checkpoint-state.ts). Stores open their log here.
+ */
+import type { Workspace } from '../workspace/types.ts'
+import { compactEventLog, openEventLog, verifyEventLog, type EventLog, type LogFold, type MemoryLogCompaction, type MemoryLogOptions, type MemoryLogVerification } from '../log/index.ts'
+import { createSearchIndex } from './search-index.ts'
+import { memoryCheckpointCodec } from './checkpoint-state.ts'
+import {
+  applyEvent,
+  emptyRecordState,
+  eventConflict,
+  foldEvent,
+  HEADER_FIELDS,
+  markErased,
+  parseMemoryEvent,
+  PAYLOAD_FIELDS,
+  type MemoryEventDraft,
+  type MemoryRecordLookup,
+  type MemoryRecordState,
+} from './records.ts'
+import type { MemoryRecord } from './types.ts'
+
+export type { MemoryLogCompaction, MemoryLogOptions, MemoryLogVerification, MemoryLogWarning } from '../log/index.ts'
+export { CHECKPOINT_GROWTH, DEFAULT_CHECKPOINT_EVERY } from '../log/index.ts'
+
+/** An open memory log: the folded records of one workspace key, kept current. */
+export type MemoryLog = EventLog<MemoryRecordState, MemoryEventDraft, MemoryRecord>
+
+/** The fold of memory events into a {@link MemoryRecordState}. */
+export const memoryFold: LogFold<MemoryRecordState, MemoryEventDraft, MemoryRecord> = {
+  schema: {
+    headerFields: HEADER_FIELDS,
+    payloadFields: PAYLOAD_FIELDS,
+    eraseType: 'erase',
+    sharedFields: new Set(['audit', 'tags', 'metadata', 'provenance', 'supersedes']),
+    internedField: 'scope',
+  },
+  parse: parseMemoryEvent,
+  empty: () => emptyRecordState(createSearchIndex),
+  conflict(state, drafts) {
+    if (drafts.length === 1) {
+      const reason = eventConflict(id => state.records.get(id), drafts[0]!, state.erased)
+      return reason ? { draft: drafts[0]!, reason } : undefined
+    }
+    // Each draft is checked against the records as the drafts before it leave them.
+    const overlay = new Map<string, MemoryRecord>()
+    const lookup: MemoryRecordLookup = id => overlay.get(id) ?? state.records.get(id)
+    for (const draft of drafts) {
+      const reason = eventConflict(lookup, draft, state.erased)
+      if (reason) return { draft, reason }
+      overlay.set(draft.recordId, foldEvent(lookup(draft.recordId), draft))
+    }
+    return undefined
+  },
+  apply: (state, event, checked) => applyEvent(state, event, checked),
+  replayErase(state, event) {
+    const existing = state.records.get(event.recordId)
+    // Known from an earlier read: its events in between were skipped, so align the version.
+    if (existing) applyEvent(state, { ...event, version: existing.version + 1 })
+    else markErased(state, event.recordId)
+  },
+  markErased,
+  isErased: (state, id) => state.erased.has(id),
+  has: (state, id) => state.records.has(id),
+  *internedValues(state) {
+    for (const record of state.records.values()) yield record.scope
+  },
+  checkpoint: memoryCheckpointCodec,
+}
+
+/**
+ * Opens (or returns the already open) memory log at `key` of `workspace`. Cheap: nothing is read
+ * until the first operation. One state is kept per workspace object and key. Options apply when
+ * the log is first opened.
+ */
+export function openMemoryLog(workspace: Workspace, key: string, options: MemoryLogOptions = {}): MemoryLog {
+  return openEventLog(workspace, key, memoryFold, options)
+}
+
+/**
+ * Reads the whole memory log at `key` and checks every line (JSON, shape, `seq`, `prev`,
+ * `digest`, `payloadDigest`, and each event's effect on the records) without touching the
+ * in-memory state or the value. Verifies format version 1 and 2 lines alike.
+ *
+ * @throws only read errors of the workspace (a missing value is an empty, valid log).
+ */
+export function verifyLog(workspace: Workspace, key: string): Promise<MemoryLogVerification> {
+  return verifyEventLog(workspace, key, memoryFold)
+}
+
+/**
+ * Rewrites the memory log at `key` atomically: every event is kept, the payload of erased
+ * records' lines is removed (the chain still verifies), a torn tail is moved aside, version 1
+ * lines are re-chained as version 2 when a record was erased (docs/log-format.md, "Compaction and erasure").
+ *
+ * @throws AgentError `MEMORY_LOG_CORRUPT` when the log does not verify (nothing is rewritten);
+ * `MEMORY_WORKSPACE_READ_ONLY`; write errors of the workspace.
+ */
+export function compactLog(workspace: Workspace, key: string): Promise<MemoryLogCompaction> {
+  return compactEventLog(workspace, key, memoryFold)
+}

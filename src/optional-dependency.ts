@@ -1,0 +1,99 @@
+/**
+ * Optional peer dependencies: native modules and service clients that only one store or driver
+ * needs (`better-sqlite3` for `sqliteMemoryStore()`, `pg` for the Postgres store, `ioredis` for
+ * unstorage's Redis driver). They are loaded the first time their store is used, never when an
+ * entry point is imported, so an app installs only the ones it uses.
+ *
+ * Source: issue 14, "native and service clients as optional peer dependencies loaded only when
+ * their store is used; a missing one is an error that names the package to install".
+ */
+import { createRequire } from 'node:module'
+import { isAbsolute } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { agentError } from './errors.ts'
+
+/**
+ * Every optional peer dependency, with the version range the package supports (the same ranges
+ * as `peerDependencies` in package.json; a test keeps them equal).
+ */
+export const OPTIONAL_DEPENDENCIES = {
+  'better-sqlite3': '^12.0.0',
+  'ioredis': '^5.4.2',
+  'pg': '^8.0.0',
+} as const
+
+/** The name of an optional peer dependency. */
+export type OptionalDependency = keyof typeof OPTIONAL_DEPENDENCIES
+
+/** Where a package is resolved from: this module by default (a file URL or path). */
+interface ResolveFrom {
+  from?: string | URL
+}
+
+/**
+ * Loads an optional dependency with `import()`, the first time `feature` needs it.
+ *
+ * @param name the package, one of {@link OPTIONAL_DEPENDENCIES}.
+ * @param feature what needs it, in the words of the API (`'sqliteMemoryStore()'`), for the error.
+ * @returns the module namespace (a CommonJS package's `module.exports` is its `default`).
+ * @throws AgentError `DEPENDENCY_MISSING` (details: `package`, `range`, `feature`) when the package
+ * is not installed, with the `npm install` command as the fix; `DEPENDENCY_LOAD_FAILED` when it is
+ * installed but fails to load (a native module built for another Node version, for example).
+ */
+export async function importOptional<T = Record<string, unknown>>(name: OptionalDependency, feature: string, options: ResolveFrom = {}): Promise<T> {
+  const resolved = resolveOptional(name, feature, createRequire(options.from ?? import.meta.url))
+  try {
+    return (await import(isAbsolute(resolved) ? pathToFileURL(resolved).href : resolved)) as T
+  }
+  catch (error) {
+    throw loadError(name, feature, error)
+  }
+}
+
+/**
+ * Loads an optional CommonJS dependency synchronously with `require`, for code paths that cannot
+ * await (opening a SQLite connection inside a synchronous getter). Same errors as
+ * {@link importOptional}; returns `module.exports`.
+ */
+export function requireOptional<T = unknown>(name: OptionalDependency, feature: string, options: ResolveFrom = {}): T {
+  const require = createRequire(options.from ?? import.meta.url)
+  const resolved = resolveOptional(name, feature, require)
+  try {
+    return require(resolved) as T
+  }
+  catch (error) {
+    throw loadError(name, feature, error)
+  }
+}
+
+/** The entry file of the package, or `DEPENDENCY_MISSING` when it is not installed. */
+function resolveOptional(name: OptionalDependency, feature: string, require: NodeJS.Require): string {
+  try {
+    return require.resolve(name)
+  }
+  catch (error) {
+    throw missingError(name, feature, error)
+  }
+}
+
+function missingError(name: OptionalDependency, feature: string, cause: unknown) {
+  const range = OPTIONAL_DEPENDENCIES[name]
+  return agentError(
+    'DEPENDENCY_MISSING',
+    `${feature} needs the package "${name}", an optional peer dependency of vite-agent-memory that is not installed in this app`,
+    `install it beside vite-agent-memory: npm install ${name}@"${range}"`,
+    { package: name, range, feature },
+    cause,
+  )
+}
+
+function loadError(name: OptionalDependency, feature: string, cause: unknown) {
+  const message = cause instanceof Error ? cause.message : String(cause)
+  return agentError(
+    'DEPENDENCY_LOAD_FAILED',
+    `${feature} needs the package "${name}", which is installed but failed to load: ${message}`,
+    `reinstall or rebuild it for this Node version (npm rebuild ${name}), at a version in "${OPTIONAL_DEPENDENCIES[name]}"`,
+    { package: name, range: OPTIONAL_DEPENDENCIES[name], feature },
+    cause,
+  )
+}

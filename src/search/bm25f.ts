@@ -1,0 +1,124 @@
+/**
+ * BM25F scoring over the term postings: per query term,
+ * `idf × tf' × (k1 + 1) / (tf' + k1)` with
+ * `tf' = Σ weight(field) × tf(field) / (1 − b + b × len(field) / avgLen(field))` and
+ * `idf = ln(1 + (N − n + 0.5) / (n + 0.5))` over the live records.
+ */
+import { scratch, scratchFor, type ScoredSlots } from './scratch.ts'
+import type { IndexState } from './state.ts'
+import type { SearchDocument } from './types.ts'
+import { TF_INLINE_MAX } from './vocabulary.ts'
+
+/** The BM25F parameters of an index. */
+export interface Bm25fParams {
+  /** Field weights: title, content, tags. */
+  readonly weights: readonly [number, number, number]
+  readonly k1: number
+  readonly b: number
+}
+
+/** BM25 idf of a term held by `frequency` of `live` records. */
+export function idf(live: number, frequency: number): number {
+  return Math.log(1 + (live - frequency + 0.5) / (frequency + 0.5))
+}
+
+const blockScratch: number[] = []
+
+/**
+ * BM25F of every live slot holding a term of `terms` (term -> weight, scores added in the map's
+ * order); scores land in the shared scratch under the returned stamp.
+ */
+export function rank<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>): ScoredSlots {
+  const { slots, vocabulary } = state
+  const stamp = scratchFor(slots.count)
+  const touched: number[] = []
+  if (slots.live === 0) return { stamp, touched }
+  const scores = scratch.scores
+  const stamps = scratch.stamps
+  const average = slots.averageLengths()
+  const [w0, w1, w2] = params.weights
+  const { k1, b } = params
+  const [a0, a1, a2] = [b / average[0], b / average[1], b / average[2]]
+  const base = 1 - b
+  const lengths = slots.lengths
+  const alive = slots.alive
+  const live = slots.live
+  for (const [term, weight] of terms) {
+    const id = vocabulary.termIds.get(term)
+    if (id === undefined) continue
+    const frequency = vocabulary.termFrequency[id]!
+    if (frequency === 0) continue
+    const termIdf = weight * idf(live, frequency)
+    const data = vocabulary.termPostings.data
+    const ranges = vocabulary.termPostings.blocks(id, blockScratch)
+    for (let range = 0; range < ranges.length; range += 2) {
+      for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
+        const slot = data[at]!
+        if (alive[slot] === 0) continue
+        const packed = data[at + 1]!
+        const c0 = packed & TF_INLINE_MAX
+        const c1 = (packed >>> 10) & TF_INLINE_MAX
+        const c2 = (packed >>> 20) & TF_INLINE_MAX
+        let tf: number
+        if (c0 === TF_INLINE_MAX || c1 === TF_INLINE_MAX || c2 === TF_INLINE_MAX) {
+          const f0 = vocabulary.fieldCount(packed, slot, 0)
+          const f1 = vocabulary.fieldCount(packed, slot, 1)
+          const f2 = vocabulary.fieldCount(packed, slot, 2)
+          tf = (f0 === 0 ? 0 : w0 * f0 / (base + a0 * lengths[slot * 3]!))
+            + (f1 === 0 ? 0 : w1 * f1 / (base + a1 * lengths[slot * 3 + 1]!))
+            + (f2 === 0 ? 0 : w2 * f2 / (base + a2 * lengths[slot * 3 + 2]!))
+        }
+        else {
+          tf = (c0 === 0 ? 0 : w0 * c0 / (base + a0 * lengths[slot * 3]!))
+            + (c1 === 0 ? 0 : w1 * c1 / (base + a1 * lengths[slot * 3 + 1]!))
+            + (c2 === 0 ? 0 : w2 * c2 / (base + a2 * lengths[slot * 3 + 2]!))
+        }
+        const points = termIdf * tf * (k1 + 1) / (tf + k1)
+        if (stamps[slot] !== stamp) {
+          stamps[slot] = stamp
+          scores[slot] = points
+          touched.push(slot)
+        }
+        else scores[slot]! += points
+      }
+    }
+  }
+  return { stamp, touched }
+}
+
+/** The score {@link rank} gives `slot` (same terms, same order of additions), from the record's own tokens. */
+export function scoreSlot<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, slot: number): number {
+  const { slots, vocabulary } = state
+  if (slots.live === 0) return 0
+  const tokens = state.retokenize(slots.records[slot]!)
+  const average = slots.averageLengths()
+  const [w0, w1, w2] = params.weights
+  const { k1, b } = params
+  const [a0, a1, a2] = [b / average[0], b / average[1], b / average[2]]
+  const base = 1 - b
+  const lengths = slots.lengths
+  let score = 0
+  let scored = false
+  for (const [term, weight] of terms) {
+    const id = vocabulary.termIds.get(term)
+    if (id === undefined) continue
+    const frequency = vocabulary.termFrequency[id]!
+    if (frequency === 0) continue
+    const local = tokens.termLocal(id)
+    if (local === undefined) continue
+    const termIdf = weight * idf(slots.live, frequency)
+    const f0 = tokens.termCounts[local]!
+    const f1 = tokens.termCounts[local + 1]!
+    const f2 = tokens.termCounts[local + 2]!
+    const tf = (f0 === 0 ? 0 : w0 * f0 / (base + a0 * lengths[slot * 3]!))
+      + (f1 === 0 ? 0 : w1 * f1 / (base + a1 * lengths[slot * 3 + 1]!))
+      + (f2 === 0 ? 0 : w2 * f2 / (base + a2 * lengths[slot * 3 + 2]!))
+    const points = termIdf * tf * (k1 + 1) / (tf + k1)
+    if (!scored) {
+      score = points
+      scored = true
+    }
+    else score += points
+  }
+  return score
+}

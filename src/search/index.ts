@@ -1,0 +1,178 @@
+/**
+ * The ranked index of one partition: `createSearchIndex` composes the engine's structures
+ * (state.ts: slots, vocabulary, runs) and operations (bm25f.ts, feedback.ts, query-terms.ts,
+ * substring-index.ts, snapshot.ts) behind the {@link SearchIndex} interface.
+ *
+ * Source: issue 7, "Ranked full-text search per scope ... Every record that the documented rule
+ * returns must still be returned".
+ */
+import type { Bm25fParams } from './bm25f.ts'
+import { rank, scoreSlot } from './bm25f.ts'
+import { feedbackOn, withFeedback, type FeedbackParams } from './feedback.ts'
+import { textOf } from './plain-text.ts'
+import { checkQuery } from './query.ts'
+import { queryTerms } from './query-terms.ts'
+import { scratch } from './scratch.ts'
+import type { ScoredSlot } from './slots.ts'
+import { snippetOf } from './snippet.ts'
+import { decodeSnapshot, encodeSnapshot } from './snapshot.ts'
+import { IndexState } from './state.ts'
+import { offer, substringSearch } from './substring-index.ts'
+import { TopK } from './top-k.ts'
+import type { SearchDocument, SearchField, SearchHit, SearchIndex, SearchIndexOptions, SearchQuery } from './types.ts'
+
+/** Default {@link SearchIndexOptions}. */
+export const DEFAULT_SEARCH_INDEX_OPTIONS: {
+  readonly fieldWeights: Readonly<Record<SearchField, number>>
+  readonly k1: number
+  readonly b: number
+  readonly feedback: Readonly<{ records: number; terms: number; weight: number }>
+} = {
+  fieldWeights: { title: 2, content: 1, tags: 2 },
+  k1: 1.2,
+  b: 0.75,
+  feedback: { records: 0, terms: 10, weight: 0.3 },
+}
+
+/**
+ * Creates an empty {@link SearchIndex} with ranked search.
+ *
+ * Ranked mode (the default):
+ * - terms come from `tokenize` (text.ts: stemmed, accent-folded, stop-words dropped, CJK bigrams)
+ *   of the title, content and tags (as `options.text` gives them); a query is tokenized the same way;
+ * - score = BM25F (bm25f.ts) over the partition's active records (`avgLen` over the records where
+ *   the field is not empty), plus pseudo-relevance feedback when `options.feedback` turns it on;
+ * - every record the substring rule (`searchRecords`) returns for the same query and filters is
+ *   returned too (ranking adds recall, never removes it): the substring rule's top `limit` are
+ *   kept and the remaining places go to the best-ranked other records; a record found only by the
+ *   substring rule scores 0 and comes after ranked ones;
+ * - filters (`kinds`, `tags`, `keywords`, `topics`, `after`, `before`) apply before the limit;
+ *   ties go to the newest; only active records are indexed, so superseded and deleted records
+ *   never appear;
+ * - each hit has a `snippet` around its best match, scores are rounded to 4 decimals.
+ *
+ * Layout: records are numbered slots (slots.ts); term postings (vocabulary.ts) and run postings
+ * (runs.ts) are int32 pairs in shared arenas (postings.ts); a removed record's slot is a tombstone
+ * skipped by searches and dropped when the index is rebuilt (once tombstones outnumber live
+ * records, and at least 1,024).
+ *
+ * Cost: `update` is lazy (it only notes the latest state; the partition is indexed on its first
+ * search); indexing a record is proportional to its length; a search visits the postings of the
+ * query's terms and of the runs containing the query, and keeps the top `limit` with a bounded
+ * heap (candidates below the heap's floor are dropped before the filters run).
+ */
+export function createSearchIndex<D extends SearchDocument = SearchDocument>(options: SearchIndexOptions<D> = {}): SearchIndex<D> {
+  return new RankedIndex<D>(options)
+}
+
+/**
+ * The index a {@link SearchIndexSnapshot} was taken of (`snapshot()` of a {@link createSearchIndex}
+ * index), over `records`: the partition's records in creation order, any status (the snapshot's
+ * record numbers point into it). It answers every search as the index it was taken of, and takes
+ * later updates the same way; `options` must be the ones that index had. Cost: proportional to
+ * the snapshot's size (nothing is tokenized).
+ *
+ * @throws Error when the snapshot is malformed, of another `searchIndexFormat`, or does not
+ * index exactly the active records of `records`.
+ */
+export function restoreSearchIndex<D extends SearchDocument = SearchDocument>(snapshot: unknown, records: readonly D[], options: SearchIndexOptions<D> = {}): SearchIndex<D> {
+  const index = new RankedIndex<D>(options)
+  index.restore(snapshot, records)
+  return index
+}
+
+class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
+  private state: IndexState<D>
+  private readonly params: Bm25fParams
+  private readonly feedback: FeedbackParams
+  // Updates are taken in lazily: a replay only notes each record's latest state here, and the
+  // partition is indexed (in first-update order, so positions are the same) on its first search.
+  private pending = new Map<string, D>()
+  // Built: searched (flushed) once, or restored. Only a built index is worth a snapshot.
+  private isBuilt = false
+
+  constructor(options: SearchIndexOptions<D>) {
+    const weights = DEFAULT_SEARCH_INDEX_OPTIONS.fieldWeights
+    this.params = {
+      weights: [options.fieldWeights?.title ?? weights.title, options.fieldWeights?.content ?? weights.content, options.fieldWeights?.tags ?? weights.tags],
+      k1: options.k1 ?? DEFAULT_SEARCH_INDEX_OPTIONS.k1,
+      b: options.b ?? DEFAULT_SEARCH_INDEX_OPTIONS.b,
+    }
+    this.feedback = { ...DEFAULT_SEARCH_INDEX_OPTIONS.feedback, ...options.feedback }
+    this.state = new IndexState<D>(textOf(options.text))
+  }
+
+  restore(snapshot: unknown, records: readonly D[]): void {
+    this.state = decodeSnapshot(snapshot, records, this.state.text)
+    this.isBuilt = true
+  }
+
+  get size(): number {
+    this.flush()
+    return this.state.slots.live
+  }
+
+  get built(): boolean {
+    return this.isBuilt
+  }
+
+  update(record: D): void {
+    this.pending.set(record.id, record)
+  }
+
+  snapshot(recordNumber: (record: D) => number) {
+    if (!this.isBuilt) return undefined
+    this.flush()
+    return encodeSnapshot(this.state, recordNumber)
+  }
+
+  search(query: SearchQuery): SearchHit<D>[] {
+    const checked = checkQuery(query)
+    this.flush()
+    const { state, params, feedback } = this
+    const slots = state.slots
+    if (query.mode === 'substring') return substringSearch(state, checked).map(({ slot, score }) => ({ record: slots.records[slot]!, score }))
+    // The substring rule's top `limit` first (it uses the score scratch), then the ranking.
+    const guaranteed = substringSearch(state, checked)
+    const kept = new Set(guaranteed.map(hit => hit.slot))
+    const terms = queryTerms(state.vocabulary, query.query)
+    const scoreOf = new Map<number, number>()
+    const top = new TopK<ScoredSlot>(checked.limit - kept.size, slots.compare)
+    if (kept.size >= checked.limit && !feedbackOn(feedback)) {
+      // No place left for ranked-only records: score just the kept ones.
+      for (const slot of kept) scoreOf.set(slot, scoreSlot(state, params, terms, slot))
+    }
+    else {
+      let ranked = rank(state, params, terms)
+      if (feedbackOn(feedback)) ranked = withFeedback(state, params, feedback, terms, ranked, checked)
+      const scores = scratch.scores
+      // Newest first, as in substringSearch: equal scores then stop at the heap's floor.
+      for (let index = ranked.touched.length - 1; index >= 0; index--) {
+        const slot = ranked.touched[index]!
+        const score = scores[slot]!
+        if (kept.has(slot)) {
+          scoreOf.set(slot, score)
+          continue
+        }
+        offer(slots, top, slot, score, checked)
+      }
+    }
+    const merged = [...top.sorted(), ...guaranteed.map(({ slot }) => ({ slot, score: scoreOf.get(slot) ?? 0 }))]
+    merged.sort((a, c) => slots.compare(c, a))
+    const wanted = new Set(terms.keys())
+    return merged.map(({ slot, score }) => ({ record: slots.records[slot]!, score: Math.round(score * 1e4) / 1e4, snippet: snippetOf(slots.records[slot]!.content, wanted, checked.needle) }))
+  }
+
+  private flush(): void {
+    this.isBuilt = true
+    if (this.pending.size === 0) return
+    const batch = this.pending
+    this.pending = new Map()
+    const state = this.state
+    for (const record of batch.values()) {
+      const kept = state.remove(record.id)
+      if (record.status === 'active') state.add(record, kept ?? state.nextPosition++)
+    }
+    if (state.slots.count - state.slots.live > Math.max(1024, state.slots.live)) state.rebuild()
+  }
+}

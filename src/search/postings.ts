@@ -1,0 +1,164 @@
+import { grow } from './arrays.ts'
+import type { ByteReader, ByteWriter } from './bytes.ts'
+
+/**
+ * Growable lists of (key, value) int32 pairs, one list per id, stored in one shared `Int32Array`
+ * as linked blocks (2 header ints, then pairs; block sizes double from 2 to 512 pairs). One
+ * posting list costs a few ints instead of a typed array or a `Map` per term: a vocabulary of
+ * 100,000 one-record terms stays small.
+ */
+export class PairLists {
+  private arena = new Int32Array(1 << 8)
+  private used = 0
+  /** Per list: first block, last block, pairs used in the last block, pairs in all. */
+  private heads = new Int32Array(16)
+  private tails = new Int32Array(16)
+  private fills = new Int32Array(16)
+  private lengths = new Int32Array(16)
+  count = 0
+
+  /** A new empty list; returns its id. */
+  create(): number {
+    const id = this.count++
+    if (id >= this.heads.length) {
+      this.heads = grow(this.heads, id + 1)
+      this.tails = grow(this.tails, id + 1)
+      this.fills = grow(this.fills, id + 1)
+      this.lengths = grow(this.lengths, id + 1)
+    }
+    this.heads[id] = -1
+    this.tails[id] = -1
+    this.fills[id] = 0
+    this.lengths[id] = 0
+    return id
+  }
+
+  length(id: number): number {
+    return this.lengths[id]!
+  }
+
+  push(id: number, key: number, value: number): void {
+    let tail = this.tails[id]!
+    let fill = this.fills[id]!
+    if (tail === -1 || fill === this.arena[tail + 1]!) {
+      const capacity = tail === -1 ? 2 : Math.min(512, this.arena[tail + 1]! * 2)
+      const block = this.allocate(2 + capacity * 2)
+      this.arena[block] = -1
+      this.arena[block + 1] = capacity
+      if (tail === -1) this.heads[id] = block
+      else this.arena[tail] = block
+      this.tails[id] = tail = block
+      fill = 0
+    }
+    const at = tail + 2 + fill * 2
+    this.arena[at] = key
+    this.arena[at + 1] = value
+    this.fills[id] = fill + 1
+    this.lengths[id]!++
+  }
+
+  /** Calls `visit(key, value)` for every pair of list `id`, in push order. */
+  forEach(id: number, visit: (key: number, value: number) => void): void {
+    const arena = this.arena
+    for (let block = this.heads[id]!; block !== -1; block = arena[block]!) {
+      const filled = block === this.tails[id] ? this.fills[id]! : arena[block + 1]!
+      const end = block + 2 + filled * 2
+      for (let at = block + 2; at < end; at += 2) visit(arena[at]!, arena[at + 1]!)
+    }
+  }
+
+  /** The blocks of list `id` as [start, end) ranges of pair offsets in {@link data} (for tight loops). */
+  blocks(id: number, out: number[]): number[] {
+    out.length = 0
+    const arena = this.arena
+    for (let block = this.heads[id]!; block !== -1; block = arena[block]!) {
+      const filled = block === this.tails[id] ? this.fills[id]! : arena[block + 1]!
+      out.push(block + 2, block + 2 + filled * 2)
+    }
+    return out
+  }
+
+  get data(): Int32Array {
+    return this.arena
+  }
+
+  /** Writes the pairs of all lists, then every list in id order: its pair count, then per pair the key as a zigzag delta from the previous key and the value. */
+  encode(out: ByteWriter): void {
+    const arena = this.arena
+    let total = 0
+    for (let id = 0; id < this.count; id++) total += this.lengths[id]!
+    out.uint(total)
+    for (let id = 0; id < this.count; id++) {
+      out.uint(this.lengths[id]!)
+      let previous = 0
+      for (let block = this.heads[id]!; block !== -1; block = arena[block]!) {
+        const filled = block === this.tails[id] ? this.fills[id]! : arena[block + 1]!
+        for (let at = block + 2, end = block + 2 + filled * 2; at < end; at += 2) {
+          out.int(arena[at]! - previous)
+          previous = arena[at]!
+          out.uint(arena[at + 1]!)
+        }
+      }
+    }
+  }
+
+  /**
+   * `count` lists read back from {@link encode}, one block each.
+   *
+   * @throws Error when the bytes end early or a key is outside `[0, keyLimit)` or a value outside `[minValue, maxValue]`.
+   */
+  static decode(input: ByteReader, count: number, keyLimit: number, minValue: number, maxValue: number): PairLists {
+    const lists = new PairLists()
+    const size = Math.max(16, count)
+    lists.heads = new Int32Array(size)
+    lists.tails = new Int32Array(size)
+    lists.fills = new Int32Array(size)
+    lists.lengths = new Int32Array(size)
+    lists.count = count
+    const total = input.uint()
+    // A pair takes 2 bytes at least: a count the data cannot hold is refused before allocating.
+    if (total * 2 > input.remaining()) throw new Error('the posting lists are longer than their data')
+    const arena = new Int32Array(Math.max(256, 2 * count + 2 * total))
+    let used = 0
+    let pairs = 0
+    for (let id = 0; id < count; id++) {
+      const length = input.uint()
+      lists.lengths[id] = length
+      lists.fills[id] = length
+      if (length === 0) {
+        lists.heads[id] = lists.tails[id] = -1
+        continue
+      }
+      pairs += length
+      if (pairs > total) throw new Error('the posting lists hold more pairs than they announce')
+      const block = used
+      arena[block] = -1
+      arena[block + 1] = length
+      lists.heads[id] = lists.tails[id] = block
+      let key = 0
+      for (let at = block + 2, end = block + 2 + length * 2; at < end; at += 2) {
+        key += input.int()
+        const value = input.uint()
+        if (key < 0 || key >= keyLimit || value < minValue || value > maxValue) throw new Error('a posting is out of range')
+        arena[at] = key
+        arena[at + 1] = value
+      }
+      used = block + 2 + length * 2
+    }
+    if (pairs !== total) throw new Error('the posting lists hold fewer pairs than they announce')
+    lists.arena = arena
+    lists.used = used
+    return lists
+  }
+
+  private allocate(size: number): number {
+    if (this.used + size > this.arena.length) {
+      const next = new Int32Array(Math.max(this.arena.length * 2, this.used + size))
+      next.set(this.arena.subarray(0, this.used))
+      this.arena = next
+    }
+    const at = this.used
+    this.used += size
+    return at
+  }
+}

@@ -1,0 +1,91 @@
+import { grow } from './arrays.ts'
+
+/** A slot with its score in one search. */
+export interface ScoredSlot {
+  slot: number
+  score: number
+}
+
+/** Number of fields an index keeps per slot (title, content, tags). */
+export const FIELDS = 3
+
+/**
+ * The records of one index as numbered slots, in indexing order: per slot the record (or
+ * `undefined` for a tombstone), its position (ties in ranking go to the greater one), its creation
+ * time in ms, its three field lengths in tokens, and whether it is live. Field statistics
+ * (`lengthSums`, `fieldCounts`: records with a non-empty field) are over the live slots.
+ */
+export class Slots<D> {
+  records: Array<D | undefined> = []
+  positions: Int32Array
+  created: Float64Array
+  /** Field lengths, slot × 3 + field. */
+  lengths: Uint32Array
+  alive: Uint8Array
+  /** Slots used, live and tombstoned. */
+  count = 0
+  live = 0
+  /** Slot of each live record id. */
+  readonly ids = new Map<string, number>()
+  readonly lengthSums = [0, 0, 0]
+  /** Live records with a non-empty field, per field: average lengths are over these (a missing title is no short title). */
+  readonly fieldCounts = [0, 0, 0]
+
+  constructor(capacity = 256) {
+    this.positions = new Int32Array(capacity)
+    this.created = new Float64Array(capacity)
+    this.lengths = new Uint32Array(capacity * FIELDS)
+    this.alive = new Uint8Array(capacity)
+  }
+
+  /** A new live slot for `record`; returns it. */
+  add(record: D, id: string, position: number, created: number, lengths: readonly number[]): number {
+    const slot = this.count++
+    if (slot >= this.alive.length) {
+      this.positions = grow(this.positions, slot + 1)
+      this.created = grow(this.created, slot + 1)
+      this.lengths = grow(this.lengths, (slot + 1) * FIELDS)
+      this.alive = grow(this.alive, slot + 1)
+    }
+    this.records[slot] = record
+    this.positions[slot] = position
+    this.created[slot] = created
+    this.alive[slot] = 1
+    this.ids.set(id, slot)
+    this.live++
+    for (let field = 0; field < FIELDS; field++) {
+      const length = lengths[field]!
+      this.lengths[slot * FIELDS + field] = length
+      this.countField(field, length, 1)
+    }
+    return slot
+  }
+
+  /** Tombstones the slot of `id`; returns the slot, or `undefined` when `id` has none. */
+  remove(id: string): number | undefined {
+    const slot = this.ids.get(id)
+    if (slot === undefined) return undefined
+    this.ids.delete(id)
+    for (let field = 0; field < FIELDS; field++) this.countField(field, this.lengths[slot * FIELDS + field]!, -1)
+    this.alive[slot] = 0
+    this.records[slot] = undefined
+    this.live--
+    return slot
+  }
+
+  /** Adds (`sign` 1) or takes back (-1) a live field length in the field statistics. */
+  countField(field: number, length: number, sign: 1 | -1): void {
+    this.lengthSums[field]! += sign * length
+    if (length > 0) this.fieldCounts[field]! += sign
+  }
+
+  /** Average length per field over the live records where it is not empty (never 0). */
+  averageLengths(): [number, number, number] {
+    const average = (field: number) => Math.max(this.lengthSums[field]! / Math.max(this.fieldCounts[field]!, 1), 1e-9)
+    return [average(0), average(1), average(2)]
+  }
+
+  /** The ranking order of two scored slots, lesser first: score, then creation time, then position (ties go to the newest). */
+  readonly compare = (a: ScoredSlot, c: ScoredSlot): number =>
+    a.score - c.score || this.created[a.slot]! - this.created[c.slot]! || this.positions[a.slot]! - this.positions[c.slot]!
+}

@@ -1,0 +1,201 @@
+/**
+ * The snapshot codec: an index's structures to and from a {@link SearchIndexSnapshot} (layout at
+ * its `data` field). Restoring tokenizes nothing; derived figures (document frequencies, field
+ * statistics) are recomputed from the decoded structures.
+ */
+import { parseInstant } from '../instant.ts'
+import { ByteReader, ByteWriter, fromBase64 } from './bytes.ts'
+import { searchIndexFormat } from './format.ts'
+import { PairLists } from './postings.ts'
+import { RunIndex } from './runs.ts'
+import { Slots } from './slots.ts'
+import { IndexState } from './state.ts'
+import type { SearchDocument, SearchIndexSnapshot, SearchText } from './types.ts'
+import { LATIN_SURFACE, TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
+
+/** The snapshot of `state`; `recordNumber(record)` is the number stored for a live record. */
+export function encodeSnapshot<D extends SearchDocument>(state: IndexState<D>, recordNumber: (record: D) => number): SearchIndexSnapshot {
+  const { slots, vocabulary, runs } = state
+  const count = slots.count
+  const out = new ByteWriter(count * 32 + 1024)
+  let previous = 0
+  for (let slot = 0; slot < count; slot++) {
+    const number = slots.alive[slot] === 1 ? recordNumber(slots.records[slot]!) + 1 : 0
+    out.int(number - previous)
+    previous = number
+  }
+  previous = 0
+  for (let slot = 0; slot < count; slot++) {
+    out.int(slots.positions[slot]! - previous)
+    previous = slots.positions[slot]!
+  }
+  for (let at = 0; at < count * 3; at++) out.uint(slots.lengths[at]!)
+  // Creation times, as differences: parsing them again is most of a restore when scopes interleave.
+  let timed = true
+  for (let slot = 0; slot < count && timed; slot++) timed = slots.alive[slot] === 0 || Number.isSafeInteger(slots.created[slot]!)
+  out.uint(timed ? 1 : 0)
+  previous = 0
+  for (let slot = 0; timed && slot < count; slot++) {
+    if (slots.alive[slot] === 0) {
+      out.uint(0)
+      continue
+    }
+    out.wide(slots.created[slot]! - previous)
+    previous = slots.created[slot]!
+  }
+  vocabulary.termPostings.encode(out)
+  runs.postings.encode(out)
+  const surfaceCount = vocabulary.surfaceIds.size
+  for (let sid = 0; sid < surfaceCount; sid++) out.uint(vocabulary.surfaceTerms[sid]!)
+  for (let sid = 0; sid < surfaceCount; sid++) out.uint(vocabulary.surfaceCounts[sid]!)
+  out.uint(vocabulary.largeCounts.size)
+  for (const [key, large] of vocabulary.largeCounts) {
+    out.uint(key)
+    out.uint(large)
+  }
+  return {
+    format: searchIndexFormat(),
+    slots: count,
+    nextPosition: state.nextPosition,
+    terms: vocabulary.termNames.slice(),
+    runs: runs.texts.slice(),
+    surfaces: [...vocabulary.surfaceIds.keys()],
+    data: out.base64(),
+  }
+}
+
+/**
+ * The index state a snapshot was taken of, over `records` (the partition's records in creation
+ * order, any status; the snapshot's record numbers point into it).
+ *
+ * @throws Error when the snapshot is malformed, of another format, or does not index exactly the
+ * active records of `records`.
+ */
+export function decodeSnapshot<D extends SearchDocument>(value: unknown, records: readonly D[], text: SearchText<D>): IndexState<D> {
+  const fail = (why: string): never => {
+    throw new Error(`the search index snapshot ${why}`)
+  }
+  if (value === null || typeof value !== 'object') fail('is not an object')
+  const snapshot = value as Partial<SearchIndexSnapshot>
+  if (snapshot.format !== searchIndexFormat()) fail(`has format ${JSON.stringify(snapshot.format)}, not ${searchIndexFormat()}`)
+  const isCount = (count: unknown) => Number.isSafeInteger(count) && (count as number) >= 0 && (count as number) < 0x7fffffff
+  if (!isCount(snapshot.slots) || !isCount(snapshot.nextPosition) || typeof snapshot.data !== 'string') fail('is malformed')
+  const vocabularyList = (list: unknown, name: string): { names: string[]; ids: Map<string, number> } => {
+    if (!Array.isArray(list) || !list.every(item => typeof item === 'string')) return fail(`has no ${name} list`)
+    const ids = new Map<string, number>()
+    for (let id = 0; id < list.length; id++) ids.set(list[id] as string, id)
+    if (ids.size !== list.length) fail(`repeats a ${name}`)
+    return { names: list as string[], ids }
+  }
+  const terms = vocabularyList(snapshot.terms, 'term')
+  const runList = vocabularyList(snapshot.runs, 'run')
+  const surfaces = vocabularyList(snapshot.surfaces, 'surface')
+  const count = snapshot.slots!
+  const input = new ByteReader(fromBase64(snapshot.data!))
+  const state = new IndexState<D>(text)
+  const slots = new Slots<D>(Math.max(256, count))
+  state.slots = slots
+  slots.records = new Array<D | undefined>(count).fill(undefined)
+  slots.count = count
+  state.nextPosition = snapshot.nextPosition!
+  let number = 0
+  for (let slot = 0; slot < count; slot++) {
+    number += input.int()
+    if (number === 0) continue
+    const record = number > 0 ? records[number - 1] : undefined
+    if (record?.status !== 'active' || slots.ids.has(record.id)) fail('does not match the records of its partition')
+    slots.records[slot] = record
+    slots.alive[slot] = 1
+    slots.ids.set(record!.id, slot)
+    slots.live++
+  }
+  let active = 0
+  for (const record of records) if (record.status === 'active') active++
+  if (active !== slots.live) fail('does not index every active record of its partition')
+  let position = 0
+  for (let slot = 0; slot < count; slot++) {
+    position += input.int()
+    if (slots.alive[slot] === 1 && !(position >= 0 && position < state.nextPosition)) fail('has a position out of range')
+    slots.positions[slot] = position
+  }
+  for (let at = 0; at < count * 3; at++) {
+    const length = input.uint()
+    slots.lengths[at] = length
+    if (slots.alive[(at / 3) | 0] === 0) continue
+    slots.countField(at % 3, length, 1)
+  }
+  const timed = input.uint()
+  if (timed > 1) fail('is malformed')
+  let created = 0
+  for (let slot = 0; slot < count; slot++) {
+    if (timed === 1) {
+      const difference = input.wide()
+      if (slots.alive[slot] === 0) continue
+      created += difference
+    }
+    else if (slots.alive[slot] === 0) continue
+    slots.created[slot] = timed === 1 ? created : parseInstant(slots.records[slot]!.createdAt) ?? Number.NaN
+  }
+  const vocabulary = new Vocabulary()
+  state.vocabulary = vocabulary
+  vocabulary.termNames = terms.names
+  vocabulary.termIds = terms.ids
+  vocabulary.termPostings = PairLists.decode(input, terms.names.length, count, 1, (1 << 30) - 1)
+  const runs = new RunIndex()
+  state.runs = runs
+  runs.texts = runList.names
+  runs.ids = runList.ids
+  runs.postings = PairLists.decode(input, runList.names.length, count, 1, 0x7fffffff)
+  vocabulary.surfaceIds = surfaces.ids
+  const surfaceCount = surfaces.names.length
+  vocabulary.surfaceTerms = new Int32Array(Math.max(256, surfaceCount))
+  vocabulary.surfaceLatin = new Uint8Array(vocabulary.surfaceTerms.length)
+  vocabulary.surfaceCounts = new Int32Array(vocabulary.surfaceTerms.length)
+  vocabulary.surfaceMarks = new Int32Array(vocabulary.surfaceTerms.length)
+  for (let sid = 0; sid < surfaceCount; sid++) {
+    const term = input.uint()
+    if (term >= terms.names.length) fail('has a surface word of an unknown term')
+    vocabulary.surfaceTerms[sid] = term
+    vocabulary.surfaceLatin[sid] = LATIN_SURFACE.test(surfaces.names[sid]!) ? 1 : 0
+  }
+  for (let sid = 0; sid < surfaceCount; sid++) {
+    const holders = input.uint()
+    if (holders > slots.live) fail('has a surface word held by more records than it indexes')
+    vocabulary.surfaceCounts[sid] = holders
+  }
+  for (let entries = input.uint(); entries > 0; entries--) {
+    const key = input.uint()
+    const large = input.uint()
+    if (key >= count * 3 || large < TF_INLINE_MAX) fail('has a field count out of range')
+    vocabulary.largeCounts.set(key, large)
+  }
+  if (input.remaining() !== 0) fail('has data left over')
+  vocabulary.termFrequency = liveFrequencies(vocabulary, slots, fail)
+  return state
+}
+
+const blockScratch: number[] = []
+
+/** Live document frequency per term, from the postings of live slots (checking every large count is present). */
+function liveFrequencies<D>(vocabulary: Vocabulary, slots: Slots<D>, fail: (why: string) => never) {
+  const frequencies = new Int32Array(Math.max(256, vocabulary.termNames.length))
+  const postings = vocabulary.termPostings
+  const data = postings.data
+  for (let term = 0; term < vocabulary.termNames.length; term++) {
+    let frequency = 0
+    const ranges = postings.blocks(term, blockScratch)
+    for (let range = 0; range < ranges.length; range += 2) {
+      for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
+        const slot = data[at]!
+        if (slots.alive[slot] === 0) continue
+        frequency++
+        const packed = data[at + 1]!
+        for (let field = 0; field < 3; field++) {
+          if (((packed >>> (field * 10)) & TF_INLINE_MAX) === TF_INLINE_MAX && !vocabulary.largeCounts.has(slot * 3 + field)) fail('lacks a large field count')
+        }
+      }
+    }
+    frequencies[term] = frequency
+  }
+  return frequencies
+}

@@ -1,0 +1,75 @@
+import { parseInstant } from '../instant.ts'
+import { RecordTokens } from './record-tokens.ts'
+import { RunIndex } from './runs.ts'
+import { FIELDS, Slots } from './slots.ts'
+import type { SearchDocument, SearchText } from './types.ts'
+import { TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
+
+/**
+ * The structures of one index and the two operations that change them: adding a record to a new
+ * slot and tombstoning a record's slot. A removal tokenizes the old record again to take back its
+ * statistics (no per-record term maps and no lower-case copies of text are kept).
+ */
+export class IndexState<D extends SearchDocument> {
+  slots = new Slots<D>()
+  vocabulary = new Vocabulary()
+  runs = new RunIndex()
+  /** The position the next new record gets. */
+  nextPosition = 0
+  /** Tokenizer scratch of this index. */
+  readonly tokens = new RecordTokens()
+
+  constructor(readonly text: SearchText<D>) {}
+
+  /** Tokenizes `record` again without runs or new words (the statistics of an indexed record). */
+  retokenize(record: D): RecordTokens {
+    this.tokens.tokenize(record, this.text, this.vocabulary, this.runs, false, false)
+    return this.tokens
+  }
+
+  /** Indexes `record` (active) in a new slot at `position`. */
+  add(record: D, position: number): void {
+    const { tokens, vocabulary } = this
+    tokens.tokenize(record, this.text, vocabulary, this.runs, true, true)
+    const slot = this.slots.add(record, record.id, position, parseInstant(record.createdAt) ?? Number.NaN, tokens.lengths)
+    for (const term of tokens.termIds) {
+      const local = tokens.localOf(term)
+      let packed = 0
+      for (let field = 0; field < FIELDS; field++) {
+        let count = tokens.termCounts[local + field]!
+        if (count >= TF_INLINE_MAX) {
+          vocabulary.largeCounts.set(slot * FIELDS + field, count)
+          count = TF_INLINE_MAX
+        }
+        packed |= count << (field * 10)
+      }
+      vocabulary.termPostings.push(term, slot, packed)
+      vocabulary.termFrequency[term]!++
+    }
+    for (const run of tokens.runIds) this.runs.postings.push(run, slot, tokens.runCounts[run]!)
+    for (const sid of tokens.surfaces) vocabulary.surfaceCounts[sid]!++
+  }
+
+  /** Tombstones the slot of record `id`; returns its position, or `undefined` when it has none. */
+  remove(id: string): number | undefined {
+    const slot = this.slots.ids.get(id)
+    if (slot === undefined) return undefined
+    const tokens = this.retokenize(this.slots.records[slot]!)
+    const vocabulary = this.vocabulary
+    for (const term of tokens.termIds) vocabulary.termFrequency[term]!--
+    for (const sid of tokens.surfaces) vocabulary.surfaceCounts[sid]!--
+    this.slots.remove(id)
+    return this.slots.positions[slot]
+  }
+
+  /** Drops tombstones: indexes the live records again, in slot order, keeping their positions. */
+  rebuild(): void {
+    const { slots } = this
+    const kept: Array<[D, number]> = []
+    for (let slot = 0; slot < slots.count; slot++) if (slots.alive[slot]) kept.push([slots.records[slot]!, slots.positions[slot]!])
+    this.slots = new Slots<D>()
+    this.vocabulary = new Vocabulary()
+    this.runs = new RunIndex()
+    for (const [record, position] of kept) this.add(record, position)
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The documented substring rule, over a plain list of documents.
+ *
+ * Source: capability document, "Search counts case-insensitive matches of `query` in the title,
+ * content, and tags, and returns 10 results by default".
+ */
+import { parseInstant } from '../instant.ts'
+import { passesFilters } from './filters.ts'
+import { textOf } from './plain-text.ts'
+import { checkQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from './query.ts'
+import type { SearchDocument, SearchHit, SearchQuery, SearchText } from './types.ts'
+
+/**
+ * Searches `records` (one store and scope, in creation order) with the documented rule:
+ *
+ * - score = number of case-insensitive, non-overlapping occurrences of the whole `query` string
+ *   in the title, plus in the content, plus in each tag (counted per field, never across fields),
+ *   the fields as `text` gives them (default: as they are);
+ * - only `active` records with score > 0 are hits;
+ * - filters apply before the limit: `kinds` (the record's kind is one of them; an empty list
+ *   matches nothing), `tags` (the record carries every listed tag, compared case-insensitively;
+ *   an empty list adds no condition), `keywords` (all of), `topics` (any of), `after` (created at
+ *   or after), `before` (created strictly before); instants are compared as `Date` values;
+ * - order: score descending, then newest first (`createdAt`, then position in `records`);
+ * - at most `limit` hits, default {@link DEFAULT_SEARCH_LIMIT}.
+ *
+ * @throws AgentError `MEMORY_QUERY_INVALID` when `query` is empty or blank, `after`/`before` is
+ * not a parsable instant, or `limit` is not an integer from 1 to {@link MAX_SEARCH_LIMIT}.
+ */
+export function searchRecords<D extends SearchDocument>(records: readonly D[], query: SearchQuery, text?: SearchText<D>): SearchHit<D>[] {
+  const checked = checkQuery(query)
+  const fields = textOf(text)
+  const { needle, limit } = checked
+  const hits: Array<SearchHit<D> & { position: number; created: number }> = []
+  records.forEach((record, position) => {
+    if (record.status !== 'active') return
+    const created = parseInstant(record.createdAt) ?? Number.NaN
+    if (!passesFilters(record, created, checked)) return
+    let score = countOccurrences(fields.title(record), needle) + countOccurrences(fields.content(record), needle)
+    for (const tag of fields.tags(record)) score += countOccurrences(tag, needle)
+    if (score > 0) hits.push({ record, score, position, created })
+  })
+  hits.sort((a, b) => b.score - a.score || b.created - a.created || b.position - a.position)
+  return hits.slice(0, limit).map(({ record, score }) => ({ record, score }))
+}
+
+/** Non-overlapping occurrences of `needle` (already lower case) in `text`, ignoring case. */
+export function countOccurrences(text: string, needle: string): number {
+  if (needle === '' || text.length === 0) return 0
+  return countLower(text.toLowerCase(), needle)
+}
+
+/** Non-overlapping occurrences of `needle` in `haystack`, both already lower case (`needle` not empty). */
+export function countLower(haystack: string, needle: string): number {
+  if (haystack.length === 0) return 0
+  let count = 0
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length)) count++
+  return count
+}
+
+/** The substring rule's score of one document (title + content + each tag). */
+export function substringScore<D extends SearchDocument>(record: D, needle: string, text: SearchText<D>): number {
+  let score = countLower(text.title(record).toLowerCase(), needle) + countLower(text.content(record).toLowerCase(), needle)
+  for (const tag of text.tags(record)) score += countLower(tag.toLowerCase(), needle)
+  return score
+}

@@ -1,0 +1,49 @@
+/** Bounded top-k selection: a min-heap of the best items seen, so a search keeps `limit` candidates and not every match. */
+
+/** Keeps the `capacity` greatest items under `compare` (a min-heap); `sorted()` gives them greatest first. */
+export class TopK<T> {
+  private readonly heap: T[] = []
+  constructor(readonly capacity: number, private readonly compare: (a: T, b: T) => number) {}
+
+  push(item: T): void {
+    if (this.capacity <= 0) return
+    const heap = this.heap
+    if (heap.length < this.capacity) {
+      heap.push(item)
+      let at = heap.length - 1
+      while (at > 0) {
+        const parent = (at - 1) >> 1
+        if (this.compare(heap[at]!, heap[parent]!) >= 0) break
+        const swap = heap[at]!
+        heap[at] = heap[parent]!
+        heap[parent] = swap
+        at = parent
+      }
+      return
+    }
+    if (this.compare(item, heap[0]!) <= 0) return
+    heap[0] = item
+    let at = 0
+    for (;;) {
+      const left = 2 * at + 1
+      const right = left + 1
+      let least = at
+      if (left < heap.length && this.compare(heap[left]!, heap[least]!) < 0) least = left
+      if (right < heap.length && this.compare(heap[right]!, heap[least]!) < 0) least = right
+      if (least === at) break
+      const swap = heap[at]!
+      heap[at] = heap[least]!
+      heap[least] = swap
+      at = least
+    }
+  }
+
+  /** The least kept item once the heap is full (an item must beat it to enter), else `undefined`. */
+  floor(): T | undefined {
+    return this.heap.length >= this.capacity ? this.heap[0] : undefined
+  }
+
+  sorted(): T[] {
+    return [...this.heap].sort((a, b) => this.compare(b, a))
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * The shapes the full-text engine reads and returns. The engine knows documents only through
+ * these structural types: a memory record (`MemoryRecord`) and a memory query
+ * (`MemorySearchQuery`) satisfy them as they are, and the caller says which text of a document is
+ * searched through a {@link SearchText} accessor.
+ */
+
+/** The fields the engine reads from an indexed document. */
+export interface SearchDocument {
+  /** Stable identity: a later state of the same document has the same id. */
+  readonly id: string
+  /** Only `'active'` documents are indexed and returned. */
+  readonly status: string
+  /** Matched by the `kinds` filter. */
+  readonly kind: string
+  /** ISO 8601 instant: the `after` / `before` filters and the newest-first tie order. */
+  readonly createdAt: string
+  readonly title?: string
+  /** The text snippets are cut from. */
+  readonly content: string
+  /** Matched by the `tags` filter (all of, case-insensitive). */
+  readonly tags: readonly string[]
+  /** Matched by the `keywords` filter (all of, case-insensitive). */
+  readonly keywords?: readonly string[]
+  /** Matched by the `topics` filter (any of, case-insensitive). */
+  readonly topics?: readonly string[]
+}
+
+/** The fields ranked search reads, in the order of {@link SearchIndexOptions.fieldWeights}. */
+export const SEARCH_FIELDS = ['title', 'content', 'tags'] as const
+/** One of {@link SEARCH_FIELDS}. */
+export type SearchField = (typeof SEARCH_FIELDS)[number]
+
+/**
+ * The searched text of a document, per field. Both the ranked index and the substring rule read
+ * documents only through it, so a caller whose documents carry more text (the memory layer adds
+ * episodes to the content and keywords/topics to the tags) passes its own.
+ */
+export interface SearchText<D extends SearchDocument = SearchDocument> {
+  title(document: D): string
+  content(document: D): string
+  tags(document: D): readonly string[]
+}
+
+/** A search request. `query` is required; everything else is optional. */
+export interface SearchQuery {
+  query: string
+  /** Only documents of one of these kinds (an empty list matches nothing). */
+  kinds?: readonly string[]
+  /** Only documents carrying every listed tag (case-insensitive; an empty list adds no condition). */
+  tags?: readonly string[]
+  /** Only documents carrying every listed keyword (case-insensitive; an empty list adds no condition). */
+  keywords?: readonly string[]
+  /** Only documents with at least one of these topics (case-insensitive; an empty list matches nothing). */
+  topics?: readonly string[]
+  /** Only documents created at or after this ISO 8601 instant. */
+  after?: string
+  /** Only documents created strictly before this ISO 8601 instant. */
+  before?: string
+  /** Most results, 1 to `MAX_SEARCH_LIMIT` (100); default `DEFAULT_SEARCH_LIMIT` (10). */
+  limit?: number
+  /** `'ranked'` (default) or `'substring'` (exactly the documented rule, `searchRecords`). */
+  mode?: 'ranked' | 'substring'
+}
+
+/** One result: the document, its score (ranked: BM25F points; substring: occurrences), and for ranked search a snippet. */
+export interface SearchHit<D extends SearchDocument = SearchDocument> {
+  record: D
+  score: number
+  /** Ranked search only: up to 160 code points of the content around the best match. */
+  snippet?: string
+}
+
+/** Ranking levers of {@link SearchIndexOptions}, each one switchable. */
+export interface SearchFeedbackOptions {
+  /** Best-ranked records that lend terms (0: feedback off). */
+  records?: number
+  /** Most terms lent. */
+  terms?: number
+  /** Weight of the strongest lent term, relative to a query term. */
+  weight?: number
+}
+
+/**
+ * Options of `createSearchIndex`. Every field is optional; the defaults are the store defaults.
+ */
+export interface SearchIndexOptions<D extends SearchDocument = SearchDocument> {
+  /**
+   * Weight of a term occurrence per field (BM25F). Default `{ title: 2, content: 1, tags: 2 }`:
+   * title and tags above content.
+   */
+  fieldWeights?: Partial<Record<SearchField, number>>
+  /** BM25 term-frequency saturation, default 1.2. */
+  k1?: number
+  /** BM25 length normalization in [0, 1], default 0.75. */
+  b?: number
+  /**
+   * Pseudo-relevance feedback: terms of the best `records` results (default 0: off) are added to the
+   * query, the `terms` (default 10) most telling ones at up to `weight` (default 0.3) of a query
+   * term. `{ records: 0 }` turns it off.
+   */
+  feedback?: SearchFeedbackOptions
+  /** Which text of a document is searched; default: `title`, `content` and `tags` as they are. */
+  text?: SearchText<D>
+}
+
+/**
+ * A search index over the documents of one partition (one store and scope), kept current by its
+ * owner: `update` is called with the document after every change to it, in order (a superseded
+ * or deleted document must disappear from results).
+ */
+export interface SearchIndex<D extends SearchDocument = SearchDocument> {
+  /** Takes in the latest state of a document (any status). Cost: the document's own length. */
+  update(record: D): void
+  /**
+   * Active documents matching `query`, best first, filters before the limit. `mode: 'substring'`
+   * gives exactly `searchRecords`; the default ranked mode is described at `createSearchIndex`.
+   *
+   * @throws AgentError `MEMORY_QUERY_INVALID` as `searchRecords`.
+   */
+  search(query: SearchQuery): SearchHit<D>[]
+  /** Number of active documents indexed. */
+  readonly size: number
+  /** True once the index is built (by a search, `size` or a restore); updates before that are only noted. */
+  readonly built?: boolean
+  /**
+   * The persisted form of the index with every update taken in, or `undefined` when it was never
+   * built (no search yet; see `restoreSearchIndex`). `recordNumber(record)` is the number a
+   * checkpoint stores for an indexed document: its place in the partition's creation order.
+   */
+  snapshot?(recordNumber: (record: D) => number): SearchIndexSnapshot | undefined
+}
+
+/**
+ * A built index as JSON values, for checkpoints (docs/log-format.md "Checkpoints"): the
+ * vocabularies as strings in id order, and every number list in `data` as unsigned LEB128 varints
+ * (zigzag deltas for slot keys, record numbers and positions), in base64. Tombstoned slots are
+ * kept as they are (they go at the next rebuild).
+ */
+export interface SearchIndexSnapshot {
+  /** `searchIndexFormat()` of the code that wrote it: another format is not restored (the index is rebuilt). */
+  format: string
+  /** Slots used, live and tombstoned. */
+  slots: number
+  /** The position the next new record gets (ties in ranking go to the greater position). */
+  nextPosition: number
+  /** Terms (stems) by id. */
+  terms: string[]
+  /** Runs (maximal letter/digit/mark sequences, lower case) by id. */
+  runs: string[]
+  /** Surface words (folded tokens as written) by id. */
+  surfaces: string[]
+  /**
+   * Base64 of, in order: per slot its record number + 1 (0 for a tombstone), per slot its
+   * position, per slot its 3 field lengths, then 1 and per slot its creation time in ms (0 instead,
+   * and no times, when a live record's time is not a number: times are then parsed again on
+   * restore), the term and run posting lists (per list: pair count, then key delta and
+   * value per pair), per surface its term id, per surface its live record count, and the field
+   * counts above the inline maximum (count, then slot × 3 + field and count per entry).
+   */
+  data: string
+}

@@ -1,0 +1,146 @@
+import { grow } from './arrays.ts'
+import { PairLists } from './postings.ts'
+import { stemWord } from './text.ts'
+
+/** Highest term frequency a posting stores inline (10 bits per field); larger counts live in {@link Vocabulary.largeCounts}. */
+export const TF_INLINE_MAX = 0x3ff
+
+/** A plain Latin word: the words fuzzy matching and compound splitting consider. */
+export const LATIN_SURFACE = /^[a-z]+$/
+
+/**
+ * The words of one index.
+ *
+ * Terms (stems): id by text, names by id, live document frequency, and postings of (slot, packed
+ * field counts: 10 bits per field, {@link TF_INLINE_MAX} meaning "see `largeCounts`").
+ *
+ * Surfaces (folded words as written, stop-words excepted): id by text, with their term id, whether
+ * they are plain Latin words, and for those how many live records hold them (the vocabulary fuzzy
+ * matching reads). `surfaceMarks` is per-record scratch of the tokenizer (a surface is counted once
+ * per record).
+ */
+export class Vocabulary {
+  termIds = new Map<string, number>()
+  termNames: string[] = []
+  termFrequency = new Int32Array(256)
+  termPostings = new PairLists()
+  /** Field counts above {@link TF_INLINE_MAX}: slot × 3 + field -> count. */
+  largeCounts = new Map<number, number>()
+
+  surfaceIds = new Map<string, number>()
+  surfaceTerms = new Int32Array(256)
+  surfaceLatin = new Uint8Array(256)
+  surfaceCounts = new Int32Array(256)
+  surfaceMarks = new Int32Array(256)
+  surfaceMark = 0
+  /** Plain Latin surfaces by length, and a 26-bit mask of each one's letters: fuzzy matching visits only these. */
+  private latin: LatinSurfaces | undefined
+
+  /** The id of term `term`, made when new. */
+  termId(term: string): number {
+    let id = this.termIds.get(term)
+    if (id === undefined) {
+      id = this.termIds.size
+      this.termIds.set(term, id)
+      this.termNames.push(term)
+      this.termPostings.create()
+      if (id >= this.termFrequency.length) this.termFrequency = grow(this.termFrequency, id + 1)
+    }
+    return id
+  }
+
+  /** The id of `surface` (a token's folded word, not a stop-word), made when `create`; -1 when unknown. */
+  surfaceId(surface: string, create: boolean): number {
+    let sid = this.surfaceIds.get(surface)
+    if (sid === undefined) {
+      if (!create) return -1
+      const id = this.termId(stemWord(surface))
+      sid = this.surfaceIds.size
+      this.surfaceIds.set(surface, sid)
+      if (sid >= this.surfaceTerms.length) {
+        this.surfaceTerms = grow(this.surfaceTerms, sid + 1)
+        this.surfaceLatin = grow(this.surfaceLatin, sid + 1)
+        this.surfaceCounts = grow(this.surfaceCounts, sid + 1)
+        this.surfaceMarks = grow(this.surfaceMarks, sid + 1)
+      }
+      this.surfaceTerms[sid] = id
+      this.surfaceLatin[sid] = LATIN_SURFACE.test(surface) ? 1 : 0
+      if (this.surfaceLatin[sid] === 1) this.latin?.add(surface, sid)
+    }
+    return sid
+  }
+
+  /**
+   * Calls `visit(sid, word)` for every plain Latin surface held by a live record whose length is
+   * within `max` of `word`'s and whose letters differ from `word`'s in at most `2 × max` letters
+   * (a necessary condition of an edit distance of at most `max`): the candidates of fuzzy matching.
+   */
+  forEachNearLatin(word: string, max: number, visit: (sid: number, surface: string) => void): void {
+    if (this.latin === undefined) {
+      this.latin = new LatinSurfaces()
+      for (const [surface, sid] of this.surfaceIds) if (this.surfaceLatin[sid] === 1) this.latin.add(surface, sid)
+    }
+    this.latin.forEachNear(word, max, this.surfaceCounts, visit)
+  }
+
+  /** A new surface mark for the next record tokenized (marks of older records stay below it). */
+  nextSurfaceMark(): number {
+    if (++this.surfaceMark >= 0x7fffffff) {
+      this.surfaceMarks.fill(0)
+      this.surfaceMark = 1
+    }
+    return this.surfaceMark
+  }
+
+  /** The term of an indexed plain Latin surface word held by a live record, else `undefined`. */
+  latinSurface(word: string): string | undefined {
+    const sid = this.surfaceIds.get(word)
+    return sid === undefined || this.surfaceLatin[sid] === 0 || this.surfaceCounts[sid] === 0 ? undefined : this.termNames[this.surfaceTerms[sid]!]
+  }
+
+  /** Count of `field` in a posting's packed value for `slot` (large counts looked up). */
+  fieldCount(packed: number, slot: number, field: number): number {
+    const count = (packed >>> (field * 10)) & TF_INLINE_MAX
+    return count === TF_INLINE_MAX ? this.largeCounts.get(slot * 3 + field)! : count
+  }
+}
+
+/** Plain Latin surface words bucketed by length, each with a mask of the letters it holds. */
+class LatinSurfaces {
+  private readonly byLength: Array<{ sids: number[]; masks: number[]; words: string[] }> = []
+
+  add(surface: string, sid: number): void {
+    let bucket = this.byLength[surface.length]
+    if (bucket === undefined) this.byLength[surface.length] = bucket = { sids: [], masks: [], words: [] }
+    bucket.sids.push(sid)
+    bucket.masks.push(letterMask(surface))
+    bucket.words.push(surface)
+  }
+
+  forEachNear(word: string, max: number, counts: Int32Array, visit: (sid: number, surface: string) => void): void {
+    const mask = letterMask(word)
+    const limit = 2 * max
+    for (let length = Math.max(1, word.length - max); length <= word.length + max; length++) {
+      const bucket = this.byLength[length]
+      if (bucket === undefined) continue
+      const { sids, masks, words } = bucket
+      for (let at = 0; at < sids.length; at++) {
+        if (popcount(masks[at]! ^ mask) > limit || counts[sids[at]!] === 0) continue
+        visit(sids[at]!, words[at]!)
+      }
+    }
+  }
+}
+
+/** Bit `c - 'a'` set for each letter `c` of a plain Latin word. */
+function letterMask(word: string): number {
+  let mask = 0
+  for (let at = 0; at < word.length; at++) mask |= 1 << (word.charCodeAt(at) - 97)
+  return mask
+}
+
+function popcount(value: number): number {
+  value -= (value >>> 1) & 0x55555555
+  value = (value & 0x33333333) + ((value >>> 2) & 0x33333333)
+  return (((value + (value >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
+}

@@ -1,0 +1,140 @@
+/**
+ * Erasure erases every copy (docs/security.md): after eraseMemoryScope or hardDeleteMemoryRecord,
+ * a byte scan of every file of the workspace finds the erased text nowhere (log, checkpoint,
+ * approval inputs, transcripts, history entries and summaries, torn leftovers), while other
+ * users' records stay and the log still verifies. The agent is real (memory() and history() over
+ * an fs workspace, a scripted AI SDK model); the torn leftover comes from a real torn append.
+ */
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { listApprovals, resolveApproval } from '../../src/agent/approvals.ts'
+import { defineAgent } from '../../src/agent/define.ts'
+import { runAgent } from '../../src/agent/run.ts'
+import { history, memory, openHistory, openMemoryStore, workspaceHistoryStore, workspaceJsonlMemoryStore } from '../../src/capabilities/index.ts'
+import { verifyLog } from '../../src/memory/event-log.ts'
+import { eraseMemoryScope, hardDeleteMemoryRecord } from '../../src/memory/retention.ts'
+import type { MemoryLogStoreAdapter } from '../../src/memory/stores/workspace-jsonl.ts'
+import { scriptedModel } from '../../src/testing/index.ts'
+import { createWorkspace } from '../../src/workspace/workspace.ts'
+
+const SECRET = 'the vault combination is quixotically 314159'
+const KEPT = 'ben keeps bees in the garden'
+const folders: string[] = []
+afterAll(() => folders.forEach(dir => rmSync(dir, { recursive: true, force: true })))
+
+/** Every file under `dir` (recursively) whose bytes hold `needle`. */
+function filesHolding(dir: string, needle: string): string[] {
+  const found: string[] = []
+  const bytes = Buffer.from(needle, 'utf8')
+  const walk = (folder: string) => {
+    for (const name of readdirSync(folder)) {
+      const path = join(folder, name)
+      if (statSync(path).isDirectory()) walk(path)
+      else if (readFileSync(path).includes(bytes)) found.push(path.slice(dir.length + 1))
+    }
+  }
+  walk(dir)
+  return found.sort()
+}
+
+const remember = (content: string, id: string) => ({ text: 'Saving.', toolCalls: [{ toolName: 'memory_remember', input: { content, kind: 'semantic' }, toolCallId: id }] })
+
+async function setup() {
+  const dir = mkdtempSync(join(tmpdir(), 'vam-erase-'))
+  folders.push(dir)
+  const model = scriptedModel([remember(SECRET, 'c1'), { text: `Saved: ${SECRET}.` }, remember(`${SECRET}, again`, 'c2')])
+  const summarizer = scriptedModel(Array.from({ length: 6 }, () => ({ text: `The user shared that ${SECRET}.` })))
+  const agent = defineAgent({
+    name: 'support',
+    driver: { model },
+    workspace: createWorkspace({ dir }),
+    capabilities: [
+      memory({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: ({ user }) => (user ? { agent: 'support', user: user.id } : undefined), write: { mode: 'tool', policy: 'require-approval' } } } }),
+      history({ scope: 'user', maxMessages: 4, pinCount: 0, recentCount: 1, summarizer: { model: summarizer }, store: workspaceHistoryStore() }),
+    ],
+  })
+  const ann = { id: 'ann' }
+  // Thread t1: remember the secret (approved: it is in the log, the approval, the transcript, history).
+  const asked = await runAgent(agent, { input: `please remember: ${SECRET}`, threadId: 't1', user: ann }).result
+  expect((await resolveApproval(agent, asked.approvals[0]!.id, { approved: true, user: ann }).result).status).toBe('completed')
+  // Thread t2: the same text again, left pending.
+  const pending = await runAgent(agent, { input: 'remember it once more', threadId: 't2', user: ann }).result
+  expect(pending.status).toBe('awaiting-approval')
+  // A history summary that quotes it.
+  const conversation = await openHistory(agent, { user: ann })
+  await conversation.add({ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }, { role: 'user', content: 'three' })
+  await conversation.summarize()
+  expect((await conversation.list()).some(entry => entry.role === 'summary' && entry.content.includes(SECRET))).toBe(true)
+  // Ben's record in the same log survives.
+  const bens = await openMemoryStore(agent, { user: { id: 'ben' } })
+  await bens.adapter.append(bens.target, { content: KEPT, kind: 'semantic' }, { audit: { via: 'api' } })
+  // A torn append (a crash mid-line) holding the secret, moved aside by the next write as `.torn-*`.
+  appendFileSync(join(dir, 'memory/memory.jsonl'), `{"v":2,"type":"remember","content":"${SECRET} torn`)
+  await bens.adapter.append(bens.target, { content: 'ben also likes honey cake', kind: 'semantic' }, { audit: { via: 'api' } })
+  const anns = await openMemoryStore(agent, { user: ann })
+  await (anns.adapter as MemoryLogStoreAdapter).log.checkpoint()
+  return { dir, agent, ann, anns, bens, pendingId: pending.approvals[0]!.id, conversation }
+}
+
+describe('erasure erases every copy', () => {
+  it('eraseMemoryScope leaves no byte of the erased text anywhere in the workspace, reports every copy, and keeps other users\' records', async () => {
+    const { dir, agent, ann, anns, bens, pendingId, conversation } = await setup()
+    const before = filesHolding(dir, SECRET)
+    expect(before.some(file => file.startsWith('agents/support/approvals/'))).toBe(true)
+    expect(before).toContain('agents/support/threads/t1.json')
+    expect(before.some(file => file.startsWith('history/'))).toBe(true)
+    expect(before.some(file => file.includes('.torn-'))).toBe(true)
+    expect(before).toContain('memory/memory.jsonl')
+
+    const report = await eraseMemoryScope(anns.adapter, anns.target, { audit: { via: 'api', user: 'ann' } })
+    expect(report.erased).toBe(1)
+    expect(filesHolding(dir, SECRET)).toEqual([])
+    expect(filesHolding(dir, 'quixotically')).toEqual([])
+    expect(report.copies.scrubbed.map(copy => copy.key)).toEqual(expect.arrayContaining(['agents:support:threads:t1.json', 'agents:support:threads:t2.json']))
+    expect(report.copies.scrubbed.filter(copy => copy.key.startsWith('agents:support:approvals:'))).toHaveLength(2)
+    expect(report.copies.scrubbed.some(copy => copy.key.startsWith('history:'))).toBe(true)
+    expect(report.copies.removed.some(key => key.startsWith('memory:memory.jsonl.torn-'))).toBe(true)
+    expect(report.copies.denied).toEqual([pendingId])
+    expect(report.copies.remaining).toEqual([])
+
+    // The pending approval of the erased text can no longer write it.
+    expect((await resolveApproval(agent, pendingId, { approved: true, user: ann }).result).error?.code).toBe('APPROVAL_ALREADY_RESOLVED')
+    expect((await listApprovals(agent, { user: ann })).map(approval => approval.status)).toEqual(['approved', 'denied'])
+    // Other users' records, the log chain and the threads still work.
+    expect((await bens.adapter.export(bens.target)).map(record => record.content)).toEqual([KEPT, 'ben also likes honey cake'])
+    expect((await verifyLog(agent.workspace!, 'memory:memory.jsonl')).ok).toBe(true)
+    expect(filesHolding(dir, KEPT)).toContain('memory/memory.jsonl')
+    // History reads the rewritten value: the summary says "[erased]" now.
+    expect((await conversation.list()).find(entry => entry.role === 'summary')?.content).toBe('The user shared that [erased].')
+  })
+
+  it('hardDeleteMemoryRecord erases one record\'s text from every copy and leaves the other records of the scope', async () => {
+    const { dir, anns } = await setup()
+    const other = await anns.adapter.append(anns.target, { content: 'ann collects vintage stamps', kind: 'semantic' }, { audit: { via: 'api' } })
+    const secret = (await anns.adapter.export(anns.target)).find(record => record.content === SECRET)!
+    const report = await hardDeleteMemoryRecord(anns.adapter, anns.target, secret.id, { audit: { via: 'api' } })
+    expect(report).toMatchObject({ erased: 1, ids: [secret.id] })
+    expect(filesHolding(dir, SECRET)).toEqual([])
+    expect((await anns.adapter.read(anns.target, other.id))?.content).toBe('ann collects vintage stamps')
+    expect(await hardDeleteMemoryRecord(anns.adapter, anns.target, secret.id, { audit: { via: 'api' } })).toMatchObject({ erased: 0, ids: [] })
+  })
+
+  it('memory_delete with retention.hardDelete inside a run: the run saving its transcript afterwards does not write the erased text back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-erase-'))
+    folders.push(dir)
+    const store = { adapter: workspaceJsonlMemoryStore(), scope: ({ user }: { user?: { id: string } }) => (user ? { agent: 'support', user: user.id } : undefined), write: { mode: 'tool' as const, policy: 'allow' as const }, retention: { hardDelete: true } }
+    const build = (steps: Parameters<typeof scriptedModel>[0]) => defineAgent({ name: 'support', driver: { model: scriptedModel(steps) }, workspace: createWorkspace({ dir }), capabilities: [memory({ stores: { agent: store } })] })
+    const ann = { id: 'ann' }
+    const first = build([remember(SECRET, 'c1'), { text: 'Saved.' }])
+    const events = []
+    for await (const event of runAgent(first, { input: `remember ${SECRET}`, threadId: 't1', user: ann })) events.push(event)
+    const saved = events.find(event => event.type === 'tool-result') as { output: { record: { id: string } } } | undefined
+    const id = saved!.output.record.id
+    expect(filesHolding(dir, SECRET)).toEqual(['agents/support/threads/t1.json', 'memory/memory.jsonl'])
+    const second = build([{ text: 'Forgetting.', toolCalls: [{ toolName: 'memory_delete', input: { id }, toolCallId: 'd1' }] }, { text: 'Done.' }])
+    expect((await runAgent(second, { input: 'forget it', threadId: 't1', user: ann }).result).status).toBe('completed')
+    expect(filesHolding(dir, SECRET)).toEqual([])
+  })
+})
