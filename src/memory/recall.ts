@@ -13,8 +13,7 @@ import type { ModelMessage } from 'ai'
 import type { ModelCallContext, PromptProvider } from '../agent/types.ts'
 import { MEMORY_LIMITS } from './schemas.ts'
 import type { MemoryRecallConfig } from './schemas.ts'
-import { hybridSearch } from '../search/hybrid.ts'
-import { newestFirst } from './tools.ts'
+import { newestFirst, searchStore } from './tools.ts'
 import type { ActiveMemoryStore } from './tools.ts'
 import type { MemoryRecord, MemoryTarget } from './types.ts'
 
@@ -232,10 +231,7 @@ export function recallProvider({ store, recall }: RecallStore): PromptProvider {
         // `query: 'last-input'`: what the store's search finds for the last user message, best first.
         const input = recall.preload.query === 'last-input' ? Array.from(lastUserText(call.messages)).slice(-MEMORY_LIMITS.queryChars).join('').trim() : ''
         if (input !== '') {
-          const query = { query: input, limit: MEMORY_LIMITS.searchLimit, ...(store.searchMode === 'substring' ? { mode: 'substring' as const } : {}) }
-          const hits = store.embed && store.searchMode !== 'substring'
-            ? await hybridSearch(store.adapter, target, query, { model: store.embed, ...(call.signal ? { abortSignal: call.signal } : {}) })
-            : await store.adapter.search(target, query)
+          const hits = await searchStore(store, { query: input, limit: MEMORY_LIMITS.searchLimit }, call)
           preloaded = hits.map(hit => hit.record).filter(wanted).slice(0, recall.preload.limit)
         }
         else {
@@ -257,10 +253,7 @@ export function recallProvider({ store, recall }: RecallStore): PromptProvider {
         const shown = new Set(preloaded.map(record => record.id))
         // Ask for more than `limit` so that preloaded records do not crowd out new ones.
         const limit = Math.min(MEMORY_LIMITS.searchLimit, recall.preflight.limit + shown.size)
-        const query = { query: text, limit, ...(store.searchMode === 'substring' ? { mode: 'substring' as const } : {}) }
-        const hits = store.embed && store.searchMode !== 'substring'
-          ? await hybridSearch(store.adapter, target, query, { model: store.embed, ...(call.signal ? { abortSignal: call.signal } : {}) })
-          : await store.adapter.search(target, query)
+        const hits = await searchStore(store, { query: text, limit }, call)
         relevant = hits.map(hit => hit.record).filter(record => record.status === 'active' && !shown.has(record.id)).slice(0, recall.preflight.limit)
       }
     }

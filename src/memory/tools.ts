@@ -24,7 +24,7 @@ import { hybridSearch } from '../search/hybrid.ts'
 import { snippetOf } from '../search/snippet.ts'
 import { tokenize } from '../search/text.ts'
 import { normalizeContent } from './dedupe.ts'
-import type { MemoryAudit, MemoryEnrich, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope, MemoryStoreAdapter, MemoryTarget, MemoryWriteCandidate, MemoryWriteFilter } from './types.ts'
+import type { MemorySearchQuery, MemoryAudit, MemoryEnrich, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope, MemoryStoreAdapter, MemoryTarget, MemoryWriteCandidate, MemoryWriteFilter } from './types.ts'
 
 /** A store that is on for this invocation: adapter created, scope resolved and validated. */
 export interface ActiveMemoryStore {
@@ -342,13 +342,9 @@ function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memo
     policy: 'allow',
     async execute(input: MemorySearchInput, context: ToolExecutionContext) {
       const store = selectStore(stores, 'search', input.store)
-      const query = withOptional({ query: input.query, limit: input.limit }, {
+      const hits = await searchStore(store, withOptional({ query: input.query, limit: input.limit }, {
         kinds: input.kinds, tags: input.tags, keywords: input.keywords, topics: input.topics, after: input.after, before: input.before,
-        mode: store.searchMode === 'substring' ? 'substring' as const : undefined,
-      })
-      const hits = store.embed && store.searchMode !== 'substring'
-        ? await hybridSearch(store.adapter, targetOf(store), query, { model: store.embed, ...(context.signal ? { abortSignal: context.signal } : {}) })
-        : await store.adapter.search(targetOf(store), query)
+      }), context)
       const terms = new Set(tokenize(input.query))
       const results = hits.slice(0, input.limit).map(({ record, score, snippet }) => {
         // Adapters may drop the index's snippet: compute it here for ranked results.
@@ -551,8 +547,8 @@ export function newestFirst(records: readonly MemoryRecord[]): MemoryRecord[] {
     .map((entry) => entry.record)
 }
 
-/** The store's search as its options say: substring, ranked, or hybrid with `embed`. */
-async function searchStore(store: ActiveMemoryStore, query: { query: string; limit: number }, context: Pick<ToolExecutionContext, 'signal'>) {
+/** The store's search as its options say: substring, ranked, or hybrid with `embed` (memory_search, recall_<store> and recall into the prompt). */
+export async function searchStore(store: ActiveMemoryStore, query: MemorySearchQuery, context: { signal?: AbortSignal }) {
   const withMode = { ...query, ...(store.searchMode === 'substring' ? { mode: 'substring' as const } : {}) }
   return store.embed && store.searchMode !== 'substring'
     ? hybridSearch(store.adapter, targetOf(store), withMode, { model: store.embed, ...(context.signal ? { abortSignal: context.signal } : {}) })
