@@ -22,6 +22,7 @@ export { canonicalJson } from './canonical-json.ts'
 export { sha256Hex, sha256HexSync } from './digest.ts'
 export { checkpointKey } from './checkpoint.ts'
 export { verifyEventLog } from './verify.ts'
+export { parseEventLine } from './line-check.ts'
 export { utf8Length } from './utf8.ts'
 
 /**

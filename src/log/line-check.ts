@@ -55,6 +55,16 @@ function chainProblem(schema: LogEventSchema, value: Record<string, unknown>): s
   return undefined
 }
 
+/**
+ * A parsed line's event, or why it is malformed: the chain members' shape and the fold's checks
+ * of the event members (not the digests, `seq` order nor `prev`, which need the lines before it).
+ */
+export function parseEventLine<Draft extends LogEventDraft>(fold: LogFold<any, Draft, any>, value: unknown): LogEvent<Draft> | string {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'the line is not a JSON object'
+  const members = value as Record<string, unknown>
+  return chainProblem(fold.schema, members) ?? fold.parse(members, members.erased === true)
+}
+
 /** The checks every line gets first, on both paths: not empty, JSON, a known event, `seq` and `prev` in order. */
 function parseLine<Draft extends LogEventDraft>(fold: LogFold<any, Draft, any>, text: string, line: number, prev: string | null): { value: unknown; event: LogEvent<Draft> } {
   if (text.length === 0 || (text.charCodeAt(0) <= 32 && text.trim() === '')) throw new CorruptLine(line, 'the line is empty')

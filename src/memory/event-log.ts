@@ -5,7 +5,7 @@
  * checkpoint holds that state (checkpoint-state.ts). Stores open their log here.
  */
 import type { Workspace } from '../workspace/types.ts'
-import { compactEventLog, openEventLog, verifyEventLog, type EventLog, type LogFold, type MemoryLogCompaction, type MemoryLogOptions, type MemoryLogVerification } from '../log/index.ts'
+import { compactEventLog, openEventLog, parseEventLine, verifyEventLog, type EventLog, type LogFold, type MemoryLogCompaction, type MemoryLogOptions, type MemoryLogVerification } from '../log/index.ts'
 import { createSearchIndex } from './search-index.ts'
 import { memoryCheckpointCodec } from './checkpoint-state.ts'
 import {
@@ -21,6 +21,7 @@ import {
   type MemoryRecordLookup,
   type MemoryRecordState,
 } from './records.ts'
+import type { MemoryEvent } from './records.ts'
 import type { MemoryRecord } from './types.ts'
 
 export type { MemoryLogCompaction, MemoryLogOptions, MemoryLogVerification, MemoryLogWarning } from '../log/index.ts'
@@ -101,4 +102,9 @@ export function verifyLog(workspace: Workspace, key: string): Promise<MemoryLogV
  */
 export function compactLog(workspace: Workspace, key: string): Promise<MemoryLogCompaction> {
   return compactEventLog(workspace, key, memoryFold)
+}
+
+/** A parsed log line as a memory event, or why it is malformed (shape only: digests and order are checked by replay and `verifyLog`). */
+export function parseMemoryLine(value: unknown): MemoryEvent | string {
+  return parseEventLine(memoryFold, value) as MemoryEvent | string
 }

@@ -20,7 +20,7 @@ import {
 import type { MemoryDeleteInput, MemoryReadInput, MemoryRememberInput, MemorySearchInput, SlotRecallInput, SlotRememberInput } from './schemas.ts'
 import { defaultMemoryFilter } from './quality.ts'
 import type { EmbeddingModel } from 'ai'
-import { hybridSearch } from '../search/hybrid.ts'
+import { hybridSearch } from './hybrid-search.ts'
 import { snippetOf } from '../search/snippet.ts'
 import { tokenize } from '../search/text.ts'
 import { normalizeContent } from './dedupe.ts'

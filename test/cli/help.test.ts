@@ -44,7 +44,7 @@ describe('agent help', { timeout: 240_000 }, () => {
       for (const line of stdout.split('\n')) expect(line.match(/\(default: /gi)?.length ?? 0, `${args.join(' ')}: ${line}`).toBeLessThanOrEqual(1)
     }
     expect(agent('memory', 'list', '--help').stdout).toMatch(/--user=<user>\s+User id the agent runs for \(Default: demo\)/)
-  })
+  }, 180_000)
 
   it('a flag the command does not take is an error: agent memory verify --agent support exits 2 naming it', () => {
     const { stderr, status } = agent('memory', 'verify', '--agent', 'support')

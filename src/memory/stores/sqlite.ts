@@ -1,43 +1,35 @@
 /**
- * `sqliteMemoryStore({ file })`: the memory event log kept in a SQLite table (better-sqlite3),
- * for apps that want one database file, several processes writing at once, and SQL to look inside.
+ * `sqliteMemoryStore({ file })`: the memory event log and the current records in one SQLite
+ * database file (better-sqlite3), for apps that want one database file, several processes
+ * writing at once, and SQL to look inside.
  *
- * Source: issue 5, "`sqliteMemoryStore({ file })` on better-sqlite3 (WAL mode, busy timeout),
- * same contract and conformance suite as the JSONL store, keeping the same event history in a
- * table so that both stores are interchangeable and exportable".
+ * Source: issue 5 (the store, same contract and conformance suite as the JSONL store, exportable
+ * event history) and issue 12, "`sqliteMemoryStore` on SQLite itself".
  *
  * ## Design
  *
- * The table `memory_events` holds the very lines of the JSONL log (docs/log-format.md): one row
- * per event, `seq` as the primary key and the canonical JSON line, with its `v`, `seq`, `prev`,
- * `digest` (and `payloadDigest`), in `line`. A few header fields are copied into columns (`type`,
- * `record_id`, `store`, `partition`, `digest`) for SQL queries only; `line` is the source of truth.
- *
- * The lines are written, checked and folded by the JSONL store's own engine (`openMemoryLog` of
- * `../log.ts`) running on a private in-memory mirror of the table, and the adapter is the JSONL
- * store's (`memoryLogAdapter`), exactly as `inMemoryMemoryStore()` does: format, digests,
- * verification, supersede, delete, erase, compaction and search cannot drift apart between the
- * stores. SQLite adds what the mirror lacks: durability and transactions across processes.
- *
- * Every write is one `BEGIN IMMEDIATE` transaction (SQLite's write lock; other processes wait up
- * to `busyTimeoutMs`): copy the rows other processes committed into the mirror, let the engine
- * check and append the new lines (next `seq`, last `digest` as `prev`), insert those lines, `COMMIT`.
- * A failed transaction rolls back and the mirror is rebuilt from the table, so nothing
- * uncommitted stays visible. Inside one process, every factory of one file shares one connection
- * and mirror, and operations on it run one at a time.
+ * Tables (docs/sqlite-store.md): `memory_events` holds the very lines of the JSONL log
+ * (docs/log-format.md), one row per event; `memory_records` the current state of each record;
+ * `memory_fts` an FTS5 index of the records' search terms. Each write is one `BEGIN IMMEDIATE`
+ * transaction that reads the chain head and the rows it names, inserts the new lines and updates
+ * the records and the index (`./sql/core.ts` builds the lines and rows). Reads and searches are
+ * queries: nothing of the store is folded in process memory, and other processes' commits are
+ * seen by the next query. Inside one process, every factory of one file shares one connection,
+ * and operations on it run one at a time.
  */
+import { createHash } from 'node:crypto'
 import { resolve } from 'node:path'
 import type Database from 'better-sqlite3'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { agentError, isAgentError } from '../../errors.ts'
 import { requireOptional } from '../../optional-dependency.ts'
+import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import type { Workspace } from '../../workspace/types.ts'
-import { openMemoryLog, verifyLog, type MemoryLog, type MemoryLogCompaction, type MemoryLogVerification } from '../event-log.ts'
-import { partitionKey, type MemoryEvent } from '../records.ts'
-import type { MemoryStoreFactory } from '../types.ts'
-import { memoryLogAdapter, type MemoryLogStoreAdapter } from './workspace-jsonl.ts'
+import type { MemoryRecord, MemoryStoreFactory } from '../types.ts'
+import { foldLines, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import type { MemoryLogStoreAdapter } from './workspace-jsonl.ts'
 
 /** Options of {@link sqliteMemoryStore}. Unknown keys are errors. */
 export interface SqliteMemoryStoreOptions {
@@ -56,12 +48,15 @@ export interface SqliteMemoryStoreOptions {
   busyTimeoutMs?: number
 }
 
+/** The adapter of {@link sqliteMemoryStore}: the store contract plus `hardDelete` (no in-memory `log`). */
+export type SqlMemoryStoreAdapter = Omit<MemoryLogStoreAdapter, 'log'>
+
 /** The factory {@link sqliteMemoryStore} returns. */
 export interface SqliteMemoryStoreFactory extends MemoryStoreFactory {
   kind: 'sqlite'
   /** The absolute path of the database file. */
   readonly file: string
-  create(): MemoryLogStoreAdapter
+  create(): SqlMemoryStoreAdapter
   /**
    * Every event of the database in `seq` order as the text of a JSONL log (one canonical line per
    * event, each ended by `\n`): written to a workspace file, `workspaceJsonlMemoryStore()` reads
@@ -70,14 +65,14 @@ export interface SqliteMemoryStoreFactory extends MemoryStoreFactory {
   exportLog(): Promise<string>
   /**
    * Loads a JSONL log into an empty database, keeping every line byte for byte (same `seq`,
-   * `prev`, `digest`). Returns the number of events imported.
+   * `prev`, `digest`), and folds it into the records table. Returns the number of events imported.
    *
    * @throws AgentError `MEMORY_LOG_CORRUPT` when the text fails `verifyLog` or ends in an
    * unfinished (torn) write; `MEMORY_SQLITE_NOT_EMPTY` when the database already has events
    * (nothing is written in either case).
    */
   importLog(text: string): Promise<number>
-  /** Checks every row as `verifyLog` checks a JSONL log (`seq`, `prev`, digests, each event's effect). */
+  /** Checks every event row as `verifyLog` checks a JSONL log (`seq`, `prev`, digests, each event's effect). Reads all rows. */
   verify(): Promise<MemoryLogVerification>
   /** Closes this process's connection to the file (shared by every factory of the file) once queued operations finish; the next operation reopens it. */
   close(): Promise<void>
@@ -86,23 +81,24 @@ export interface SqliteMemoryStoreFactory extends MemoryStoreFactory {
 /** Default of {@link SqliteMemoryStoreOptions.busyTimeoutMs}, in milliseconds. */
 export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000
 
-/** Schema version kept in SQLite's `user_version`. */
-const SCHEMA_VERSION = 1
-const MIRROR_KEY = 'memory:memory.jsonl'
+/** Schema version kept in SQLite's `user_version` (1: events only, upgraded on open; 2: events, records, FTS5). */
+const SCHEMA_VERSION = 2
+const SCRATCH_KEY = 'memory:memory.jsonl'
 const OPTION_KEYS = new Set(['file', 'busyTimeoutMs'])
+/** Field numbers of the FTS5 columns, as `SqlPosting.field` counts them. */
+const FIELDS = { title: 0, content: 1, tags: 2 } as const
 
 /**
  * Creates the SQLite store factory. Nothing is opened until the first operation. Every
  * `create()` (one per agent invocation) returns the same adapter over the database; the store
  * needs no workspace, and `context.writable` changes nothing (writes need a writable file).
- * The adapter is the JSONL store's, with `hardDelete` (erase + compaction of the table).
  *
  * @throws AgentError `MEMORY_STORE_OPTIONS_INVALID` (now) for a missing or blank `file`,
  * `:memory:` or a `file:` URI, a `busyTimeoutMs` that is not a whole number >= 0, or an unknown
  * option key. Operations throw `MEMORY_SQLITE_OPEN_FAILED` when the file cannot be opened (missing
  * folder, not a database, newer schema), `MEMORY_SQLITE_BUSY` when another process held the
- * write lock longer than `busyTimeoutMs`, `MEMORY_SQLITE_FAILED` for other SQLite errors,
- * `MEMORY_LOG_CORRUPT` when a row fails verification, and the adapter errors of the JSONL store.
+ * write lock longer than `busyTimeoutMs`, `MEMORY_SQLITE_FAILED` for other SQLite errors, and the
+ * adapter errors of the JSONL store.
  */
 export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemoryStoreFactory {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -124,19 +120,19 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
   }
   const file = resolve(options.file)
   const handle = () => openHandle(file, busyTimeoutMs)
-  let adapter: MemoryLogStoreAdapter | undefined
+  let adapter: SqlMemoryStoreAdapter | undefined
   return {
     kind: 'sqlite',
     file,
     create() {
-      adapter ??= memoryLogAdapter(sqliteLog(file, handle))
+      adapter ??= sqlMemoryAdapter(sqliteBackend(handle), { hash: sha256 })
       return adapter
     },
-    exportLog: () => exclusive(handle(), async h => rowsText(h, 0)),
+    exportLog: () => exclusive(handle(), async h => linesText(h)),
     importLog: text => exclusive(handle(), h => importRows(h, text)),
     async verify() {
-      const text = await exclusive(handle(), async h => rowsText(h, 0))
-      return verifyLog(await scratchWorkspace(text), MIRROR_KEY)
+      const text = await exclusive(handle(), async h => linesText(h))
+      return verifyLog(await scratchWorkspace(text), SCRATCH_KEY)
     },
     async close() {
       const open = handles.get(file)
@@ -148,34 +144,59 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
   }
 }
 
-/** One connection per file and process, with the engine's mirror of the table and an operation queue. */
+// node:crypto's SHA-256 (this store runs on Node only, where better-sqlite3 runs).
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex')
+}
+
+/** One connection per file and process, with its prepared statements and an operation queue. */
 interface SqliteHandle {
   file: string
   db: Database.Database
-  /** The engine's log over the mirror; `undefined` until built, and again after a failed write. */
-  log: MemoryLog | undefined
-  /** Last `seq` copied into the mirror. */
-  copied: number
-  /** `generation` of the table when the mirror was built (bumped by every compaction). */
-  generation: number
   /** Tail of the operations on this connection: they run one at a time. */
   queue: Promise<unknown>
-  statements: {
-    after: Database.Statement<[number], Row>
-    head: Database.Statement<[], { last: number | null; generation: number | null }>
-    insert: Database.Statement<[number, string, string, string, string, string, string]>
-    update: Database.Statement<[string, number]>
-    bump: Database.Statement<[]>
-    count: Database.Statement<[], { count: number }>
-  }
-}
-
-interface Row {
-  seq: number
-  line: string
+  statements: ReturnType<typeof prepare>
 }
 
 const handles = new Map<string, SqliteHandle>()
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS memory_events (
+    seq INTEGER PRIMARY KEY,
+    type TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    store TEXT NOT NULL,
+    partition TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    line TEXT NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS memory_events_record ON memory_events (record_id);
+  CREATE TABLE IF NOT EXISTS memory_records (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    partition TEXT NOT NULL,
+    status TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    content_hash INTEGER,
+    record TEXT,
+    haystack TEXT NOT NULL,
+    title_len INTEGER NOT NULL,
+    content_len INTEGER NOT NULL,
+    tags_len INTEGER NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS memory_partitions (
+    partition TEXT PRIMARY KEY,
+    active INTEGER NOT NULL,
+    title_sum INTEGER NOT NULL, content_sum INTEGER NOT NULL, tags_sum INTEGER NOT NULL,
+    title_docs INTEGER NOT NULL, content_docs INTEGER NOT NULL, tags_docs INTEGER NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS memory_records_partition ON memory_records (partition, seq);
+  CREATE INDEX IF NOT EXISTS memory_records_duplicate ON memory_records (partition, content_hash) WHERE content_hash IS NOT NULL;
+  CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (title, content, tags, content = '', contentless_delete = 1, tokenize = 'ascii');
+  CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts_instance USING fts5vocab (memory_fts, 'instance');
+  INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1);
+`
 
 function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
   const existing = handles.get(file)
@@ -190,50 +211,81 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     db.pragma('journal_mode = WAL')
     // Erased payloads are overwritten with zeros in the file, not left in free pages.
     db.pragma('secure_delete = ON')
-    const version = db.pragma('user_version', { simple: true }) as number
-    if (version > SCHEMA_VERSION) {
-      throw agentError('MEMORY_SQLITE_OPEN_FAILED', `the memory database "${file}" has schema version ${version}, newer than this package's ${SCHEMA_VERSION}`, 'upgrade vite-agent-memory, or point `file` at another database', { file, version })
-    }
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS memory_events (
-        seq INTEGER PRIMARY KEY,
-        type TEXT NOT NULL,
-        record_id TEXT NOT NULL,
-        store TEXT NOT NULL,
-        partition TEXT NOT NULL,
-        digest TEXT NOT NULL,
-        line TEXT NOT NULL
-      );
-      CREATE INDEX IF NOT EXISTS memory_events_record ON memory_events (record_id);
-      CREATE INDEX IF NOT EXISTS memory_events_partition ON memory_events (store, partition);
-      CREATE TABLE IF NOT EXISTS memory_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-      INSERT OR IGNORE INTO memory_meta (key, value) VALUES ('generation', 0);
-      PRAGMA user_version = ${SCHEMA_VERSION};
-    `)
+    if ((db.pragma('user_version', { simple: true }) as number) !== SCHEMA_VERSION) migrate(db, file)
   }
   catch (error) {
     db?.close()
     if (isAgentError(error)) throw error
+    const code = (error as { code?: unknown } | undefined)?.code
+    if (code === 'SQLITE_BUSY') throw agentError('MEMORY_SQLITE_BUSY', `another connection held the write lock of the memory database "${file}" while this one created its tables`, 'retry the operation or raise `busyTimeoutMs`', { file }, error)
     throw agentError('MEMORY_SQLITE_OPEN_FAILED', `the memory database "${file}" could not be opened: ${error instanceof Error ? error.message : String(error)}`, 'check that the folder exists and is writable and that the file is a SQLite database', { file }, error)
   }
-  const handle: SqliteHandle = {
-    file,
-    db,
-    log: undefined,
-    copied: 0,
-    generation: 0,
-    queue: Promise.resolve(),
-    statements: {
-      after: db.prepare('SELECT seq, line FROM memory_events WHERE seq > ? ORDER BY seq'),
-      head: db.prepare('SELECT (SELECT max(seq) FROM memory_events) AS last, (SELECT value FROM memory_meta WHERE key = \'generation\') AS generation'),
-      insert: db.prepare('INSERT INTO memory_events (seq, type, record_id, store, partition, digest, line) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-      update: db.prepare('UPDATE memory_events SET line = ? WHERE seq = ?'),
-      bump: db.prepare('UPDATE memory_meta SET value = value + 1 WHERE key = \'generation\''),
-      count: db.prepare('SELECT count(*) AS count FROM memory_events'),
-    },
-  }
+  const handle: SqliteHandle = { file, db, queue: Promise.resolve(), statements: prepare(db) }
   handles.set(file, handle)
   return handle
+}
+
+/** Creates the tables (schema 2), or upgrades a schema 1 file (events only) by folding its events once. */
+function migrate(db: Database.Database, file: string): void {
+  db.exec('BEGIN IMMEDIATE')
+  try {
+    const version = db.pragma('user_version', { simple: true }) as number
+    if (version > SCHEMA_VERSION) {
+      throw agentError('MEMORY_SQLITE_OPEN_FAILED', `the memory database "${file}" has schema version ${version}, newer than this package's ${SCHEMA_VERSION}`, 'upgrade vite-agent-memory, or point `file` at another database', { file, version })
+    }
+    if (version < SCHEMA_VERSION) {
+      db.exec(SCHEMA)
+      if (version === 1) {
+        const rows = db.prepare('SELECT line FROM memory_events ORDER BY seq').all() as Array<{ line: string }>
+        const { records } = foldLines(rows.map(row => `${row.line}\n`).join(''))
+        const statements = prepare(db)
+        for (const row of records) insertRecord(statements, row)
+        for (const [partition, stats] of statsOf(records)) addPartitionStats(statements, partition, stats)
+        db.exec('DROP TABLE IF EXISTS memory_meta')
+      }
+      db.pragma(`user_version = ${SCHEMA_VERSION}`)
+    }
+    db.exec('COMMIT')
+  }
+  catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK')
+    throw error
+  }
+}
+
+function prepare(db: Database.Database) {
+  return {
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
+    head: db.prepare<[], { seq: number; digest: string }>('SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'),
+    lines: db.prepare<[], { line: string }>('SELECT line FROM memory_events ORDER BY seq'),
+    count: db.prepare<[], { count: number }>('SELECT count(*) AS count FROM memory_events'),
+    insertEvent: db.prepare<[number, string, string, string, string, string, string]>('INSERT INTO memory_events (seq, type, record_id, store, partition, digest, line) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    eventLines: db.prepare<[string], { seq: number; line: string }>('SELECT seq, line FROM memory_events WHERE record_id = ? ORDER BY seq'),
+    updateLine: db.prepare<[string, number]>('UPDATE memory_events SET line = ? WHERE seq = ?'),
+    record: db.prepare<[string], { record: string | null; status: string }>('SELECT record, status FROM memory_records WHERE id = ?'),
+    insertRecord: db.prepare<[number, string, string, string, string, number, number | null, string | null, string, number, number, number]>('INSERT INTO memory_records (seq, id, partition, status, kind, created_ms, content_hash, record, haystack, title_len, content_len, tags_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    updateRecord: db.prepare<[string, string, number, number | null, string | null, string, number, number, number, string], { seq: number }>('UPDATE memory_records SET status = ?, kind = ?, created_ms = ?, content_hash = ?, record = ?, haystack = ?, title_len = ?, content_len = ?, tags_len = ? WHERE id = ? RETURNING seq'),
+    addStats: db.prepare<[string, ...number[]]>(`INSERT INTO memory_partitions (partition, active, title_sum, content_sum, tags_sum, title_docs, content_docs, tags_docs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (partition) DO UPDATE SET active = active + excluded.active, title_sum = title_sum + excluded.title_sum, content_sum = content_sum + excluded.content_sum, tags_sum = tags_sum + excluded.tags_sum,
+      title_docs = title_docs + excluded.title_docs, content_docs = content_docs + excluded.content_docs, tags_docs = tags_docs + excluded.tags_docs`),
+    stats: db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>('SELECT * FROM memory_partitions WHERE partition = ?'),
+    insertFts: db.prepare<[number, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags) VALUES (?, ?, ?, ?)'),
+    deleteFts: db.prepare<[number]>('DELETE FROM memory_fts WHERE rowid = ?'),
+    duplicates: db.prepare<[string, number], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND content_hash = ? AND status = \'active\''),
+    read: db.prepare<[string, string], { record: string }>('SELECT record FROM memory_records WHERE id = ? AND partition = ? AND record IS NOT NULL'),
+    export: db.prepare<[string], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND record IS NOT NULL ORDER BY seq'),
+    substring: db.prepare<[string, string], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND status = \'active\' AND instr(haystack, ?) > 0 ORDER BY seq'),
+  }
+}
+
+function addPartitionStats(statements: SqliteHandle['statements'], partition: string, stats: SqlPartitionStats): void {
+  statements.addStats.run(partition, stats.active, ...stats.lengthSums, ...stats.fieldCounts)
+}
+
+function insertRecord(statements: SqliteHandle['statements'], row: SqlRecordRow): void {
+  statements.insertRecord.run(row.seq, row.id, row.partition, row.status, row.kind, row.createdMs, row.contentHash, row.record, row.haystack, ...row.lengths)
+  if (row.titleTerms.length + row.contentTerms.length + row.tagTerms.length > 0) statements.insertFts.run(row.seq, row.titleTerms.join(' '), row.contentTerms.join(' '), row.tagTerms.join(' '))
 }
 
 /** Runs `task` after every earlier operation on the handle (one connection runs one transaction at a time). */
@@ -243,158 +295,137 @@ function exclusive<T>(handle: SqliteHandle, task: (handle: SqliteHandle) => Prom
   return run
 }
 
-/** The {@link MemoryLog} the shared adapter runs on: the engine's log over the mirror, kept in step with the table. */
-function sqliteLog(file: string, handle: () => SqliteHandle): MemoryLog {
+function parseRecord(text: string): MemoryRecord {
+  return JSON.parse(text) as MemoryRecord
+}
+
+/** The {@link SqlBackend} of one file: each operation runs on the file's connection, in its queue. */
+function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
+  const readOnly = <T>(task: (h: SqliteHandle) => T) => exclusive(handle(), async h => query(h, () => task(h)))
   return {
-    get workspace(): Workspace {
-      return mirrorOf(handle())
-    },
-    key: file,
-    view: read => exclusive(handle(), async (h) => {
-      const log = await pull(h)
-      return log.view(read)
+    write: task => exclusive(handle(), h => transaction(h, () => task(writeTx(h)))),
+    read: (partition, id) => readOnly((h) => {
+      const row = h.statements.read.get(id, partition)
+      return row ? parseRecord(row.record) : undefined
     }),
-    write: build => exclusive(handle(), h => transaction(h, async (log) => {
-      const before = (await log.workspace.stat(MIRROR_KEY))?.size ?? 0
-      const records = await log.write(build)
-      const added = await log.workspace.readBytes(MIRROR_KEY, before)
-      if (added && added.length > 0) insertLines(h, new TextDecoder().decode(added))
-      return records
+    export: partition => readOnly(h => h.statements.export.all(partition).map(row => parseRecord(row.record))),
+    substring: (partition, needle) => readOnly(h => h.statements.substring.all(partition, needle).map(row => parseRecord(row.record))),
+    postings: (partition, terms) => readOnly((h) => {
+      const sql = `SELECT v.doc AS seq, r.id AS id, r.created_ms AS createdMs, r.title_len AS t, r.content_len AS c, r.tags_len AS g, v.term AS term, v.col AS col, count(*) AS n
+        FROM memory_fts_instance v JOIN memory_records r ON r.seq = v.doc
+        WHERE v.term IN (${terms.map(() => '?').join(', ')}) AND r.partition = ? AND r.status = 'active' GROUP BY v.doc, v.col, v.term`
+      const rows = h.db.prepare<unknown[], { seq: number; id: string; createdMs: number; t: number; c: number; g: number; term: string; col: string; n: number }>(sql).all(...terms, partition)
+      return rows.map(row => ({ seq: row.seq, id: row.id, createdMs: row.createdMs, lengths: [row.t, row.c, row.g] as [number, number, number], term: row.term, field: FIELDS[row.col as keyof typeof FIELDS], count: row.n }))
+    }),
+    stats: partition => readOnly((h) => {
+      const row = h.statements.stats.get(partition)
+      return row ? { active: row.active, lengthSums: [row.title_sum, row.content_sum, row.tags_sum], fieldCounts: [row.title_docs, row.content_docs, row.tags_docs] } : rowStats(undefined)
+    }),
+    bySeq: (partition, seqs) => readOnly((h) => {
+      const found = new Map<number, MemoryRecord>()
+      if (seqs.length === 0) return found
+      const rows = h.db.prepare<unknown[], { seq: number; record: string }>(`SELECT seq, record FROM memory_records WHERE seq IN (${seqs.map(() => '?').join(', ')}) AND partition = ? AND record IS NOT NULL`).all(...seqs, partition)
+      for (const row of rows) found.set(row.seq, parseRecord(row.record))
+      return found
+    }),
+    afterCompaction: () => exclusive(handle(), async h => query(h, () => {
+      h.db.pragma('wal_checkpoint(TRUNCATE)')
     })),
-    compact: () => exclusive(handle(), h => compactRows(h)),
-    // The table is the durable copy and the mirror lives in memory: nothing to checkpoint.
-    checkpoint: async () => false,
-    indexBuilt: () => {},
   }
 }
 
-function mirrorOf(handle: SqliteHandle): Workspace {
-  handle.log ??= openMemoryLog(createWorkspace({ storage: createStorage({ driver: memoryDriver() }) }), MIRROR_KEY, { checkpointEvery: false })
-  return handle.log.workspace
-}
-
-/**
- * Brings the mirror up to date with the table: appends rows committed since it last looked, or
- * rebuilds it (a fresh engine state) after a compaction or a failed write. Returns the log.
- */
-async function pull(handle: SqliteHandle): Promise<MemoryLog> {
-  const head = query(handle, () => handle.statements.head.get()!)
-  const last = head.last ?? 0
-  const generation = head.generation ?? 0
-  if (!handle.log || generation !== handle.generation || last < handle.copied) {
-    handle.log = undefined
-    handle.copied = 0
-    handle.generation = generation
+function writeTx(h: SqliteHandle): SqlWriteTx {
+  const s = h.statements
+  return {
+    async head() {
+      const row = s.head.get()
+      return row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
+    },
+    async records(ids) {
+      const found = new Map<string, SqlStoredRecord>()
+      for (const id of ids) {
+        const row = s.record.get(id)
+        if (row) found.set(id, row.status === 'erased' ? { erased: true } : { record: parseRecord(row.record!), erased: false })
+      }
+      return found
+    },
+    async duplicates(partition, hash) {
+      return s.duplicates.all(partition, hash).map(row => parseRecord(row.record))
+    },
+    async insertEvents(rows: readonly SqlEventRow[]) {
+      for (const row of rows) s.insertEvent.run(row.seq, row.type, row.recordId, row.store, row.partition, row.digest, row.line)
+    },
+    async putRecords(rows) {
+      for (const row of rows) {
+        if (row.seq > 0) {
+          insertRecord(s, row)
+          continue
+        }
+        const updated = s.updateRecord.get(row.status, row.kind, row.createdMs, row.contentHash, row.record, row.haystack, ...row.lengths, row.id)
+        if (!updated) throw agentError('MEMORY_SQLITE_FAILED', `record "${row.id}" has no row in the memory database "${h.file}"`, 'run verify(); the write was rolled back', { file: h.file })
+        s.deleteFts.run(updated.seq)
+        if (row.titleTerms.length + row.contentTerms.length + row.tagTerms.length > 0) s.insertFts.run(updated.seq, row.titleTerms.join(' '), row.contentTerms.join(' '), row.tagTerms.join(' '))
+      }
+    },
+    async eventLines(recordId) {
+      return s.eventLines.all(recordId)
+    },
+    async updateLine(seq, line) {
+      s.updateLine.run(line, seq)
+    },
+    async addStats(partition, delta) {
+      addPartitionStats(s, partition, delta)
+    },
   }
-  const workspace = mirrorOf(handle)
-  if (last > handle.copied) {
-    await workspace.append(MIRROR_KEY, rowsText(handle, handle.copied))
-    handle.copied = last
-  }
-  return handle.log!
 }
 
-function rowsText(handle: SqliteHandle, after: number): string {
-  const rows = query(handle, () => handle.statements.after.all(after))
-  let text = ''
-  for (const row of rows) text += `${row.line}\n`
-  return text
-}
-
-/** Inserts complete lines (each ended by `\n`) as rows; each line's `seq` must follow the last copied one. */
-function insertLines(handle: SqliteHandle, text: string): void {
-  for (const line of text.slice(0, -1).split('\n')) {
-    const event = JSON.parse(line) as MemoryEvent
-    if (event.seq !== handle.copied + 1) {
-      throw agentError('MEMORY_SQLITE_FAILED', `the line with seq ${event.seq} does not follow seq ${handle.copied} of the memory database "${handle.file}"`, 'retry the write; the table was not changed', { file: handle.file })
-    }
-    handle.statements.insert.run(event.seq, event.type, event.recordId, event.store, partitionKey(event.store, event.scope), event.digest, line)
-    handle.copied = event.seq
-  }
-}
-
-/**
- * Runs `task` inside `BEGIN IMMEDIATE` ... `COMMIT` with the mirror up to date. On any failure
- * the transaction rolls back and the mirror is dropped (rebuilt from the table next time), so
- * lines the engine appended but SQLite did not commit are never seen.
- */
-async function transaction<T>(handle: SqliteHandle, task: (log: MemoryLog) => Promise<T>): Promise<T> {
-  const { db } = handle
-  query(handle, () => db.exec('BEGIN IMMEDIATE'))
-  let size: number | undefined
+/** Runs `task` inside `BEGIN IMMEDIATE` ... `COMMIT`; any failure rolls the transaction back. */
+async function transaction<T>(handle: SqliteHandle, task: () => Promise<T>): Promise<T> {
+  const { db, statements } = handle
+  query(handle, () => statements.begin.run())
   try {
-    const log = await pull(handle)
-    size = (await log.workspace.stat(MIRROR_KEY))?.size ?? 0
-    const result = await task(log)
-    query(handle, () => db.exec('COMMIT'))
+    const result = await task()
+    query(handle, () => statements.commit.run())
     return result
   }
   catch (error) {
     if (db.inTransaction) db.exec('ROLLBACK')
-    // Keep the mirror when the engine appended nothing (a refused write); else rebuild it from the table.
-    const now = handle.log ? ((await handle.log.workspace.stat(MIRROR_KEY))?.size ?? 0) : undefined
-    if (size === undefined || now !== size) {
-      handle.log = undefined
-      handle.copied = 0
-    }
     throw sqliteError(handle, error)
   }
 }
 
-/**
- * Compaction (the engine's rule: payloads of erased records removed, headers kept so the chain
- * verifies) applied to the rows: the engine compacts the mirror, changed lines are written back
- * in one transaction, the generation is bumped (other processes rebuild their mirror), and the
- * WAL is checkpointed so the removed text is gone from the -wal file too.
- */
-async function compactRows(handle: SqliteHandle): Promise<MemoryLogCompaction> {
-  const result = await transaction(handle, async (log) => {
-    const compaction = await log.compact()
-    const text = (await log.workspace.readText(MIRROR_KEY)) ?? ''
-    const rows = new Map(handle.statements.after.all(0).map(row => [row.seq, row.line]))
-    const lines = text === '' ? [] : text.slice(0, -1).split('\n')
-    if (lines.length !== rows.size) {
-      throw agentError('MEMORY_SQLITE_FAILED', `compaction of the memory database "${handle.file}" changed the number of events`, 'restore the database from a backup and report this error', { file: handle.file })
-    }
-    let changed = 0
-    lines.forEach((line, index) => {
-      if (rows.get(index + 1) !== line) {
-        handle.statements.update.run(line, index + 1)
-        changed++
-      }
-    })
-    if (changed > 0) handle.statements.bump.run()
-    return { compaction, changed }
-  })
-  if (result.changed > 0) query(handle, () => handle.db.pragma('wal_checkpoint(TRUNCATE)'))
-  return result.compaction
+function linesText(handle: SqliteHandle): string {
+  let text = ''
+  for (const row of query(handle, () => handle.statements.lines.iterate())) text += `${row.line}\n`
+  return text
 }
 
 async function importRows(handle: SqliteHandle, text: string): Promise<number> {
   if (typeof text !== 'string') {
     throw agentError('MEMORY_LOG_CORRUPT', 'importLog() needs the text of a JSONL log', 'pass the file\'s text, for example readFileSync(path, "utf8")')
   }
-  const verification = await verifyLog(await scratchWorkspace(text), MIRROR_KEY)
+  const verification = await verifyLog(await scratchWorkspace(text), SCRATCH_KEY)
   if (!verification.ok || verification.torn) {
     const why = verification.firstBad ? `line ${verification.firstBad.line} fails verification: ${verification.firstBad.reason}` : `it ends in an unfinished write at line ${verification.torn!.line}`
     throw agentError('MEMORY_LOG_CORRUPT', `the JSONL log given to importLog() ${why}`, 'import a complete, verified log (verifyLog() reports the first bad line); nothing was imported', { ...(verification.firstBad ?? {}) })
   }
+  const { events, records } = foldLines(text)
   return transaction(handle, async () => {
     if (handle.statements.count.get()!.count > 0) {
       throw agentError('MEMORY_SQLITE_NOT_EMPTY', `the memory database "${handle.file}" already has events`, 'import into a new database file (an imported chain starts at seq 1)', { file: handle.file })
     }
-    if (text !== '') insertLines(handle, text)
-    // The rows went to the table only: rebuild the mirror from it on the next operation.
-    handle.log = undefined
-    handle.copied = 0
+    const tx = writeTx(handle)
+    await tx.insertEvents(events)
+    for (const row of records) insertRecord(handle.statements, row)
+    for (const [partition, stats] of statsOf(records)) addPartitionStats(handle.statements, partition, stats)
     return verification.lines
   })
 }
 
-/** A private in-memory workspace holding `text` at the mirror key, to run `verifyLog` on it. */
+/** A private in-memory workspace holding `text`, to run `verifyLog` on it. */
 async function scratchWorkspace(text: string): Promise<Workspace> {
   const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
-  if (text !== '') await workspace.append(MIRROR_KEY, text)
+  if (text !== '') await workspace.append(SCRATCH_KEY, text)
   return workspace
 }
 

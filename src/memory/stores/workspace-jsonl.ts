@@ -272,7 +272,7 @@ function findInScope(state: MemoryRecordState, target: MemoryTarget, id: string)
   return record && record.store === target.store && sameScope(record.scope, target.scope) ? record : undefined
 }
 
-function checkTarget(target: MemoryTarget): void {
+export function checkTarget(target: MemoryTarget): void {
   if (!target || typeof target.store !== 'string' || target.store === '') {
     throw agentError('MEMORY_TARGET_INVALID', 'the memory operation has no store name', 'pass the target as { store, scope } with the store\'s configured name')
   }
@@ -285,7 +285,7 @@ function invalidInput(why: string) {
 
 // The capability validates tool input with zod; this guards direct API use so that the log never
 // holds a line that replay would reject.
-function checkInput(input: MemoryRecordInput): void {
+export function checkInput(input: MemoryRecordInput): void {
   if (!input || typeof input !== 'object') throw invalidInput('the record input must be an object')
   if (typeof input.kind !== 'string' || input.kind === '') throw invalidInput('`kind` must be a non-empty string')
   if (typeof input.content !== 'string') throw invalidInput('`content` must be a string')
@@ -304,7 +304,7 @@ function checkInput(input: MemoryRecordInput): void {
   }
 }
 
-function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryAudit {
+export function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryAudit {
   if (!options || !isPlainObject(options.audit) || typeof options.audit.via !== 'string') {
     throw agentError('MEMORY_AUDIT_REQUIRED', 'the memory write has no audit block with `via`', 'pass { audit: { via: "tool" | "api" | "cli" | "import", runId, threadId, agent, user } }')
   }
@@ -312,7 +312,7 @@ function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryA
 }
 
 /** The audit block of a delete or hard delete, after checking its `reason`. */
-function checkDeleteOptions(options: MemoryDeleteOptions): MemoryAudit {
+export function checkDeleteOptions(options: MemoryDeleteOptions): MemoryAudit {
   const audit = checkAudit(options)
   if (options.reason !== undefined && typeof options.reason !== 'string') throw invalidInput('`reason` must be a string')
   return audit
@@ -323,7 +323,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The `delete` (soft) or `erase` (hard) event of a record: the next version, with the caller's audit and reason. */
-function tombstone<T extends 'delete' | 'erase'>(type: T, target: MemoryTarget, existing: MemoryRecord, audit: MemoryAudit, reason: string | undefined) {
+export function tombstone<T extends 'delete' | 'erase'>(type: T, target: MemoryTarget, existing: MemoryRecord, audit: MemoryAudit, reason: string | undefined) {
   return {
     type,
     recordId: existing.id,

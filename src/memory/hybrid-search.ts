@@ -11,8 +11,8 @@
  */
 import { embed, embedMany } from 'ai'
 import type { EmbeddingModel } from 'ai'
-import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, recordMatchesFilters, searchRecords } from './search.ts'
-import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from '../memory/types.ts'
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, recordMatchesFilters, searchRecords } from '../search/search.ts'
+import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
 /** The RRF constant `k` of `1 / (k + rank)` (the usual 60, from Cormack et al. 2009). */
 export const RRF_K = 60

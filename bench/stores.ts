@@ -1,0 +1,238 @@
+/**
+ * `npm run bench:stores`: the database stores next to the JSONL store and two baselines, same
+ * workload, same run (issue 12). Records of about 100 characters, `--records N` (default 100,000)
+ * in `--scopes S` scopes (default 1,000; `--scopes 1` for one scope). Postgres runs when
+ * DATABASE_URL (or a server on 127.0.0.1:5433) answers.
+ *
+ * Measured per store: append p50 one at a time and in a burst of 100 parallel appends, cold open
+ * -> first search in one scope, first search in every scope, common / rare / six-word search
+ * p50 and p95, bytes on disk per record, heap and RSS growth per record. Search timings are taken
+ * in `--rounds` (default 3) interleaved rounds; min and median of the round p50s are reported.
+ * Results go to bench/results/stores.json (or the path after `--json`).
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { createStorage } from 'unstorage'
+import fsDriver from 'unstorage/drivers/fs'
+import { sha256HexSync } from '../src/log/digest.ts'
+import { currentInstant, newRecordId, type MemoryEventDraft } from '../src/memory/records.ts'
+import { formatLine } from '../src/memory/stores/sql/core.ts'
+import { postgresMemoryStore } from '../src/memory/stores/postgres.ts'
+import { sqliteMemoryStore } from '../src/memory/stores/sqlite.ts'
+import { workspaceJsonlMemoryStore } from '../src/memory/stores/workspace-jsonl.ts'
+import type { MemoryStoreAdapter, MemoryTarget } from '../src/memory/types.ts'
+import { createWorkspace } from '../src/workspace/workspace.ts'
+import { openFts5Baseline, type Fts5Baseline } from './baselines/fts5.ts'
+import { createMiniSearchBaseline } from './baselines/minisearch.ts'
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const arg = (name: string, fallback: string) => {
+  const at = process.argv.indexOf(`--${name}`)
+  return at === -1 ? fallback : process.argv[at + 1]!
+}
+const RECORDS = Number(arg('records', '100000'))
+const SCOPES = Number(arg('scopes', '1000'))
+const ROUNDS = Number(arg('rounds', '3'))
+const OUT = resolve(arg('json', join(root, 'bench/results/stores.json')))
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5433/postgres'
+
+const WORDS = 'tea coffee hiking painting pottery camping music guitar family garden travel book movie running cooking sister brother school work city beach mountain river dinner lunch friend dog cat car train plane'.split(' ')
+let seed = 11
+const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff
+const pick = () => WORDS[Math.floor(random() * WORDS.length)]!
+/** About 100 characters; "weekend" in every record (common), "zebra" in 1 of 500 (rare). */
+function content(i: number): string {
+  return `User ${i % 97} enjoys ${pick()} and ${pick()} with a ${pick()} near the ${pick()} on the weekend${i % 500 === 7 ? ' zebra' : ''} note ${i}`
+}
+const QUERIES = { common: 'weekend', rare: 'zebra', sixWords: 'coffee garden sister beach train dinner' }
+const scopeOf = (i: number) => `u${i % SCOPES}`
+const target = (scope: string): MemoryTarget => ({ store: 'agent', scope: { agent: 'bench', user: scope } })
+
+const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))] ?? 0
+const median = (values: number[]) => percentile(values, 0.5)
+const round3 = (value: number) => Math.round(value * 1000) / 1000
+const gc = () => (globalThis as { gc?: () => void }).gc?.()
+const heap = () => { gc(); return process.memoryUsage() }
+function diskBytes(path: string): number {
+  const stat = statSync(path)
+  if (!stat.isDirectory()) return stat.size
+  return readdirSync(path).reduce((sum, name) => sum + diskBytes(join(path, name)), 0)
+}
+async function time(run: () => unknown): Promise<number> {
+  const started = performance.now()
+  await run()
+  return performance.now() - started
+}
+
+/** The workload as a JSONL log, lines built as the stores build them. */
+async function buildLog(): Promise<string> {
+  const hash = (await sha256HexSync())!
+  let prev: string | null = null
+  const lines: string[] = []
+  const at = currentInstant()
+  for (let i = 0; i < RECORDS; i++) {
+    const t = target(scopeOf(i))
+    const draft: MemoryEventDraft = { type: 'remember', recordId: newRecordId(), store: t.store, scope: t.scope, version: 1, at, audit: { via: 'import' }, kind: 'semantic', content: content(i), tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString() }
+    const line = formatLine(draft, i + 1, prev, false, hash)
+    prev = line.digest
+    lines.push(line.line)
+  }
+  return `${lines.join('\n')}\n`
+}
+
+interface Subject {
+  name: string
+  /** A fresh handle on the data (a cold open); `search` then answers from it. */
+  open(): Promise<{ search(scope: string, query: string): Promise<unknown>; append(scope: string, text: string): Promise<unknown>; close(): Promise<void> }>
+  disk(): number
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'vam-bench-stores-'))
+  const log = await buildLog()
+  const results: Record<string, Record<string, number>> = {}
+  const subjects: Subject[] = []
+
+  // Workspace JSONL store on the fs driver.
+  mkdirSync(join(dir, 'jsonl/memory'), { recursive: true })
+  writeFileSync(join(dir, 'jsonl/memory/memory.jsonl'), log)
+  subjects.push({
+    name: 'workspace JSONL',
+    async open() {
+      const workspace = createWorkspace({ storage: createStorage({ driver: fsDriver({ base: join(dir, 'jsonl') }) }) })
+      const adapter: MemoryStoreAdapter = workspaceJsonlMemoryStore({ checkpointEvery: false }).create({ store: 'agent', agent: 'bench', writable: true, workspace })
+      return { search: (scope, query) => adapter.search(target(scope), { query }), append: (scope, text) => adapter.append(target(scope), { kind: 'semantic', content: text }, { audit: { via: 'api' } }), close: async () => {} }
+    },
+    disk: () => diskBytes(join(dir, 'jsonl')),
+  })
+
+  // sqliteMemoryStore.
+  const sqliteFile = join(dir, 'store.db')
+  await sqliteMemoryStore({ file: sqliteFile }).importLog(log)
+  await sqliteMemoryStore({ file: sqliteFile }).close()
+  subjects.push({
+    name: 'sqliteMemoryStore',
+    async open() {
+      const factory = sqliteMemoryStore({ file: sqliteFile })
+      const adapter = factory.create()
+      return { search: (scope, query) => adapter.search(target(scope), { query }), append: (scope, text) => adapter.append(target(scope), { kind: 'semantic', content: text }, { audit: { via: 'api' } }), close: () => factory.close() }
+    },
+    disk: () => ['', '-wal', '-shm'].reduce((sum, suffix) => sum + (statSync(sqliteFile + suffix, { throwIfNoEntry: false })?.size ?? 0), 0),
+  })
+
+  // Postgres store, when a server answers.
+  const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 })
+  admin.on('error', () => {})
+  const postgres = await admin.query('SELECT 1').then(() => true, () => false)
+  let pgUrl = ''
+  if (postgres) {
+    const schema = `vam_bench_${process.pid}`
+    await admin.query(`CREATE SCHEMA ${schema}`)
+    const url = new URL(DATABASE_URL)
+    url.searchParams.set('options', `-c search_path=${schema}`)
+    pgUrl = url.toString()
+    const loader = postgresMemoryStore({ connectionString: pgUrl })
+    await loader.importLog(log)
+    await loader.close()
+    subjects.push({
+      name: 'postgresMemoryStore',
+      async open() {
+        const factory = postgresMemoryStore({ connectionString: pgUrl })
+        const adapter = factory.create()
+        return { search: (scope, query) => adapter.search(target(scope), { query }), append: (scope, text) => adapter.append(target(scope), { kind: 'semantic', content: text }, { audit: { via: 'api' } }), close: () => factory.close() }
+      },
+      disk: () => 0,
+    })
+  }
+
+  // FTS5 table baselines, both layouts.
+  for (const layout of ['column', 'token'] as const) {
+    const file = join(dir, `fts5-${layout}.db`)
+    const loader = openFts5Baseline(file, layout)
+    loader.load(Array.from({ length: RECORDS }, (_, i) => ({ scope: scopeOf(i), content: content(i) })))
+    loader.close()
+    subjects.push({
+      name: `FTS5 table (scope as ${layout})`,
+      async open() {
+        const db: Fts5Baseline = openFts5Baseline(file, layout)
+        return { search: async (scope, query) => db.search(scope, query), append: async (scope, text) => db.insert(scope, text), close: async () => db.close() }
+      },
+      disk: () => ['', '-wal', '-shm'].reduce((sum, suffix) => sum + (statSync(file + suffix, { throwIfNoEntry: false })?.size ?? 0), 0),
+    })
+  }
+
+  // MiniSearch, one index per scope, built in memory (its "open" is the build).
+  subjects.push({
+    name: 'MiniSearch (index per scope)',
+    async open() {
+      const index = createMiniSearchBaseline()
+      for (let i = 0; i < RECORDS; i++) index.insert(scopeOf(i), content(i))
+      return { search: async (scope, query) => index.search(scope, query), append: async (scope, text) => index.insert(scope, text), close: async () => {} }
+    },
+    disk: () => 0,
+  })
+
+  for (const subject of subjects) {
+    const row: Record<string, number> = {}
+    const before = heap()
+    const opened = await subject.open()
+    row.coldOpenFirstSearchMs = round3(await time(() => opened.search('u7', QUERIES.common)))
+    row.firstSearchEveryScopeS = round3(await time(async () => { for (let s = 0; s < SCOPES; s++) await opened.search(`u${s}`, QUERIES.common) }) / 1000)
+    const after = heap()
+    row.heapPerRecordB = Math.round((after.heapUsed - before.heapUsed) / RECORDS)
+    row.rssPerRecordB = Math.round((after.rss - before.rss) / RECORDS)
+    const isolated: number[] = []
+    for (let n = 0; n < 200; n++) isolated.push(await time(() => opened.append(`u${n % SCOPES}`, content(RECORDS + n))))
+    row.appendP50Ms = round3(median(isolated))
+    const burst = await time(() => Promise.all(Array.from({ length: 100 }, (_, n) => opened.append(`u${n % SCOPES}`, content(RECORDS + 200 + n)))))
+    row.appendBurstPerWriteMs = round3(burst / 100)
+    row.diskBytesPerRecord = Math.round(subject.disk() / RECORDS)
+    results[subject.name] = row
+    ;(subject as Subject & { handle?: typeof opened }).handle = opened
+    console.error(`${subject.name}: loaded and measured writes`)
+  }
+
+  // Search latency: interleaved rounds over every subject.
+  const rounds: Record<string, Record<string, number[]>> = {}
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const subject of subjects) {
+      const opened = (subject as Subject & { handle: { search(scope: string, query: string): Promise<unknown> } }).handle
+      for (const [label, query] of Object.entries(QUERIES)) {
+        const times: number[] = []
+        for (let n = 0; n < 50; n++) times.push(await time(() => opened.search(`u${(n * 37) % SCOPES}`, query)))
+        const bucket = (rounds[subject.name] ??= {})
+        ;(bucket[`${label}P50`] ??= []).push(percentile(times, 0.5))
+        ;(bucket[`${label}P95`] ??= []).push(percentile(times, 0.95))
+      }
+    }
+  }
+  for (const [name, buckets] of Object.entries(rounds)) {
+    for (const [key, values] of Object.entries(buckets)) {
+      results[name]![`${key}MsMin`] = round3(Math.min(...values))
+      results[name]![`${key}MsMedian`] = round3(median(values))
+    }
+  }
+  for (const subject of subjects) await (subject as Subject & { handle: { close(): Promise<void> } }).handle.close()
+
+  const fts5 = (key: string) => Math.min(results['FTS5 table (scope as column)']![key]!, results['FTS5 table (scope as token)']![key]!)
+  const ratios: Record<string, Record<string, number>> = {}
+  for (const name of Object.keys(results)) {
+    ratios[name] = {}
+    for (const key of ['appendP50Ms', 'coldOpenFirstSearchMs', 'firstSearchEveryScopeS', 'commonP50MsMedian', 'rareP50MsMedian', 'sixWordsP50MsMedian']) {
+      ratios[name]![`${key} / FTS5 best`] = round3(results[name]![key]! / Math.max(fts5(key), 1e-6))
+    }
+  }
+  console.table(results)
+  console.table(ratios)
+  const output = { records: RECORDS, scopes: SCOPES, rounds: ROUNDS, machine: `${process.platform} ${process.arch}, node ${process.version}`, results, ratios }
+  mkdirSync(dirname(OUT), { recursive: true })
+  writeFileSync(OUT, `${JSON.stringify(output, null, 2)}\n`)
+  if (postgres) await admin.query(`DROP SCHEMA vam_bench_${process.pid} CASCADE`)
+  await admin.end()
+  rmSync(dir, { recursive: true, force: true })
+}
+
+await main()

@@ -1,0 +1,552 @@
+/**
+ * `postgresMemoryStore({ connectionString } | { pool })`: the memory event log and the current
+ * records in Postgres (through the `pg` driver), for apps that run many instances on one database.
+ *
+ * Source: issue 12, "`postgresMemoryStore({ connectionString } | { pool })` on Postgres through
+ * the `pg` driver: the same tables and chain; full text with `tsvector` and a ranking function;
+ * vectors kept in a column and scored exactly, with a seam for pgvector; many app instances on
+ * one database with no lost and no duplicated write, the chain intact".
+ *
+ * ## Design
+ *
+ * The tables of the SQLite store (docs/postgres-store.md): `memory_events` (the JSONL lines of
+ * docs/log-format.md), `memory_records` (current records, with a `tsvector` of partition-prefixed
+ * terms and a GIN index, and an `embedding` column), `memory_partitions` (BM25F statistics). A
+ * write is one transaction that first takes a transaction-level advisory lock (one lock for the
+ * store, since the chain is one sequence), reads the chain head, inserts the new lines, updates the
+ * records. `seq` is the primary key, so even a writer that skipped the lock could not duplicate a
+ * line. The ranking is the default one (BM25F, computed from the `tsvector` positions and
+ * weights: title A, content B, tags C) by `./sql/core.ts`.
+ */
+import { agentError, isAgentError } from '../../errors.ts'
+import { sha256HexSync } from '../../log/digest.ts'
+import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
+import { createStorage } from 'unstorage'
+import memoryDriver from 'unstorage/drivers/memory'
+import { createWorkspace } from '../../workspace/workspace.ts'
+import type { MemoryRecord, MemoryStoreFactory, MemoryTarget } from '../types.ts'
+import { checkTarget } from './workspace-jsonl.ts'
+import { partitionKey } from '../records.ts'
+import { foldLines, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import type { SqlMemoryStoreAdapter } from './sqlite.ts'
+
+/** The parts of a `pg` `Pool` the store uses (a `pg.Pool` fits). */
+export interface PostgresPoolLike {
+  connect(): Promise<PostgresClientLike>
+  query(text: string, values?: unknown[]): Promise<{ rows: any[] }>
+  end(): Promise<void>
+  on?(event: 'error', listener: (error: Error) => void): unknown
+}
+
+/** The parts of a `pg` client the store uses. */
+export interface PostgresClientLike {
+  query(text: string, values?: unknown[]): Promise<{ rows: any[] }>
+  release(error?: Error | boolean): void
+  on?(event: 'error', listener: (error: Error) => void): unknown
+}
+
+/**
+ * How vectors are kept and scored (the seam for pgvector). The default keeps `real[]` and scores
+ * cosine similarity exactly in SQL over every vector of the scope.
+ */
+export interface PostgresVectorColumn {
+  /** SQL type of the `embedding` column. Default `real[]`; with pgvector, for example `vector(512)`. */
+  type: string
+  /** The query parameter for a vector. Default: the array itself. */
+  toParam(vector: readonly number[]): unknown
+  /** SQL of the similarity (higher is closer) of `column` to the parameter `param` (for example `$3`). */
+  similarity(column: string, param: string): string
+}
+
+/** Exact cosine similarity over `real[]` columns, computed by Postgres over every vector of the scope. */
+export const EXACT_VECTOR_COLUMN: PostgresVectorColumn = {
+  type: 'real[]',
+  toParam: vector => [...vector],
+  similarity: (column, param) => `(SELECT sum(a * b) / nullif(sqrt(sum(a * a)) * sqrt(sum(b * b)), 0) FROM unnest(${column}, ${param}::real[]) AS t(a, b))`,
+}
+
+/** Options of {@link postgresMemoryStore}: a connection string, or a pool the app owns. Unknown keys are errors. */
+export type PostgresMemoryStoreOptions =
+  | { connectionString: string; pool?: never; vectors?: PostgresVectorColumn }
+  | { pool: PostgresPoolLike; connectionString?: never; vectors?: PostgresVectorColumn }
+
+/** The factory {@link postgresMemoryStore} returns. */
+export interface PostgresMemoryStoreFactory extends MemoryStoreFactory {
+  kind: 'postgres'
+  create(): PostgresMemoryStoreAdapter
+  /** Every event in `seq` order as the text of a JSONL log (see `SqliteMemoryStoreFactory.exportLog`). */
+  exportLog(): Promise<string>
+  /**
+   * Loads a verified JSONL log into an empty database, byte for byte. Returns the events imported.
+   *
+   * @throws AgentError `MEMORY_LOG_CORRUPT`, `MEMORY_POSTGRES_NOT_EMPTY` (nothing written).
+   */
+  importLog(text: string): Promise<number>
+  /** `verifyLog` over every event row. Reads all rows. */
+  verify(): Promise<MemoryLogVerification>
+  /** Ends the pool when the store created it (from `connectionString`); a given pool is left to its owner. */
+  close(): Promise<void>
+}
+
+/** The adapter of {@link postgresMemoryStore}: the store contract, `hardDelete`, and vectors kept in the records table. */
+export interface PostgresMemoryStoreAdapter extends SqlMemoryStoreAdapter {
+  /**
+   * Keeps `vector` as the embedding of a record of the scope (replacing an earlier one).
+   * Returns `false` for an unknown or other-scope id.
+   *
+   * @throws AgentError `MEMORY_VECTOR_INVALID` for an empty vector or one with a non-finite number.
+   */
+  setEmbedding(target: MemoryTarget, id: string, vector: readonly number[]): Promise<boolean>
+  /** The active records of the scope with an embedding, most similar to `vector` first (exact by default), at most `limit` (default 10). */
+  nearest(target: MemoryTarget, vector: readonly number[], options?: { limit?: number }): Promise<Array<{ record: MemoryRecord; score: number }>>
+}
+
+const OPTION_KEYS = new Set(['connectionString', 'pool', 'vectors'])
+/** The advisory lock every write takes (one per database: the chain is one sequence). */
+const WRITE_LOCK = 0x6d656d6f7279 // "memory"
+const FIELD_OF_WEIGHT: Record<string, number> = { A: 0, B: 1, C: 2 }
+const WEIGHT_OF_FIELD = ['A', 'B', 'C'] as const
+
+/**
+ * Creates the Postgres store factory. The `pg` package is loaded on the first operation
+ * (`npm install pg`); the tables are created then when missing. Every `create()` returns the same
+ * adapter.
+ *
+ * @throws AgentError `MEMORY_STORE_OPTIONS_INVALID` (now) for options that are not exactly one
+ * of `connectionString` (a non-empty string) and `pool`, or an unknown key. Operations throw
+ * `MEMORY_POSTGRES_DRIVER_MISSING` when `pg` is not installed, `MEMORY_POSTGRES_UNAVAILABLE` when
+ * the server cannot be reached or the connection was lost (the operation did not happen; retry),
+ * `MEMORY_POSTGRES_FAILED` for other errors, and the adapter errors of the JSONL store.
+ */
+export function postgresMemoryStore(options: PostgresMemoryStoreOptions): PostgresMemoryStoreFactory {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw optionsError('the options of postgresMemoryStore() must be an object', 'call postgresMemoryStore({ connectionString: process.env.DATABASE_URL })')
+  }
+  const unknown = Object.keys(options).filter(option => !OPTION_KEYS.has(option))
+  if (unknown.length > 0) {
+    throw optionsError(`postgresMemoryStore() got unknown option ${unknown.map(option => `"${option}"`).join(', ')}`, 'the options are `connectionString` or `pool`, and `vectors`; check the spelling', { options: unknown })
+  }
+  const hasString = options.connectionString !== undefined
+  const hasPool = options.pool !== undefined
+  if (hasString === hasPool) {
+    throw optionsError('postgresMemoryStore() needs exactly one of `connectionString` and `pool`', 'pass { connectionString: "postgres://user@host:5432/db" }, or { pool } with a pg Pool your app owns')
+  }
+  if (hasString && (typeof options.connectionString !== 'string' || options.connectionString.trim() === '')) {
+    throw optionsError('`connectionString` must be a non-empty string', 'pass a URL such as "postgres://user@localhost:5432/app" (for example process.env.DATABASE_URL)')
+  }
+  if (hasPool && typeof options.pool?.connect !== 'function') {
+    throw optionsError('`pool` must be a pg Pool (with connect() and query())', 'pass new pg.Pool({ connectionString })')
+  }
+  const vectors = options.vectors ?? EXACT_VECTOR_COLUMN
+  let ready: Promise<PostgresPoolLike> | undefined
+  const pool = () => {
+    ready ??= (async () => {
+      const opened = options.pool ?? await createPool(options.connectionString!)
+      await ensureSchema(opened, vectors)
+      return opened
+    })()
+    // A failed start is retried by the next operation.
+    ready.catch(() => { ready = undefined })
+    return ready
+  }
+  let adapter: PostgresMemoryStoreAdapter | undefined
+  const hashSync = sha256HexSync()
+  return {
+    kind: 'postgres',
+    create() {
+      if (adapter) return adapter
+      const backend = postgresBackend(pool)
+      const base = sqlMemoryAdapter(backend, { hash: text => syncHash!(text) })
+      let syncHash: ((text: string) => string) | undefined
+      const withHash = <A extends unknown[], R>(run: (...args: A) => Promise<R>) => async (...args: A) => {
+        syncHash ??= (await hashSync) ?? missingHash()
+        return run(...args)
+      }
+      adapter = {
+        search: withHash(base.search),
+        read: withHash(base.read),
+        append: withHash(base.append),
+        delete: withHash(base.delete),
+        export: withHash(base.export),
+        hardDelete: withHash(base.hardDelete),
+        async setEmbedding(target, id, vector) {
+          checkTarget(target)
+          checkVector(vector)
+          const { rows } = await run(pool, client => client.query(`UPDATE memory_records SET embedding = $3 WHERE id = $1 AND partition = $2 AND record IS NOT NULL RETURNING seq`, [id, partitionKey(target.store, target.scope), vectors.toParam(vector)]))
+          return rows.length > 0
+        },
+        async nearest(target, vector, nearestOptions = {}) {
+          checkTarget(target)
+          checkVector(vector)
+          const limit = nearestOptions.limit ?? 10
+          if (!Number.isSafeInteger(limit) || limit < 1 || limit > 100) throw agentError('MEMORY_QUERY_INVALID', `\`limit\` must be a whole number from 1 to 100, got ${JSON.stringify(limit)}`, 'pass a limit such as 10')
+          const { rows } = await run(pool, client => client.query(`SELECT record, ${vectors.similarity('embedding', '$2')} AS score FROM memory_records WHERE partition = $1 AND status = 'active' AND embedding IS NOT NULL ORDER BY score DESC NULLS LAST, seq DESC LIMIT $3`, [partitionKey(target.store, target.scope), vectors.toParam(vector), limit]))
+          return rows.map(row => ({ record: JSON.parse(row.record) as MemoryRecord, score: Number(row.score ?? 0) }))
+        },
+      }
+      return adapter
+    },
+    exportLog: () => run(pool, async client => linesText(client)),
+    async importLog(text) {
+      if (typeof text !== 'string') throw agentError('MEMORY_LOG_CORRUPT', 'importLog() needs the text of a JSONL log', 'pass the file\'s text, for example readFileSync(path, "utf8")')
+      const verification = await verifyLog(await scratch(text), SCRATCH_KEY)
+      if (!verification.ok || verification.torn) {
+        const why = verification.firstBad ? `line ${verification.firstBad.line} fails verification: ${verification.firstBad.reason}` : `it ends in an unfinished write at line ${verification.torn!.line}`
+        throw agentError('MEMORY_LOG_CORRUPT', `the JSONL log given to importLog() ${why}`, 'import a complete, verified log (verifyLog() reports the first bad line); nothing was imported', { ...(verification.firstBad ?? {}) })
+      }
+      const { events, records } = foldLines(text)
+      return postgresBackend(pool).write(async (tx) => {
+        const rows = await tx.sql('SELECT count(*)::int AS count FROM memory_events')
+        if (rows[0].count > 0) throw agentError('MEMORY_POSTGRES_NOT_EMPTY', 'the memory database already has events', 'import into a new database (an imported chain starts at seq 1)')
+        await tx.insertEvents(events)
+        await tx.putRecords(records)
+        for (const [partition, stats] of statsOf(records)) await tx.addStats(partition, stats)
+        return verification.lines
+      })
+    },
+    async verify() {
+      const text = await run(pool, async client => linesText(client))
+      return verifyLog(await scratch(text), SCRATCH_KEY)
+    },
+    async close() {
+      const opened = ready
+      ready = undefined
+      if (opened && !options.pool) await (await opened.catch(() => undefined))?.end()
+    },
+  }
+}
+
+const SCRATCH_KEY = 'memory:memory.jsonl'
+
+async function scratch(text: string) {
+  const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
+  if (text !== '') await workspace.append(SCRATCH_KEY, text)
+  return workspace
+}
+
+function missingHash(): never {
+  throw agentError('MEMORY_POSTGRES_FAILED', 'no synchronous SHA-256 (node:crypto) in this runtime', 'run the Postgres store on Node.js')
+}
+
+function checkVector(vector: readonly number[]): void {
+  if (!Array.isArray(vector) || vector.length === 0 || !vector.every(value => typeof value === 'number' && Number.isFinite(value))) {
+    throw agentError('MEMORY_VECTOR_INVALID', 'the vector must be a non-empty list of finite numbers', 'pass the embedding as returned by the embedding model')
+  }
+}
+
+async function createPool(connectionString: string): Promise<PostgresPoolLike> {
+  let pg: { default?: { Pool: new (config: object) => PostgresPoolLike }; Pool?: new (config: object) => PostgresPoolLike }
+  try {
+    pg = await import('pg')
+  }
+  catch (error) {
+    throw agentError('MEMORY_POSTGRES_DRIVER_MISSING', 'postgresMemoryStore() needs the package "pg", which is not installed', 'run `npm install pg` (8.x)', { package: 'pg' }, error)
+  }
+  const Pool = pg.Pool ?? pg.default!.Pool
+  const pool = new Pool({ connectionString })
+  // An idle client whose backend was terminated emits `error` on the pool: the next query reconnects.
+  pool.on?.('error', () => {})
+  return pool
+}
+
+const SCHEMA = (vectors: PostgresVectorColumn) => `
+  CREATE TABLE IF NOT EXISTS memory_events (
+    seq bigint PRIMARY KEY,
+    type text NOT NULL,
+    record_id text NOT NULL,
+    store text NOT NULL,
+    partition text NOT NULL,
+    digest text NOT NULL,
+    line text NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS memory_events_record ON memory_events (record_id);
+  CREATE TABLE IF NOT EXISTS memory_records (
+    seq bigint PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    partition text NOT NULL,
+    status text NOT NULL,
+    kind text NOT NULL,
+    created_ms bigint NOT NULL,
+    content_hash bigint,
+    record text,
+    haystack text NOT NULL,
+    title_len integer NOT NULL,
+    content_len integer NOT NULL,
+    tags_len integer NOT NULL,
+    terms tsvector NOT NULL,
+    embedding ${vectors.type}
+  );
+  CREATE INDEX IF NOT EXISTS memory_records_partition ON memory_records (partition, seq);
+  CREATE INDEX IF NOT EXISTS memory_records_duplicate ON memory_records (partition, content_hash) WHERE content_hash IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS memory_records_terms ON memory_records USING gin (terms);
+  CREATE TABLE IF NOT EXISTS memory_partitions (
+    partition text PRIMARY KEY,
+    active bigint NOT NULL,
+    title_sum bigint NOT NULL, content_sum bigint NOT NULL, tags_sum bigint NOT NULL,
+    title_docs bigint NOT NULL, content_docs bigint NOT NULL, tags_docs bigint NOT NULL
+  );
+`
+
+async function ensureSchema(pool: PostgresPoolLike, vectors: PostgresVectorColumn): Promise<void> {
+  await run(async () => pool, async (client) => {
+    await client.query('BEGIN')
+    try {
+      // Instances starting at once create the tables one after the other.
+      await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK])
+      await client.query(SCHEMA(vectors))
+      await client.query('COMMIT')
+    }
+    catch (error) {
+      await client.query('ROLLBACK').catch(() => {})
+      throw error
+    }
+  })
+}
+
+/** Runs `task` on a client of the pool, mapping errors; a client whose connection broke is discarded. */
+async function run<T>(pool: () => Promise<PostgresPoolLike>, task: (client: PostgresClientLike) => Promise<T>): Promise<T> {
+  let client: PostgresClientLike
+  try {
+    client = await (await pool()).connect()
+  }
+  catch (error) {
+    throw postgresError(error)
+  }
+  let broken: Error | undefined
+  // A backend that dies while the client is checked out emits `error` on it: the query in flight fails with it instead.
+  if (!listened.has(client)) {
+    listened.add(client)
+    client.on?.('error', () => {})
+  }
+  try {
+    return await task(client)
+  }
+  catch (error) {
+    if (!isAgentError(error)) broken = error as Error
+    throw postgresError(error)
+  }
+  finally {
+    client.release(broken && isConnectionError(broken) ? broken : undefined)
+  }
+}
+
+const listened = new WeakSet<PostgresClientLike>()
+
+function parseRecord(text: string): MemoryRecord {
+  return JSON.parse(text) as MemoryRecord
+}
+
+/** A tsvector literal of the row's terms: title at weight A, content B, tags C, positions counted across the fields. */
+function tsvectorLiteral(row: SqlRecordRow): string {
+  const positions = new Map<string, string[]>()
+  let position = 0
+  ;[row.titleTerms, row.contentTerms, row.tagTerms].forEach((terms, field) => {
+    for (const term of terms) {
+      position = Math.min(position + 1, 16383)
+      let list = positions.get(term)
+      if (!list) positions.set(term, list = [])
+      // Postgres keeps at most 256 positions per lexeme.
+      if (list.length < 256) list.push(`${position}${WEIGHT_OF_FIELD[field]}`)
+    }
+  })
+  return [...positions].map(([term, list]) => `'${term.replaceAll('\\', '\\\\').replaceAll('\'', '\'\'')}':${list.join(',')}`).join(' ')
+}
+
+function tsqueryLiteral(terms: readonly string[]): string {
+  return terms.map(term => `'${term.replaceAll('\\', '\\\\').replaceAll('\'', '\'\'')}'`).join(' | ')
+}
+
+interface PostgresWriteTx extends SqlWriteTx {
+  /** Runs `text` (simple protocol, literals inline) after the buffered writes; returns the last result's rows. */
+  sql(text: string): Promise<any[]>
+  /** Sends the buffered writes and `COMMIT`, when the transaction began. */
+  commit(): Promise<void>
+  /** True once `BEGIN` was sent. */
+  readonly begun: boolean
+}
+
+/** A SQL literal (string, number, null), as pg's `escapeLiteral` writes strings. */
+function literal(value: string | number | null): string {
+  if (value === null) return 'NULL'
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new TypeError('a SQL number literal must be finite')
+    return String(value)
+  }
+  const quoted = `'${value.replaceAll('\'', '\'\'')}'`
+  return value.includes('\\') ? ` E${quoted.replaceAll('\\', '\\\\')}` : quoted
+}
+
+/**
+ * A write transaction in two round trips: `BEGIN`, the advisory lock and the first read go in one
+ * simple-protocol message; the writes are buffered and sent with `COMMIT` in a second one (a read
+ * in between sends the buffer first). Values are inline literals ({@link literal}).
+ */
+function writeTx(client: PostgresClientLike): PostgresWriteTx {
+  let begun = false
+  let buffer: string[] = []
+  let head: { seq: number; digest: string | null } | undefined
+  async function sql(text: string): Promise<any[]> {
+    const statements = [...(begun ? [] : ['BEGIN', `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`]), ...buffer, text]
+    begun = true
+    buffer = []
+    const result = await client.query(statements.join(';\n')) as unknown as { rows: any[] } | Array<{ rows: any[] }>
+    return Array.isArray(result) ? result.at(-1)!.rows : result.rows
+  }
+  // Bulk writes (an import) go in messages of a bounded size.
+  const flushLarge = async () => {
+    if (buffer.length >= 500) await sql('SELECT 1')
+  }
+  const headSql = 'SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'
+  const takeHead = (rows: any[]) => (head = rows[0] ? { seq: Number(rows[0].seq), digest: rows[0].digest as string } : { seq: 0, digest: null })
+  return {
+    sql,
+    get begun() {
+      return begun
+    },
+    async commit() {
+      if (begun) await sql('COMMIT')
+    },
+    async head() {
+      return head ?? takeHead(await sql(headSql))
+    },
+    async records(ids) {
+      const found = new Map<string, SqlStoredRecord>()
+      // The chain head comes with the first read: one round trip for both (and BEGIN and the lock).
+      const text = `SELECT id, record, status, NULL AS seq, NULL AS digest FROM memory_records WHERE id IN (${ids.map(literal).join(', ') || 'NULL'})
+        UNION ALL (SELECT NULL, NULL, 'head', e.seq::text, e.digest FROM memory_events e ORDER BY e.seq DESC LIMIT 1)`
+      const rows = await sql(text)
+      const headRow = rows.find(row => row.status === 'head')
+      takeHead(headRow ? [headRow] : [])
+      for (const row of rows) {
+        if (row.status === 'head') continue
+        found.set(row.id, row.status === 'erased' ? { erased: true } : { record: parseRecord(row.record), erased: false })
+      }
+      return found
+    },
+    async duplicates(partition, hash) {
+      const rows = await sql(`SELECT record FROM memory_records WHERE partition = ${literal(partition)} AND content_hash = ${literal(hash)} AND status = 'active'`)
+      return rows.map(row => parseRecord(row.record))
+    },
+    async insertEvents(rows) {
+      if (rows.length === 0) return
+      buffer.push(`INSERT INTO memory_events (seq, type, record_id, store, partition, digest, line) VALUES ${rows.map(row => `(${[row.seq, row.type, row.recordId, row.store, row.partition, row.digest, row.line].map(literal).join(', ')})`).join(', ')}`)
+      head = { seq: rows.at(-1)!.seq, digest: rows.at(-1)!.digest }
+      await flushLarge()
+    },
+    async putRecords(rows) {
+      for (const row of rows) {
+        const terms = `${literal(tsvectorLiteral(row))}::tsvector`
+        if (row.seq > 0) {
+          buffer.push(`INSERT INTO memory_records (seq, id, partition, status, kind, created_ms, content_hash, record, haystack, title_len, content_len, tags_len, terms) VALUES (${[row.seq, row.id, row.partition, row.status, row.kind, row.createdMs, row.contentHash, row.record, row.haystack, ...row.lengths].map(literal).join(', ')}, ${terms})`)
+        }
+        else {
+          // The row exists: the write read it under the same lock. An erased record's vector goes with its content.
+          buffer.push(`UPDATE memory_records SET status = ${literal(row.status)}, kind = ${literal(row.kind)}, created_ms = ${literal(row.createdMs)}, content_hash = ${literal(row.contentHash)}, record = ${literal(row.record)}, haystack = ${literal(row.haystack)}, title_len = ${row.lengths[0]}, content_len = ${row.lengths[1]}, tags_len = ${row.lengths[2]}, terms = ${terms}${row.record === null ? ', embedding = NULL' : ''} WHERE id = ${literal(row.id)}`)
+        }
+        await flushLarge()
+      }
+    },
+    async eventLines(recordId) {
+      const rows = await sql(`SELECT seq, line FROM memory_events WHERE record_id = ${literal(recordId)} ORDER BY seq`)
+      return rows.map(row => ({ seq: Number(row.seq), line: row.line as string }))
+    },
+    async updateLine(seq, line) {
+      buffer.push(`UPDATE memory_events SET line = ${literal(line)} WHERE seq = ${literal(seq)}`)
+    },
+    async addStats(partition, delta) {
+      buffer.push(`INSERT INTO memory_partitions (partition, active, title_sum, content_sum, tags_sum, title_docs, content_docs, tags_docs) VALUES (${[partition, delta.active, ...delta.lengthSums, ...delta.fieldCounts].map(literal).join(', ')})
+        ON CONFLICT (partition) DO UPDATE SET active = memory_partitions.active + excluded.active, title_sum = memory_partitions.title_sum + excluded.title_sum, content_sum = memory_partitions.content_sum + excluded.content_sum, tags_sum = memory_partitions.tags_sum + excluded.tags_sum,
+        title_docs = memory_partitions.title_docs + excluded.title_docs, content_docs = memory_partitions.content_docs + excluded.content_docs, tags_docs = memory_partitions.tags_docs + excluded.tags_docs`)
+    },
+  }
+}
+
+function postgresBackend(pool: () => Promise<PostgresPoolLike>): Omit<SqlBackend, 'write'> & { write<T>(task: (tx: PostgresWriteTx) => Promise<T>): Promise<T> } {
+  const select = <T>(task: (client: PostgresClientLike) => Promise<T>) => run(pool, task)
+  return {
+    write: task => run(pool, async (client) => {
+      const tx = writeTx(client)
+      try {
+        const result = await task(tx)
+        await tx.commit()
+        return result
+      }
+      catch (error) {
+        if (tx.begun) await client.query('ROLLBACK').catch(() => {})
+        throw error
+      }
+    }),
+    read: (partition, id) => select(async (client) => {
+      const { rows } = await client.query('SELECT record FROM memory_records WHERE id = $1 AND partition = $2 AND record IS NOT NULL', [id, partition])
+      return rows[0] ? parseRecord(rows[0].record) : undefined
+    }),
+    export: partition => select(async (client) => {
+      const { rows } = await client.query('SELECT record FROM memory_records WHERE partition = $1 AND record IS NOT NULL ORDER BY seq', [partition])
+      return rows.map(row => parseRecord(row.record))
+    }),
+    substring: (partition, needle) => select(async (client) => {
+      const { rows } = await client.query('SELECT record FROM memory_records WHERE partition = $1 AND status = \'active\' AND strpos(haystack, $2) > 0 ORDER BY seq', [partition, needle])
+      return rows.map(row => parseRecord(row.record))
+    }),
+    postings: (partition, terms) => select(async (client) => {
+      const { rows } = await client.query(`SELECT r.seq, r.id, r.created_ms, r.title_len, r.content_len, r.tags_len, u.lexeme, u.weights
+        FROM memory_records r CROSS JOIN LATERAL unnest(r.terms) AS u
+        WHERE r.terms @@ $1::tsquery AND r.partition = $2 AND r.status = 'active' AND u.lexeme = ANY($3::text[])`, [tsqueryLiteral(terms), partition, terms])
+      return rows.flatMap((row) => {
+        const counts = [0, 0, 0]
+        for (const weight of row.weights as string[]) counts[FIELD_OF_WEIGHT[weight] ?? 1]!++
+        const lengths: [number, number, number] = [row.title_len, row.content_len, row.tags_len]
+        return counts.flatMap((count, field) => (count > 0 ? [{ seq: Number(row.seq), id: row.id as string, createdMs: Number(row.created_ms), lengths, term: row.lexeme as string, field, count }] : []))
+      })
+    }),
+    stats: partition => select(async (client) => {
+      const { rows } = await client.query('SELECT * FROM memory_partitions WHERE partition = $1', [partition])
+      const row = rows[0]
+      const stats: SqlPartitionStats = row
+        ? { active: Number(row.active), lengthSums: [Number(row.title_sum), Number(row.content_sum), Number(row.tags_sum)], fieldCounts: [Number(row.title_docs), Number(row.content_docs), Number(row.tags_docs)] }
+        : rowStats(undefined)
+      return stats
+    }),
+    bySeq: (partition, seqs) => select(async (client) => {
+      const found = new Map<number, MemoryRecord>()
+      if (seqs.length === 0) return found
+      const { rows } = await client.query('SELECT seq, record FROM memory_records WHERE seq = ANY($1::bigint[]) AND partition = $2 AND record IS NOT NULL', [seqs, partition])
+      for (const row of rows) found.set(Number(row.seq), parseRecord(row.record))
+      return found
+    }),
+  }
+}
+
+async function linesText(client: PostgresClientLike): Promise<string> {
+  let text = ''
+  // Pages by seq: the text is built without one huge result set.
+  for (let after = 0; ;) {
+    const { rows } = await client.query('SELECT seq, line FROM memory_events WHERE seq > $1 ORDER BY seq LIMIT 10000', [after])
+    if (rows.length === 0) return text
+    for (const row of rows) text += `${row.line}\n`
+    after = Number(rows.at(-1).seq)
+  }
+}
+
+const CONNECTION_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND'])
+
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code
+  const message = error instanceof Error ? error.message : ''
+  return (typeof code === 'string' && CONNECTION_CODES.has(code)) || /Connection terminated|connection is closed|Client has encountered a connection error/i.test(message)
+}
+
+/** An AgentError as is; a lost or refused connection as `MEMORY_POSTGRES_UNAVAILABLE`; other errors as `MEMORY_POSTGRES_FAILED`. */
+function postgresError(error: unknown): unknown {
+  if (isAgentError(error)) return error
+  const message = error instanceof Error ? error.message : String(error)
+  const code = (error as { code?: unknown } | undefined)?.code
+  if (isConnectionError(error)) {
+    return agentError('MEMORY_POSTGRES_UNAVAILABLE', `the connection to the memory database was lost or refused (${message}); the operation was not applied`, 'retry the operation; check that the Postgres server is running and reachable', { ...(typeof code === 'string' ? { pgCode: code } : {}) }, error)
+  }
+  return agentError('MEMORY_POSTGRES_FAILED', `the memory database failed: ${message}`, 'check the server log; verify() reports a bad row', { ...(typeof code === 'string' ? { pgCode: code } : {}) }, error)
+}
+
+function optionsError(why: string, fix: string, details?: Record<string, unknown>) {
+  return agentError('MEMORY_STORE_OPTIONS_INVALID', why, fix, details)
+}

@@ -1,0 +1,523 @@
+/**
+ * The memory store adapter over a SQL database (SQLite, Postgres): the parts that do not depend on
+ * the database. A database keeps two tables written in one transaction per write:
+ *
+ * - `memory_events`: one row per event, `line` = exactly the JSONL line of docs/log-format.md
+ *   (canonical JSON, format version 2, `seq`, `prev`, `digest`, `payloadDigest`), so verify,
+ *   export, compaction and erasure mean what they mean for the JSONL log;
+ * - `memory_records`: the current state of every record (the fold of its events), one row per
+ *   record with its partition (store + exact scope), the record as JSON, the columns filters
+ *   need, and the search text (terms of `tokenize()` of `src/search/text.ts`, each prefixed with a
+ *   token of its partition, so a full-text lookup only touches the postings of one scope).
+ *
+ * Nothing of the whole store is held in memory: every operation asks the database, and a write
+ * reads only the rows it needs (the chain head, the records it names, the duplicate candidates).
+ *
+ * Source: issue 12, "Stores that live in a database".
+ */
+import { agentError } from '../../../errors.ts'
+import { canonicalJson } from '../../../log/index.ts'
+import { parseMemoryLine } from '../../event-log.ts'
+import { hash53, contentKey, contentKeyHash } from '../../dedupe.ts'
+import { searchableContent, searchableTags } from '../../kinds.ts'
+import { HEADER_FIELDS, PAYLOAD_FIELDS, cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, newRecordId, parseInstant, partitionKey, type MemoryEvent, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
+import { sameContent } from '../../dedupe.ts'
+import { sameScope } from '../../scope.ts'
+import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, searchRecords, snippetOf } from '../../../search/search.ts'
+import { tokenize } from '../../../search/text.ts'
+import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryTarget } from '../../types.ts'
+import { checkAudit, checkDeleteOptions, checkInput, checkTarget, tombstone, type MemoryLogStoreAdapter } from '../workspace-jsonl.ts'
+
+/** A record's row as a write sees it: the record (absent once erased) and whether its id was erased. */
+export interface SqlStoredRecord {
+  record?: MemoryRecord
+  erased: boolean
+}
+
+/** One `memory_events` row to insert. */
+export interface SqlEventRow {
+  seq: number
+  type: string
+  recordId: string
+  store: string
+  partition: string
+  digest: string
+  line: string
+}
+
+/** One `memory_records` row to insert or replace (the columns both databases keep). */
+export interface SqlRecordRow {
+  id: string
+  partition: string
+  /** Creation order across the store: the `seq` of the record's `remember` line. */
+  seq: number
+  /** `active`, `superseded`, `deleted` or `erased` (then `record` is `null` and the text columns are empty). */
+  status: string
+  kind: string
+  /** `createdAt` in ms since the epoch (`NaN` never: an unparsable instant cannot be written). */
+  createdMs: number
+  /** {@link contentKeyHash} of the kind and normalized content, for the duplicate check; `null` unless active. */
+  contentHash: number | null
+  /** The record as JSON, `null` once erased. */
+  record: string | null
+  /** {@link haystackText} of the title, content and tags separated by `\u0001`: the superset check of the substring rule. */
+  haystack: string
+  /** Search terms per field, each prefixed with the partition token (see {@link scopedTerms}). */
+  titleTerms: string[]
+  contentTerms: string[]
+  tagTerms: string[]
+  /** Terms per field (title, content, tags): the field lengths of BM25F. Zeros unless active. */
+  lengths: [number, number, number]
+}
+
+/** Per partition, what BM25F needs besides the postings: active records, and per field the sum of lengths and the records where it is not empty. */
+export interface SqlPartitionStats {
+  active: number
+  lengthSums: [number, number, number]
+  fieldCounts: [number, number, number]
+}
+
+/** One posting: `count` occurrences of `term` in `field` (0 title, 1 content, 2 tags) of the record created at `seq`. */
+export interface SqlPosting {
+  seq: number
+  id: string
+  createdMs: number
+  lengths: [number, number, number]
+  term: string
+  field: number
+  count: number
+}
+
+/** What a write transaction can do: read the rows it needs, then insert and update rows. Runs under the store's write lock. */
+export interface SqlWriteTx {
+  /** `seq` and `digest` of the last event, `{ seq: 0, digest: null }` for an empty store. */
+  head(): Promise<{ seq: number; digest: string | null }>
+  /** The rows of these record ids (missing ids are left out). */
+  records(ids: readonly string[]): Promise<Map<string, SqlStoredRecord>>
+  /** Active records of the partition whose content hash is `hash` (duplicate candidates). */
+  duplicates(partition: string, hash: number): Promise<MemoryRecord[]>
+  insertEvents(rows: readonly SqlEventRow[]): Promise<void>
+  putRecords(rows: readonly SqlRecordRow[]): Promise<void>
+  /** Every event row of the record, in `seq` order. */
+  eventLines(recordId: string): Promise<Array<{ seq: number; line: string }>>
+  updateLine(seq: number, line: string): Promise<void>
+  /** Adds `delta` to the partition's {@link SqlPartitionStats} (a new row when missing). */
+  addStats(partition: string, delta: SqlPartitionStats): Promise<void>
+}
+
+/** The database side of a SQL memory store. */
+export interface SqlBackend {
+  /** Runs `task` in one transaction holding the store's write lock; rolls back when it throws. */
+  write<T>(task: (tx: SqlWriteTx) => Promise<T>): Promise<T>
+  read(partition: string, id: string): Promise<MemoryRecord | undefined>
+  /** Records of the partition in creation order, any status but erased. */
+  export(partition: string): Promise<MemoryRecord[]>
+  /** Active records of the partition whose haystack contains `needle` (already lower case). */
+  substring(partition: string, needle: string): Promise<MemoryRecord[]>
+  /** The postings of `terms` (partition-prefixed) among the partition's active records. */
+  postings(partition: string, terms: readonly string[]): Promise<SqlPosting[]>
+  stats(partition: string): Promise<SqlPartitionStats>
+  /** The records of the partition created at these seqs (erased ones left out). */
+  bySeq(partition: string, seqs: readonly number[]): Promise<Map<number, MemoryRecord>>
+  /** Runs after a compaction changed lines (SQLite checkpoints its WAL). */
+  afterCompaction?(): Promise<void>
+}
+
+/**
+ * Text as the substring superset check compares it: lower case, NUL as U+FFFD (Postgres text
+ * cannot hold NUL). Applied alike to the stored text and the needle, so every occurrence stays
+ * one; the exact count is then taken on the records by the substring rule itself.
+ */
+export function haystackText(text: string): string {
+  return text.toLowerCase().replaceAll('\u0000', '\uFFFD')
+}
+
+/** The partition token: a short hash of the partition key, prefixed to every search term of the partition. */
+export function partitionToken(partition: string): string {
+  return `p${hash53(partition)}`
+}
+
+/** `terms` of one partition as index tokens: `<partition token>q<term>` (the token is `p` and 14 hex digits, so `q` cannot be part of it). */
+export function scopedTerms(token: string, terms: readonly string[]): string[] {
+  return terms.map(term => `${token}q${term}`)
+}
+
+/** The search and filter columns of a record's row (status `erased`: `record` omitted, all text empty). */
+export function recordRow(record: MemoryRecord, seq: number, partition: string, erased = false): SqlRecordRow {
+  if (erased) {
+    return { id: record.id, partition, seq, status: 'erased', kind: record.kind, createdMs: parseInstant(record.createdAt) ?? 0, contentHash: null, record: null, haystack: '', titleTerms: [], contentTerms: [], tagTerms: [], lengths: [0, 0, 0] }
+  }
+  const token = partitionToken(partition)
+  const content = searchableContent(record)
+  const tags = searchableTags(record)
+  const active = record.status === 'active'
+  const titleTerms = active ? scopedTerms(token, tokenize(record.title ?? '')) : []
+  const contentTerms = active ? scopedTerms(token, tokenize(content)) : []
+  const tagTerms = active ? scopedTerms(token, tokenize(tags.join('\n'))) : []
+  return {
+    id: record.id,
+    partition,
+    seq,
+    status: record.status,
+    kind: record.kind,
+    createdMs: parseInstant(record.createdAt) ?? 0,
+    contentHash: active ? contentKeyHash(contentKey(record.kind, record.content)) : null,
+    // The records table is this store's own cache (not signed): plain JSON.
+    record: JSON.stringify(record),
+    haystack: active ? haystackText([record.title ?? '', content, ...tags].join('\u0001')) : '',
+    titleTerms,
+    contentTerms,
+    tagTerms,
+    lengths: [titleTerms.length, contentTerms.length, tagTerms.length],
+  }
+}
+
+/**
+ * An event draft as a version 2 line of docs/log-format.md: the header fields (with `v`, `seq`,
+ * `prev`, `more` and `payloadDigest`) under `digest`, the payload fields under `payloadDigest`, the
+ * line the canonical JSON of both plus `digest`.
+ */
+export function formatLine(draft: MemoryEventDraft, seq: number, prev: string | null, more: boolean, hash: (text: string) => string): { line: string; digest: string; event: MemoryEvent } {
+  // Each member's canonical JSON once; the payload, header and line texts are joined from those pieces in sorted member order.
+  const members = new Map<string, string>()
+  const payloadKeys: string[] = []
+  const headerKeys: string[] = ['v', 'seq', 'prev', 'payloadDigest']
+  members.set('v', '2').set('seq', String(seq)).set('prev', prev === null ? 'null' : JSON.stringify(prev))
+  if (more) {
+    members.set('more', 'true')
+    headerKeys.push('more')
+  }
+  const payloadFieldsOfType = PAYLOAD_FIELDS[draft.type]
+  for (const [field, value] of Object.entries(draft)) {
+    if (value === undefined) continue
+    if (payloadFieldsOfType.includes(field)) payloadKeys.push(field)
+    else if (HEADER_FIELDS.includes(field)) headerKeys.push(field)
+    else continue
+    members.set(field, canonicalJson(value))
+  }
+  const join = (keys: string[]) => `{${keys.sort().map(key => `${JSON.stringify(key)}:${members.get(key)!}`).join(',')}}`
+  members.set('payloadDigest', JSON.stringify(hash(join(payloadKeys))))
+  const digest = hash(join(headerKeys))
+  members.set('digest', JSON.stringify(digest))
+  const line = join([...headerKeys, ...payloadKeys, 'digest'])
+  return { line, digest, event: JSON.parse(line) as MemoryEvent }
+}
+
+/** The line of an erased record's event with its payload removed (`erased: true`): header and digests unchanged, so the chain verifies. */
+export function strippedLine(line: string): string | undefined {
+  const value = JSON.parse(line) as Record<string, unknown> & { type: keyof typeof PAYLOAD_FIELDS; v: number; erased?: boolean }
+  if (value.v !== 2 || value.erased || value.type === 'erase') return undefined
+  for (const field of PAYLOAD_FIELDS[value.type]) delete value[field]
+  value.erased = true
+  return canonicalJson(value)
+}
+
+/**
+ * Folds a whole verified JSONL text into record rows (import, and the upgrade of a database
+ * written by an older schema): the only path that holds every record at once.
+ */
+export function foldLines(text: string): { events: SqlEventRow[]; records: SqlRecordRow[] } {
+  const state: MemoryRecordState = emptyRecordState(() => ({ update() {}, search: () => [], size: 0 }))
+  const created = new Map<string, { seq: number; partition: string; record: MemoryRecord }>()
+  const events: SqlEventRow[] = []
+  const lines = text === '' ? [] : text.slice(0, -1).split('\n')
+  for (const line of lines) {
+    const event = parseMemoryLine(JSON.parse(line))
+    if (typeof event === 'string') throw new Error(event)
+    const partition = partitionKey(event.store, event.scope)
+    events.push({ seq: event.seq, type: event.type, recordId: event.recordId, store: event.store, partition, digest: event.digest, line })
+    if (event.erased) {
+      // The record was erased: its folded state is never needed, only its id.
+      if (!created.has(event.recordId)) created.set(event.recordId, { seq: event.seq, partition, record: { id: event.recordId, kind: 'erased', createdAt: event.at } as MemoryRecord })
+      state.erased.add(event.recordId)
+      continue
+    }
+    if (event.type === 'erase') {
+      state.records.delete(event.recordId)
+      state.erased.add(event.recordId)
+      continue
+    }
+    const record = foldEvent(state.records.get(event.recordId), event)
+    state.records.set(record.id, record)
+    if (event.type === 'remember') created.set(record.id, { seq: event.seq, partition, record })
+    else created.get(record.id)!.record = record
+  }
+  const records = [...created.values()].map(({ seq, partition, record }) => (state.erased.has(record.id) ? recordRow(record, seq, partition, true) : recordRow(record, seq, partition)))
+  return { events, records }
+}
+
+/** Options of {@link sqlMemoryAdapter}. */
+export interface SqlAdapterOptions {
+  /** Synchronous SHA-256 to hex (the digests of the chain). */
+  hash: (text: string) => string
+}
+
+/**
+ * The {@link MemoryLogStoreAdapter} contract over a {@link SqlBackend}: the validation, events and
+ * results of the JSONL store, with the state read from the database. `log` is absent (the store
+ * has no in-memory log), so `retention.maxAge` and `retention.hardDelete` report
+ * `MEMORY_RETENTION_UNSUPPORTED`; `hardDelete` erases one record.
+ */
+export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions): Omit<MemoryLogStoreAdapter, 'log'> {
+  const { hash } = options
+
+  /** Appends the drafts as lines after the head, in order, and writes the records they change. */
+  async function commit(tx: SqlWriteTx, drafts: MemoryEventDraft[], known: Map<string, SqlStoredRecord>): Promise<MemoryRecord[]> {
+    let { seq, digest } = await tx.head()
+    const events: SqlEventRow[] = []
+    const changed = new Map<string, { record: MemoryRecord; seq: number; partition: string; erased: boolean }>()
+    const results: MemoryRecord[] = []
+    const lookup = (id: string) => changed.get(id)?.record ?? known.get(id)?.record
+    const erased = new Set([...known].filter(([, row]) => row.erased).map(([id]) => id))
+    drafts.forEach((draft, index) => {
+      const conflict = eventConflict(lookup, draft, erased)
+      if (conflict) throw agentError('MEMORY_WRITE_CONFLICT', `the memory write was refused: ${conflict}`, 'read the record again and retry; nothing was saved', { recordId: draft.recordId })
+      const formatted = formatLine(draft, seq + 1, digest, index < drafts.length - 1, hash)
+      seq++
+      digest = formatted.digest
+      const partition = partitionKey(draft.store, draft.scope)
+      events.push({ seq, type: draft.type, recordId: draft.recordId, store: draft.store, partition, digest: formatted.digest, line: formatted.line })
+      const previous = lookup(draft.recordId)
+      const record = foldEvent(previous, formatted.event)
+      const first = changed.get(draft.recordId)?.seq ?? (draft.type === 'remember' ? seq : undefined)
+      changed.set(draft.recordId, { record, seq: first ?? 0, partition, erased: draft.type === 'erase' })
+      if (draft.type === 'erase') erased.add(draft.recordId)
+      results.push(record)
+    })
+    const rows: SqlRecordRow[] = []
+    const deltas = new Map<string, SqlPartitionStats>()
+    for (const [id, { record, seq: created, partition, erased: gone }] of changed) {
+      // A record changed by a later event keeps its creation seq: 0 here means "keep the stored one".
+      const row = recordRow(record, created, partition, gone)
+      const before = known.get(id)?.record
+      const delta = addStats(rowStats(row), rowStats(before && recordRow(before, 0, partition)), -1)
+      deltas.set(partition, addStats(deltas.get(partition) ?? rowStats(undefined), delta))
+      rows.push(row)
+    }
+    await tx.insertEvents(events)
+    await tx.putRecords(rows)
+    for (const [partition, delta] of deltas) await tx.addStats(partition, delta)
+    return results
+  }
+
+  async function findDuplicate(tx: SqlWriteTx, target: MemoryTarget, input: { kind: string; content: string }, supersedes: readonly string[]): Promise<MemoryRecord | undefined> {
+    const partition = partitionKey(target.store, target.scope)
+    const candidates = await tx.duplicates(partition, contentKeyHash(contentKey(input.kind, input.content)))
+    return candidates.find(record => record.kind === input.kind && record.status === 'active' && !supersedes.includes(record.id) && sameContent(record.content, input.content))
+  }
+
+  function inScope(row: SqlStoredRecord | undefined, target: MemoryTarget): MemoryRecord | undefined {
+    const record = row?.record
+    return record && record.store === target.store && sameScope(record.scope, target.scope) ? record : undefined
+  }
+
+  return {
+    async append(target, input, appendOptions) {
+      checkTarget(target)
+      checkInput(input)
+      const audit = checkAudit(appendOptions)
+      const at = currentInstant()
+      const recordId = newRecordId()
+      const supersedes = input.supersedes && input.supersedes.length > 0 ? [...new Set(input.supersedes)] : []
+      const outcome = await backend.write<{ duplicate: MemoryRecord } | { record: MemoryRecord }>(async (tx) => {
+        if (appendOptions.duplicates === 'skip') {
+          const duplicate = await findDuplicate(tx, target, input, supersedes)
+          if (duplicate) return { duplicate }
+        }
+        const known = await tx.records([recordId, ...supersedes])
+        const missing = supersedes.filter(id => inScope(known.get(id), target)?.status !== 'active')
+        if (missing.length > 0) {
+          throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
+        }
+        const remember: MemoryEventDraft = {
+          type: 'remember',
+          recordId,
+          store: target.store,
+          scope: target.scope,
+          version: 1,
+          at,
+          audit,
+          kind: input.kind,
+          content: input.content,
+          tags: input.tags ?? [],
+          metadata: input.metadata ?? {},
+          pinned: input.pinned ?? false,
+          supersedes,
+          provenance: input.provenance ?? {},
+          createdAt: input.createdAt ?? at,
+        }
+        if (input.title !== undefined) remember.title = input.title
+        if (input.confidence !== undefined) remember.confidence = input.confidence
+        if (input.episode !== undefined) remember.episode = input.episode
+        if (input.keywords !== undefined) remember.keywords = input.keywords
+        if (input.topics !== undefined) remember.topics = input.topics
+        const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({ type: 'supersede', recordId: id, store: target.store, scope: target.scope, version: known.get(id)!.record!.version + 1, at, audit, supersededBy: recordId }))
+        const [record] = await commit(tx, [remember, ...supersedeEvents], known)
+        return { record: record! }
+      })
+      if ('duplicate' in outcome) {
+        appendOptions.onDuplicate?.(cloneRecord(outcome.duplicate))
+        return outcome.duplicate
+      }
+      return outcome.record
+    },
+
+    async delete(target, id, deleteOptions) {
+      checkTarget(target)
+      const audit = checkDeleteOptions(deleteOptions)
+      if (typeof id !== 'string') return undefined
+      return backend.write(async (tx) => {
+        const known = await tx.records([id])
+        const existing = inScope(known.get(id), target)
+        if (!existing || existing.status === 'deleted') return undefined
+        const [record] = await commit(tx, [tombstone('delete', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known)
+        return record
+      })
+    },
+
+    async hardDelete(target, id, deleteOptions) {
+      checkTarget(target)
+      const audit = checkDeleteOptions(deleteOptions)
+      if (typeof id !== 'string') return false
+      const erased = await backend.write(async (tx) => {
+        const known = await tx.records([id])
+        const existing = inScope(known.get(id), target)
+        if (!existing) return false
+        await commit(tx, [tombstone('erase', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known)
+        // Compaction of the record's lines, in the same transaction: the payloads leave every row.
+        for (const { seq, line } of await tx.eventLines(id)) {
+          const stripped = strippedLine(line)
+          if (stripped === undefined) {
+            if ((JSON.parse(line) as { v: number }).v === 1) {
+              throw agentError('MEMORY_SQL_V1_ERASE', `record "${id}" has lines of log format version 1, whose digest covers the content`, 'export the log (exportLog), compact it with `agent memory compact` (which rewrites it as version 2), and import it into a new database', { recordId: id })
+            }
+            continue
+          }
+          await tx.updateLine(seq, stripped)
+        }
+        return true
+      })
+      if (erased) await backend.afterCompaction?.()
+      return erased
+    },
+
+    async read(target, id) {
+      checkTarget(target)
+      if (typeof id !== 'string') return undefined
+      return backend.read(partitionKey(target.store, target.scope), id)
+    },
+
+    async export(target) {
+      checkTarget(target)
+      return backend.export(partitionKey(target.store, target.scope))
+    },
+
+    async search(target, query) {
+      checkTarget(target)
+      // Validates the query exactly as every store does (MEMORY_QUERY_INVALID).
+      searchRecords([], query)
+      const partition = partitionKey(target.store, target.scope)
+      const needle = query.query.toLowerCase()
+      const limit = query.limit ?? DEFAULT_SEARCH_LIMIT
+      const bySubstring = searchRecords(await backend.substring(partition, haystackText(query.query)), { ...query, limit })
+      if (query.mode === 'substring') return bySubstring
+      return rankedSearch(backend, partition, query, limit, bySubstring, needle)
+    },
+  }
+}
+
+/** Default BM25F parameters (`DEFAULT_SEARCH_INDEX_OPTIONS` of the default ranking). */
+const { fieldWeights, k1: K1, b: B } = DEFAULT_SEARCH_INDEX_OPTIONS
+const WEIGHTS = [fieldWeights.title, fieldWeights.content, fieldWeights.tags]
+
+/** What a record row adds to its partition's stats (zeros unless active). */
+export function rowStats(row: SqlRecordRow | undefined): SqlPartitionStats {
+  const lengths = row?.lengths ?? [0, 0, 0]
+  return {
+    active: row?.status === 'active' ? 1 : 0,
+    lengthSums: [lengths[0], lengths[1], lengths[2]],
+    fieldCounts: [lengths[0] > 0 ? 1 : 0, lengths[1] > 0 ? 1 : 0, lengths[2] > 0 ? 1 : 0],
+  }
+}
+
+/** `a + sign × b`, field by field. */
+export function addStats(a: SqlPartitionStats, b: SqlPartitionStats, sign = 1): SqlPartitionStats {
+  return {
+    active: a.active + sign * b.active,
+    lengthSums: [0, 1, 2].map(field => a.lengthSums[field]! + sign * b.lengthSums[field]!) as [number, number, number],
+    fieldCounts: [0, 1, 2].map(field => a.fieldCounts[field]! + sign * b.fieldCounts[field]!) as [number, number, number],
+  }
+}
+
+/** Per partition, the stats of these rows (import and upgrade). */
+export function statsOf(rows: readonly SqlRecordRow[]): Map<string, SqlPartitionStats> {
+  const stats = new Map<string, SqlPartitionStats>()
+  for (const row of rows) stats.set(row.partition, addStats(stats.get(row.partition) ?? rowStats(undefined), rowStats(row)))
+  return stats
+}
+
+/**
+ * The default ranking over the database's postings: BM25F as `createSearchIndex` scores it
+ * (`idf = ln(1 + (N − n + 0.5) / (n + 0.5))` over the partition's active records, field weights
+ * title 2, content 1, tags 2, k1 1.2, b 0.75; each query term once), merged with the substring
+ * rule as the default ranking does: the substring rule's top `limit` are kept, the other places
+ * go to the best-ranked other records, a record found only by the substring rule scores 0 and
+ * comes after the ranked ones; filters apply before the limit; ties go to the newest.
+ * Not done here: the default ranking's correction of misspelt query words.
+ */
+async function rankedSearch(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number, bySubstring: MemorySearchHit[], needle: string): Promise<MemorySearchHit[]> {
+  const words = [...new Set(tokenize(query.query))]
+  const terms = scopedTerms(partitionToken(partition), words)
+  const scores = new Map<number, { score: number; createdMs: number; id: string }>()
+  if (terms.length > 0) {
+    const [postings, stats] = await Promise.all([backend.postings(partition, terms), backend.stats(partition)])
+    const frequency = new Map<string, Set<number>>()
+    for (const posting of postings) {
+      let docs = frequency.get(posting.term)
+      if (!docs) frequency.set(posting.term, docs = new Set())
+      docs.add(posting.seq)
+    }
+    const average = [0, 1, 2].map(field => Math.max(stats.lengthSums[field]! / Math.max(stats.fieldCounts[field]!, 1), 1e-9))
+    // Per record and term: tf' summed over the fields, then the saturation per term.
+    const weighted = new Map<number, Map<string, number>>()
+    for (const posting of postings) {
+      const length = posting.lengths[posting.field]!
+      const tf = WEIGHTS[posting.field]! * posting.count / (1 - B + B * length / average[posting.field]!)
+      let byTerm = weighted.get(posting.seq)
+      if (!byTerm) weighted.set(posting.seq, byTerm = new Map())
+      byTerm.set(posting.term, (byTerm.get(posting.term) ?? 0) + tf)
+      if (!scores.has(posting.seq)) scores.set(posting.seq, { score: 0, createdMs: posting.createdMs, id: posting.id })
+    }
+    const live = Math.max(stats.active, 1)
+    for (const [seq, byTerm] of weighted) {
+      let score = 0
+      for (const [term, tf] of byTerm) {
+        const n = frequency.get(term)!.size
+        score += Math.log(1 + (live - n + 0.5) / (n + 0.5)) * tf * (K1 + 1) / (tf + K1)
+      }
+      scores.get(seq)!.score = score
+    }
+  }
+  const ranked = [...scores].sort((a, b) => b[1].score - a[1].score || b[1].createdMs - a[1].createdMs || b[0] - a[0])
+  const kept = new Set(bySubstring.map(hit => hit.record.id))
+  const scoreOf = new Map<string, number>()
+  const others: MemorySearchHit[] = []
+  const wanted = limit - kept.size
+  // Records in rank order, a page at a time, until enough pass the filters.
+  for (let at = 0, page = Math.max(limit * 2, 20); at < ranked.length && others.length < wanted; at += page, page *= 2) {
+    const slice = ranked.slice(at, at + page)
+    const records = await backend.bySeq(partition, slice.map(([seq]) => seq))
+    for (const [seq, { score }] of slice) {
+      const record = records.get(seq)
+      if (!record) continue
+      if (kept.has(record.id)) scoreOf.set(record.id, score)
+      else if (others.length < wanted && recordMatchesFilters(record, query)) others.push({ record, score })
+    }
+  }
+  // Scores of kept records ranked below the pages read.
+  for (const [, { id, score }] of ranked) if (kept.has(id) && !scoreOf.has(id)) scoreOf.set(id, score)
+  const merged = [...bySubstring.map(hit => ({ record: hit.record, score: scoreOf.get(hit.record.id) ?? 0 })), ...others]
+  merged.sort((a, b) => b.score - a.score || (parseInstant(b.record.createdAt) ?? 0) - (parseInstant(a.record.createdAt) ?? 0))
+  const wantedTerms = new Set(words)
+  return merged.slice(0, limit).map(({ record, score }) => ({ record, score: Math.round(score * 1e4) / 1e4, snippet: snippetOf(record.content, wantedTerms, needle) }))
+}

@@ -1,0 +1,233 @@
+import pg from 'pg'
+import { afterAll, describe, expect, it } from 'vitest'
+import { postgresMemoryStore, workspaceJsonlMemoryStore } from '../../../src/capabilities/index.ts'
+import type { PostgresPoolLike } from '../../../src/memory/stores/postgres.ts'
+import type { MemoryAudit, MemoryTarget } from '../../../src/memory/types.ts'
+import { testMemoryStore } from '../../../src/testing/index.ts'
+import { createWorkspace } from '../../../src/workspace/workspace.ts'
+import { createStorage } from 'unstorage'
+import memoryDriver from 'unstorage/drivers/memory'
+import { killDbChildMidWrite, runDbChild } from '../../helpers/db-child.ts'
+
+// DATABASE_URL (CI: .ci/run starts a private cluster on 5433) or a local server on 5433.
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5433/postgres'
+const SKIP_HINT = `no Postgres at ${DATABASE_URL}: run .ci/run, or start a server and set DATABASE_URL (docs/postgres-store.md)`
+const audit: MemoryAudit = { via: 'api', agent: 'support', runId: 'run_1', threadId: 'thread_1' }
+const alice: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }
+
+const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 })
+admin.on('error', () => {})
+const reachable = await admin.query('SELECT 1').then(() => true, () => false)
+const schemas: string[] = []
+const closers: Array<() => Promise<void>> = []
+afterAll(async () => {
+  for (const close of closers) await close().catch(() => {})
+  if (reachable) for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+  await admin.end()
+})
+
+let next = 0
+/** A connection string whose tables live in a new, empty schema (a fresh store per test). */
+async function freshDatabase(): Promise<string> {
+  const schema = `vam_${process.pid}_${next++}`
+  schemas.push(schema)
+  await admin.query(`CREATE SCHEMA ${schema}`)
+  const url = new URL(DATABASE_URL)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return url.toString()
+}
+
+function store(connectionString: string) {
+  const factory = postgresMemoryStore({ connectionString })
+  closers.push(() => factory.close())
+  return factory
+}
+
+function schemaOf(connectionString: string): string {
+  return new URL(connectionString).searchParams.get('options')!.split('=')[1]!
+}
+
+async function rows(connectionString: string): Promise<Array<{ seq: string; line: string }>> {
+  return (await admin.query(`SELECT seq, line FROM ${schemaOf(connectionString)}.memory_events ORDER BY seq`)).rows
+}
+
+if (!reachable) {
+  describe('postgresMemoryStore', () => {
+    it.skip(`skipped: ${SKIP_HINT}`, () => {})
+  })
+}
+else {
+  const urls: string[] = []
+  for (let n = 0; n < 27; n++) urls.push(await freshDatabase())
+  let used = 0
+  testMemoryStore('postgresMemoryStore', () => store(urls[used++] ?? '').create(), { describe, it, expect })
+
+  describe('postgresMemoryStore options', () => {
+    it('needs exactly one of connectionString and pool, and refuses unknown keys', () => {
+      expect(() => postgresMemoryStore({} as never)).toThrow(expect.objectContaining({ code: 'MEMORY_STORE_OPTIONS_INVALID' }))
+      expect(() => postgresMemoryStore({ connectionString: 'postgres://x', pool: admin } as never)).toThrow(expect.objectContaining({ code: 'MEMORY_STORE_OPTIONS_INVALID' }))
+      expect(() => postgresMemoryStore({ connectionString: 'postgres://x', poool: 1 } as never)).toThrow(expect.objectContaining({ code: 'MEMORY_STORE_OPTIONS_INVALID' }))
+      expect(() => postgresMemoryStore({ connectionString: ' ' })).toThrow(expect.objectContaining({ code: 'MEMORY_STORE_OPTIONS_INVALID' }))
+    })
+
+    it('a server that does not answer is MEMORY_POSTGRES_UNAVAILABLE with a fix', async () => {
+      const factory = store('postgres://postgres@127.0.0.1:1/none')
+      await expect(factory.create().read(alice, 'mem_1')).rejects.toMatchObject({ code: 'MEMORY_POSTGRES_UNAVAILABLE', fix: expect.stringMatching(/retry/) })
+    })
+
+    it('a pool the app owns is used and left open by close()', async () => {
+      const url = await freshDatabase()
+      const pool = new pg.Pool({ connectionString: url })
+      const factory = postgresMemoryStore({ pool })
+      const saved = await factory.create().append(alice, { kind: 'semantic', content: 'from a pool' }, { audit })
+      await factory.close()
+      expect((await pool.query('SELECT count(*)::int AS n FROM memory_records')).rows[0].n).toBe(1)
+      expect((await factory.create().read(alice, saved.id))?.content).toBe('from a pool')
+      await pool.end()
+    })
+  })
+
+  describe('postgresMemoryStore tables and chain', () => {
+    it('each event is a row holding its JSONL line; exportLog verifies and the JSONL store reads the same records', async () => {
+      const url = await freshDatabase()
+      const factory = store(url)
+      const adapter = factory.create()
+      const a = await adapter.append(alice, { kind: 'profile', content: 'ünïcödé ✓ 🎉 it\'s "quoted"', tags: ['t'] }, { audit })
+      await adapter.append(alice, { kind: 'semantic', content: 'newer', supersedes: [a.id] }, { audit })
+      expect((await rows(url)).map(row => JSON.parse(row.line).type)).toEqual(['remember', 'remember', 'supersede'])
+      const text = await factory.exportLog()
+      expect(await factory.verify()).toEqual({ ok: true, lines: 3 })
+      const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
+      await workspace.append('memory:memory.jsonl', text)
+      const jsonl = await workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'support', writable: true, workspace })
+      expect(await jsonl.export(alice)).toEqual(await adapter.export(alice))
+      const copy = store(await freshDatabase())
+      expect(await copy.importLog(text)).toBe(3)
+      expect(await copy.exportLog()).toBe(text)
+      expect(await copy.create().export(alice)).toEqual(await adapter.export(alice))
+    })
+
+    it('hardDelete removes the record\'s content from every row and its vector, and the chain still verifies', async () => {
+      const url = await freshDatabase()
+      const factory = store(url)
+      const adapter = factory.create()
+      const secret = await adapter.append(alice, { kind: 'semantic', content: 'card 4111-SECRET-7777' }, { audit })
+      await adapter.setEmbedding(alice, secret.id, [1, 0, 0])
+      await adapter.append(alice, { kind: 'semantic', content: 'kept' }, { audit })
+      expect(await adapter.hardDelete(alice, secret.id, { audit })).toBe(true)
+      expect(await adapter.read(alice, secret.id)).toBeUndefined()
+      expect(await adapter.search(alice, { query: 'SECRET' })).toEqual([])
+      const schema = schemaOf(url)
+      const dump = JSON.stringify((await admin.query(`SELECT * FROM ${schema}.memory_events`)).rows) + JSON.stringify((await admin.query(`SELECT * FROM ${schema}.memory_records`)).rows)
+      expect(dump.includes('4111-SECRET')).toBe(false)
+      expect(dump.toLowerCase().includes('secret')).toBe(false)
+      expect(await factory.verify()).toEqual({ ok: true, lines: 3 })
+      await expect(adapter.append(alice, { kind: 'semantic', content: 'x', supersedes: [secret.id] }, { audit })).rejects.toMatchObject({ code: 'MEMORY_SUPERSEDE_NOT_FOUND' })
+    })
+
+    it('vectors kept in the column are scored exactly (cosine), only within the scope', async () => {
+      const adapter = store(await freshDatabase()).create()
+      const near = await adapter.append(alice, { kind: 'semantic', content: 'near' }, { audit })
+      const far = await adapter.append(alice, { kind: 'semantic', content: 'far' }, { audit })
+      const bobs = await adapter.append({ store: 'agent', scope: { agent: 'support', user: 'bob' } }, { kind: 'semantic', content: 'bob' }, { audit })
+      expect(await adapter.setEmbedding(alice, near.id, [1, 1, 0])).toBe(true)
+      expect(await adapter.setEmbedding(alice, far.id, [0, 0, 1])).toBe(true)
+      expect(await adapter.setEmbedding(alice, bobs.id, [1, 1, 0])).toBe(false)
+      const hits = await adapter.nearest(alice, [1, 0, 0])
+      expect(hits.map(hit => [hit.record.id, Math.round(hit.score * 1e6) / 1e6])).toEqual([[near.id, Math.round(Math.SQRT1_2 * 1e6) / 1e6], [far.id, 0]])
+      await expect(adapter.nearest(alice, [Number.NaN])).rejects.toMatchObject({ code: 'MEMORY_VECTOR_INVALID' })
+    })
+  })
+
+  describe('postgresMemoryStore faults', () => {
+    it('two app instances (two OS processes) remembering 100 records each give 200 records, a gap-free seq and a chain that verifies', async () => {
+      const url = await freshDatabase()
+      await store(url).create().search(alice, { query: 'warm up' }) // creates the tables
+      expect(await Promise.all([runDbChild('postgres', url, 100, 'left'), runDbChild('postgres', url, 100, 'right')])).toEqual(['done 100\n', 'done 100\n'])
+      expect((await rows(url)).map(row => Number(row.seq))).toEqual(Array.from({ length: 200 }, (_, index) => index + 1))
+      const factory = store(url)
+      expect(await factory.verify()).toEqual({ ok: true, lines: 200 })
+      const contents = new Set((await factory.create().export(alice)).map(record => record.content))
+      expect(contents.size).toBe(200)
+      for (const tag of ['left', 'right']) for (let n = 0; n < 100; n++) expect(contents.has(`${tag} fact ${n}`)).toBe(true)
+    }, 120_000)
+
+    it('an instance killed with SIGKILL in the middle of a write keeps every acknowledged write, and the chain verifies', async () => {
+      const url = await freshDatabase()
+      await store(url).create().search(alice, { query: 'warm up' })
+      const acknowledged = await killDbChildMidWrite('postgres', url, 30, 'killed')
+      const factory = store(url)
+      const contents = new Set((await factory.create().export(alice)).map(record => record.content))
+      for (const content of acknowledged) expect(contents.has(content)).toBe(true)
+      expect(contents.size - acknowledged.length).toBeLessThanOrEqual(1)
+      expect(await factory.verify()).toMatchObject({ ok: true, lines: contents.size })
+    }, 60_000)
+
+    it('a transaction that fails after inserting its line is rolled back: nothing of it is visible', async () => {
+      const url = await freshDatabase()
+      const factory = store(url)
+      const adapter = factory.create()
+      const kept = await adapter.append(alice, { kind: 'semantic', content: 'before the fault' }, { audit })
+      const schema = schemaOf(url)
+      // A real fault inside the write: the records insert raises after the event row went in.
+      await admin.query(`CREATE FUNCTION ${schema}.boom() RETURNS trigger AS $$ BEGIN IF NEW.haystack LIKE '%boom%' THEN RAISE EXCEPTION 'injected fault'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`)
+      await admin.query(`CREATE TRIGGER boom BEFORE INSERT ON ${schema}.memory_records FOR EACH ROW EXECUTE FUNCTION ${schema}.boom()`)
+      await expect(adapter.append(alice, { kind: 'semantic', content: 'boom now' }, { audit })).rejects.toMatchObject({ code: 'MEMORY_POSTGRES_FAILED' })
+      expect((await rows(url)).length).toBe(1)
+      expect((await adapter.export(alice)).map(record => record.id)).toEqual([kept.id])
+      expect(await adapter.search(alice, { query: 'boom' })).toEqual([])
+      const after = await adapter.append(alice, { kind: 'semantic', content: 'after the fault' }, { audit })
+      expect((await rows(url)).map(row => JSON.parse(row.line).recordId)).toEqual([kept.id, after.id])
+      expect(await factory.verify()).toEqual({ ok: true, lines: 2 })
+    })
+
+    it('a connection killed by pg_terminate_backend in the middle of a write is MEMORY_POSTGRES_UNAVAILABLE, loses nothing, and the next write works', async () => {
+      const url = await freshDatabase()
+      const real = new pg.Pool({ connectionString: url })
+      real.on('error', () => {})
+      closers.push(() => real.end())
+      let killNext = false
+      // The real pool, with the backend of the writing connection terminated just before it inserts its line.
+      const pool: PostgresPoolLike = {
+        query: (text, values) => real.query(text, values),
+        end: () => real.end(),
+        async connect() {
+          const client = await real.connect()
+          return {
+            release: error => client.release(error as Error | undefined),
+            on: (event, listener) => client.on(event, listener),
+            async query(text, values) {
+              if (killNext && text.startsWith('INSERT INTO memory_events')) {
+                killNext = false
+                const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid
+                await admin.query('SELECT pg_terminate_backend($1)', [pid])
+              }
+              return client.query(text, values)
+            },
+          }
+        },
+      }
+      const factory = postgresMemoryStore({ pool })
+      const adapter = factory.create()
+      const first = await adapter.append(alice, { kind: 'semantic', content: 'acknowledged' }, { audit })
+      killNext = true
+      await expect(adapter.append(alice, { kind: 'semantic', content: 'lost in flight' }, { audit })).rejects.toMatchObject({ code: 'MEMORY_POSTGRES_UNAVAILABLE', fix: expect.stringMatching(/retry/) })
+      expect((await adapter.export(alice)).map(record => record.content)).toEqual(['acknowledged'])
+      const second = await adapter.append(alice, { kind: 'semantic', content: 'retried' }, { audit })
+      expect((await adapter.export(alice)).map(record => record.id)).toEqual([first.id, second.id])
+      expect(await factory.verify()).toEqual({ ok: true, lines: 2 })
+    })
+  })
+
+  describe('postgresMemoryStore search', () => {
+    it('ranks with BM25F like the default ranking: more occurrences first, title above content, only the scope', async () => {
+      const adapter = store(await freshDatabase()).create()
+      const once = await adapter.append(alice, { kind: 'semantic', content: 'a note about gardens and other things to do this weekend' }, { audit })
+      const titled = await adapter.append(alice, { kind: 'semantic', title: 'Garden', content: 'plans for the weekend and other things to do' }, { audit })
+      await adapter.append({ store: 'agent', scope: { agent: 'support', user: 'bob' } }, { kind: 'semantic', content: 'garden garden garden' }, { audit })
+      const hits = await adapter.search(alice, { query: 'gardening' })
+      expect(hits.map(hit => hit.record.id)).toEqual([titled.id, once.id])
+      expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score)
+    })
+  })
+}
