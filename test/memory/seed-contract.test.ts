@@ -866,6 +866,19 @@ describe('seed 000: Memory (slots)', () => {
     expect(ok(outcomes[3]).items.map((i: { text: string }) => i.text)).toEqual(['Has a cat.', 'Likes tea.'])
   })
 
+  it('a run continued after an approval pause recalls the block again and offers the slot tools again', async () => {
+    const adapter = inMemoryMemoryStore()
+    await seedSlot(adapter, ['Likes tea.'])
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'remember_notes', input: { text: 'Lives in Oslo.' } }] }, { text: 'Saved.' }])
+    const agent = defineAgent({ name: 'support', driver: { model }, workspace: memoryWorkspace(), capabilities: [memory({ stores: { notes: memorySlot({ scope: 'global', adapter, write: { policy: 'require-approval' } }) } })] })
+    const asked = await finish(runAgent(agent, { input: 'I moved to Oslo.' }))
+    expect(asked.result.status).toBe('awaiting-approval')
+    await finish(resolveApproval(agent, asked.result.approvals[0]!.id, { approved: true, approver: 'admin' }))
+    const continued = model.calls.at(-1)!
+    expect(systemText(model.prompts.at(-1)!)).toContain('<memory name="notes">\n- Lives in Oslo.\n- Likes tea.\n</memory>')
+    expect(continued.tools!.map((tool) => tool.name).sort()).toEqual(['recall_notes', 'remember_notes'])
+  })
+
   it('memorySlot() rejects unknown options and a missing adapter or scope with errors naming them', () => {
     expect(() => memorySlot({ scope: 'global', adapter: inMemoryMemoryStore(), provider: 1 } as never)).toThrow(/unknown option "provider"/)
     expect(() => memorySlot({ scope: 'global' } as never)).toThrow(expect.objectContaining({ code: 'MEMORY_ADAPTER_REQUIRED' }))
