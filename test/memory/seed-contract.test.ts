@@ -971,3 +971,17 @@ describe('seed 003: memory structure and quality filter', () => {
   })
 })
 
+
+describe('seed 003 fields in every log-backed store', () => {
+  it('rawExtract and recallTriggers are kept by the JSONL, in-memory and SQLite stores, and triggers are searched', async () => {
+    const { sqliteMemoryStore } = await import('../../src/capabilities/index.ts')
+    const dir = mkdtempSync(join(tmpdir(), 'vam-seed-sql-'))
+    for (const factory of [workspaceJsonlMemoryStore(), inMemoryMemoryStore(), sqliteMemoryStore({ file: join(dir, 'm.db') })]) {
+      const adapter = await adapterOf(factory, fsWorkspace())
+      const target = { store: 'agent', scope: { agent: 'support' } }
+      const written = await adapter.append(target, { kind: 'semantic', content: 'Buys organic vegetables weekly', rawExtract: 'every Saturday I buy organic veg', recallTriggers: ['grocery budget'] }, { audit: { via: 'api' } })
+      expect(await adapter.read(target, written.id), factory.kind).toMatchObject({ rawExtract: 'every Saturday I buy organic veg', recallTriggers: ['grocery budget'] })
+      expect((await adapter.search(target, { query: 'grocery budget' })).map(hit => hit.record.id), factory.kind).toEqual([written.id])
+    }
+  })
+})

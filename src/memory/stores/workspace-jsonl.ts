@@ -198,31 +198,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
-        const remember: MemoryEventDraft = {
-          type: 'remember',
-          recordId,
-          store: target.store,
-          scope: target.scope,
-          version: 1,
-          at,
-          audit,
-          kind: input.kind,
-          content: input.content,
-          tags: input.tags ?? [],
-          metadata: input.metadata ?? {},
-          pinned: input.pinned ?? false,
-          supersedes,
-          provenance: input.provenance ?? {},
-          createdAt: input.createdAt ?? at,
-        }
-        // Optional fields only when given (the line leaves absent ones out; its member order is its own).
-        if (input.title !== undefined) remember.title = input.title
-        if (input.confidence !== undefined) remember.confidence = input.confidence
-        if (input.episode !== undefined) remember.episode = input.episode
-        if (input.keywords !== undefined) remember.keywords = input.keywords
-        if (input.topics !== undefined) remember.topics = input.topics
-        if (input.rawExtract !== undefined) remember.rawExtract = input.rawExtract
-        if (input.recallTriggers !== undefined) remember.recallTriggers = input.recallTriggers
+        const remember = rememberEvent(target, recordId, input, supersedes, audit, at)
         const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({
           type: 'supersede',
           recordId: id,
@@ -320,6 +296,37 @@ export function checkDeleteOptions(options: MemoryDeleteOptions): MemoryAudit {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+/**
+ * The `remember` event of a new record: the input's fields with their defaults (`tags` `[]`,
+ * `metadata` `{}`, `pinned` `false`, `provenance` `{}`, `createdAt` the write's instant), and
+ * each optional field (`title`, `confidence`, `episode`, `keywords`, `topics`, `rawExtract`,
+ * `recallTriggers`) only when given, so the line leaves absent ones out. Shared by every
+ * log-backed store (JSONL, in-memory, SQL).
+ */
+export function rememberEvent(target: MemoryTarget, recordId: string, input: MemoryRecordInput, supersedes: string[], audit: MemoryAudit, at: string): MemoryEventDraft {
+  const remember: MemoryEventDraft = {
+    type: 'remember',
+    recordId,
+    store: target.store,
+    scope: target.scope,
+    version: 1,
+    at,
+    audit,
+    kind: input.kind,
+    content: input.content,
+    tags: input.tags ?? [],
+    metadata: input.metadata ?? {},
+    pinned: input.pinned ?? false,
+    supersedes,
+    provenance: input.provenance ?? {},
+    createdAt: input.createdAt ?? at,
+  }
+  for (const field of ['title', 'confidence', 'episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers'] as const) {
+    if (input[field] !== undefined) (remember as unknown as Record<string, unknown>)[field] = input[field]
+  }
+  return remember
 }
 
 /** The `delete` (soft) or `erase` (hard) event of a record: the next version, with the caller's audit and reason. */

@@ -26,7 +26,7 @@ import { sameScope } from '../../scope.ts'
 import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, searchRecords, snippetOf } from '../../../search/search.ts'
 import { tokenize } from '../../../search/text.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryTarget } from '../../types.ts'
-import { checkAudit, checkDeleteOptions, checkInput, checkTarget, tombstone, type MemoryLogStoreAdapter } from '../workspace-jsonl.ts'
+import { checkAudit, checkDeleteOptions, checkInput, checkTarget, rememberEvent, tombstone, type MemoryLogStoreAdapter } from '../workspace-jsonl.ts'
 
 /** A record's row as a write sees it: the record (absent once erased) and whether its id was erased. */
 export interface SqlStoredRecord {
@@ -329,28 +329,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
-        const remember: MemoryEventDraft = {
-          type: 'remember',
-          recordId,
-          store: target.store,
-          scope: target.scope,
-          version: 1,
-          at,
-          audit,
-          kind: input.kind,
-          content: input.content,
-          tags: input.tags ?? [],
-          metadata: input.metadata ?? {},
-          pinned: input.pinned ?? false,
-          supersedes,
-          provenance: input.provenance ?? {},
-          createdAt: input.createdAt ?? at,
-        }
-        if (input.title !== undefined) remember.title = input.title
-        if (input.confidence !== undefined) remember.confidence = input.confidence
-        if (input.episode !== undefined) remember.episode = input.episode
-        if (input.keywords !== undefined) remember.keywords = input.keywords
-        if (input.topics !== undefined) remember.topics = input.topics
+        const remember = rememberEvent(target, recordId, input, supersedes, audit, at)
         const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({ type: 'supersede', recordId: id, store: target.store, scope: target.scope, version: known.get(id)!.record!.version + 1, at, audit, supersededBy: recordId }))
         const [record] = await commit(tx, [remember, ...supersedeEvents], known)
         return { record: record! }
