@@ -11,6 +11,7 @@ import { resolve } from 'node:path'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { agentError, isAgentError } from '../errors.ts'
+import { importOptional } from '../optional-dependency.ts'
 import { createWorkspace } from '../workspace/workspace.ts'
 import type { Workspace } from '../workspace/types.ts'
 
@@ -108,7 +109,8 @@ type Database = import('better-sqlite3').Database
  * load the native module.
  *
  * @throws AgentError `HISTORY_OPTIONS_INVALID` (now) for a missing or blank `file`; operations
- * throw `HISTORY_SQLITE_FAILED` when the file cannot be opened or a statement fails.
+ * throw `HISTORY_SQLITE_FAILED` when the file cannot be opened or a statement fails, and
+ * `DEPENDENCY_MISSING` when better-sqlite3 is not installed.
  */
 export function sqliteHistoryStore(options: SqliteHistoryStoreOptions): HistoryStore {
   if (!options || typeof options.file !== 'string' || options.file.trim() === '' || options.file === ':memory:') {
@@ -123,7 +125,7 @@ export function sqliteHistoryStore(options: SqliteHistoryStoreOptions): HistoryS
 
   async function open(): Promise<Database> {
     db ??= (async () => {
-      const { default: Sqlite } = await import('better-sqlite3')
+      const { default: Sqlite } = await importOptional<{ default: typeof import('better-sqlite3') }>('better-sqlite3', 'sqliteHistoryStore()')
       const handle = new Sqlite(file)
       handle.pragma('journal_mode = WAL')
       handle.pragma('busy_timeout = 5000')

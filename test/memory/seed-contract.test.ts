@@ -226,10 +226,10 @@ describe('seed: Agent-visible tool contract', () => {
   it('memory_search is added when a store allows search and takes query (required), store, kinds, tags, after, before, limit', async () => {
     const search = (await schemas()).memory_search!
     expect(search.required).toEqual(['query'])
-    // The documented inputs, plus the keywords/topics filters of the hosted-memory document (issue 5).
+    // The documented inputs, plus the keywords/topics filters of the hosted-memory document (issue 5) and the event-time filters (issue 17).
     const documented = ['query', 'store', 'kinds', 'tags', 'after', 'before', 'limit']
     expect(Object.keys(search.properties).filter((key) => documented.includes(key))).toEqual(documented)
-    expect(Object.keys(search.properties).filter((key) => !documented.includes(key))).toEqual(['keywords', 'topics'])
+    expect(Object.keys(search.properties).filter((key) => !documented.includes(key))).toEqual(['keywords', 'topics', 'occurredAfter', 'occurredBefore'])
     expect(await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, read: { tools: { search: false } } } } })).toEqual(['memory_read'])
   })
 
@@ -243,10 +243,10 @@ describe('seed: Agent-visible tool contract', () => {
   it('memory_remember is added when a store sets write.mode tool and takes content and kind (required), store, title, tags, metadata, pinned, confidence, supersedes, provenance', async () => {
     const remember = (await schemas()).memory_remember!
     expect(remember.required).toEqual(['content', 'kind'])
-    // The documented inputs, plus episode, keywords, topics, rawExtract and recallTriggers from the hosted-memory document.
+    // The documented inputs, plus episode, keywords, topics, rawExtract and recallTriggers from the hosted-memory document, and the event time (issue 17).
     const documented = ['content', 'kind', 'store', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'supersedes', 'provenance']
     expect(Object.keys(remember.properties).filter((key) => documented.includes(key))).toEqual(documented)
-    expect(Object.keys(remember.properties).filter((key) => !documented.includes(key))).toEqual(['episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers'])
+    expect(Object.keys(remember.properties).filter((key) => !documented.includes(key))).toEqual(['episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers', 'occurredAt'])
   })
 
   it('memory_delete is added when a store sets write.mode tool and takes id (required), store, reason', async () => {

@@ -9,10 +9,12 @@
  * option `path` (default `"memory/memory.jsonl"`, a workspace-relative JSONL file path).
  */
 import { agentError } from '../../errors.ts'
+import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../../text.ts'
 import { openMemoryLog, type MemoryLog } from '../event-log.ts'
-import { cloneRecord, currentInstant, isInstant, newRecordId, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
+import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, validateScope } from '../scope.ts'
+import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
 import type {
   MemoryAppendOptions,
   MemoryAudit,
@@ -140,6 +142,8 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
   hardDelete(target: MemoryTarget, id: string, options: MemoryDeleteOptions): Promise<boolean>
   /** The open log (for verify and compact). */
   readonly log: MemoryLog
+  /** The log's vector sidecar (`<log key>.vectors`, issue 17); erasing a record removes its vectors. */
+  readonly vectors?: MemoryVectorStore
 }
 
 /**
@@ -147,11 +151,14 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
  * JSONL store and the in-memory store. Every method validates the target and then sees only the
  * records of exactly `target.store` and `target.scope`. Search is served by the partition's
  * search index (`createSearchIndex()` of `../search.ts`, one per store and exact scope). Records
- * returned are copies.
+ * returned are copies. Record vectors (hybrid search) go to `options.vectors`, by default the
+ * log's sidecar `<log key>.vectors` in its workspace.
  */
-export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
+export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVectorStore } = {}): MemoryLogStoreAdapter {
+  const vectors = options.vectors ?? workspaceVectorStore(log.workspace, `${log.key}.vectors`)
   return {
     log,
+    vectors,
     async search(target, query) {
       checkTarget(target)
       let built: number | undefined
@@ -175,6 +182,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
       })
       if (!erased) return false
       await log.compact()
+      await eraseRecordVectors(vectors, [id])
       return true
     },
     async read(target, id) {
@@ -198,18 +206,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
-        const remember = rememberEvent(target, recordId, input, supersedes, audit, at)
-        const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({
-          type: 'supersede',
-          recordId: id,
-          store: target.store,
-          scope: target.scope,
-          version: state.records.get(id)!.version + 1,
-          at,
-          audit,
-          supersededBy: recordId,
-        }))
-        return [remember, ...supersedeEvents]
+        return rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: id => state.records.get(id)!.version })
       })
       if (duplicate) {
         const existing = cloneRecord(duplicate)
@@ -273,11 +270,15 @@ export function checkInput(input: MemoryRecordInput): void {
   if (input.supersedes !== undefined && !(Array.isArray(input.supersedes) && input.supersedes.every(id => typeof id === 'string'))) throw invalidInput('`supersedes` must be a list of record ids')
   if (input.provenance !== undefined && !isPlainObject(input.provenance)) throw invalidInput('`provenance` must be an object')
   if (input.createdAt !== undefined && !isInstant(input.createdAt)) throw invalidInput('`createdAt` must be an ISO 8601 instant')
+  if (input.occurredAt !== undefined && !isInstant(input.occurredAt)) throw invalidInput('`occurredAt` must be an ISO 8601 instant with a zone or a date such as 2024-05-01')
   if (input.episode !== undefined && !(isPlainObject(input.episode) && typeof input.episode.observation === 'string' && (['thoughts', 'action', 'result'] as const).every(field => input.episode![field] === undefined || typeof input.episode![field] === 'string'))) throw invalidInput('`episode` must be { observation, thoughts?, action?, result? } of strings')
   if (input.rawExtract !== undefined && typeof input.rawExtract !== 'string') throw invalidInput('`rawExtract` must be a string')
   for (const field of ['keywords', 'topics', 'recallTriggers'] as const) {
     if (input[field] !== undefined && !(Array.isArray(input[field]) && input[field].every(item => typeof item === 'string'))) throw invalidInput(`\`${field}\` must be a list of strings`)
   }
+  // Every string is valid Unicode and metadata/provenance are at most MAX_JSON_DEPTH deep (src/text.ts).
+  const problem = findTextProblem(input, MAX_JSON_DEPTH + 1)
+  if (problem) throw invalidInput(`the record input was refused: ${describeTextProblem(problem)}`)
 }
 
 export function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryAudit {
@@ -296,37 +297,6 @@ export function checkDeleteOptions(options: MemoryDeleteOptions): MemoryAudit {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
-}
-
-/**
- * The `remember` event of a new record: the input's fields with their defaults (`tags` `[]`,
- * `metadata` `{}`, `pinned` `false`, `provenance` `{}`, `createdAt` the write's instant), and
- * each optional field (`title`, `confidence`, `episode`, `keywords`, `topics`, `rawExtract`,
- * `recallTriggers`) only when given, so the line leaves absent ones out. Shared by every
- * log-backed store (JSONL, in-memory, SQL).
- */
-export function rememberEvent(target: MemoryTarget, recordId: string, input: MemoryRecordInput, supersedes: string[], audit: MemoryAudit, at: string): MemoryEventDraft {
-  const remember: MemoryEventDraft = {
-    type: 'remember',
-    recordId,
-    store: target.store,
-    scope: target.scope,
-    version: 1,
-    at,
-    audit,
-    kind: input.kind,
-    content: input.content,
-    tags: input.tags ?? [],
-    metadata: input.metadata ?? {},
-    pinned: input.pinned ?? false,
-    supersedes,
-    provenance: input.provenance ?? {},
-    createdAt: input.createdAt ?? at,
-  }
-  for (const field of ['title', 'confidence', 'episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers'] as const) {
-    if (input[field] !== undefined) (remember as unknown as Record<string, unknown>)[field] = input[field]
-  }
-  return remember
 }
 
 /** The `delete` (soft) or `erase` (hard) event of a record: the next version, with the caller's audit and reason. */
