@@ -19,7 +19,7 @@ import { exportScope, listStores, openStore, pageRecords, recordDetail, requireS
 import { runResponse } from './stream.ts'
 import { actionAgent, isActionApproval } from './studio-actions.ts'
 import { journalRun } from './studio-journal.ts'
-import { highlightRanges, registerStudioRoutes } from './studio-routes.ts'
+import { highlightRanges, registerStudioRoutes, STUDIO_IMPORT_MAX_BYTES } from './studio-routes.ts'
 import type { AgentIdentity, AgentRoutesOptions } from './types.ts'
 
 /** Default prefix of the routes. */
@@ -331,7 +331,7 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     registerStudioRoutes({
       app, prefix, mode: options.mode ?? 'production', agents: options.agents, devUsers: options.devUsers ?? [],
       ...(typeof options.studio === 'object' && options.studio.dir ? { assetsDir: options.studio.dir } : {}),
-      route, agentOf, opened, query, body: (event, schema) => body(event, schema, maxBodyBytes), param, recordDetail, errorResponse,
+      route, agentOf, opened, query, body: (event, schema) => body(event, schema, maxBodyBytes), importBody: (event, schema) => body(event, schema, Math.max(maxBodyBytes, STUDIO_IMPORT_MAX_BYTES)), param, recordDetail, errorResponse,
     })
   }
 

@@ -11,6 +11,7 @@
  * when it reloads.
  */
 import { encodeKeySegment, randomId } from '../agent/ids.ts'
+import { sameIdentity } from '../agent/identity.ts'
 import { hostWorkspace } from '../agent/store.ts'
 import { startRun, type RunOutcome } from '../agent/events.ts'
 import type { AgentDefinition, AgentRun, AgentRunEvent, AgentRunResult } from '../agent/types.ts'
@@ -80,7 +81,7 @@ export function journalKey(agent: string, threadId: string): string {
 }
 
 function owns(journal: ThreadJournal, identity: AgentIdentity): boolean {
-  return journal.user === identity.id && (journal.tenant ?? undefined) === (identity.tenant ?? undefined)
+  return sameIdentity({ id: journal.user, ...(journal.tenant ? { tenant: journal.tenant } : {}) }, identity)
 }
 
 /** The journal of a thread of `identity`, or `undefined` (unknown thread and another user's thread alike). */

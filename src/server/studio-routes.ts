@@ -8,6 +8,7 @@ import type { H3, H3Event } from 'h3'
 import { z } from 'zod'
 import { agentError } from '../errors.ts'
 import { listApprovals } from '../agent/approvals.ts'
+import { sameIdentity } from '../agent/identity.ts'
 import { messageText, readThread } from '../agent/threads.ts'
 import type { AgentDefinition } from '../agent/types.ts'
 import { importMemoryScope } from '../memory/retention.ts'
@@ -36,10 +37,18 @@ export interface StudioRouteKit {
   opened: (event: H3Event, identity: AgentIdentity) => Promise<{ agent: AgentDefinition; store: ResolvedMemoryStore }>
   query: <T>(event: H3Event, schema: z.ZodType<T>) => T
   body: <T>(event: H3Event, schema: z.ZodType<T>) => Promise<T>
+  /** Reads the body of an import (a scope export), allowed up to {@link STUDIO_IMPORT_MAX_BYTES}. */
+  importBody: <T>(event: H3Event, schema: z.ZodType<T>) => Promise<T>
   param: (event: H3Event, name: string) => string
   recordDetail: (agent: AgentDefinition, store: ResolvedMemoryStore, id: string) => Promise<{ record: MemoryRecord }>
   errorResponse: (error: unknown) => Response
 }
+
+/**
+ * Largest scope export the studio's import accepts: 64 MiB (a 10,000-record export is about
+ * 5 MB), above the routes' `maxBodyBytes` for every other body.
+ */
+export const STUDIO_IMPORT_MAX_BYTES = 64 * 1024 * 1024
 
 const dateField = z.string().trim().regex(/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/, 'use YYYY-MM-DD or an ISO 8601 instant').optional()
 
@@ -210,7 +219,7 @@ export function registerStudioRoutes(kit: StudioRouteKit): void {
     const journal = await readJournal(agent, threadId, identity)
     const thread = journal ? undefined : await readThread(agent, threadId, { user: identity })
     if (!journal && !thread) throw agentError('THREAD_NOT_FOUND', `there is no thread "${threadId}" of yours for this agent`, 'pick a thread from the thread list, or start one by sending a message', { threadId })
-    const approvals = (await listApprovals(agent, { threadId })).filter(approval => approval.user?.id === identity.id)
+    const approvals = (await listApprovals(agent, { threadId })).filter(approval => sameIdentity(approval.user, identity))
     // A thread run outside the studio (the CLI, code) has no journal: its transcript text stands in.
     const messages = thread ? thread.messages.filter(message => message.role === 'user' || message.role === 'assistant').map(message => ({ role: message.role, text: messageText(message) })).filter(message => message.text !== '') : []
     return { threadId, title: journal?.title ?? messages[0]?.text.slice(0, 120) ?? '', runs: journal?.runs ?? [], messages, approvals }
@@ -254,7 +263,7 @@ export function registerStudioRoutes(kit: StudioRouteKit): void {
 
   app.post(`${prefix}/agents/:agent/stores/:store/import`, route(async (event, identity) => {
     const { agent, store } = await opened(event, identity)
-    const data = await body(event, z.looseObject({ records: z.array(z.unknown()) }))
+    const data = await kit.importBody(event, z.looseObject({ records: z.array(z.unknown()) }))
     return importMemoryScope(store.adapter, store.target, data, { audit: { via: 'import', agent: agent.name, user: identity.id } })
   }))
 

@@ -5,6 +5,7 @@ import { toNodeHandler } from 'h3/node'
 import { agentError } from '../errors.ts'
 import { isAgentDefinition, listAgents } from '../cli/load-agent.ts'
 import type { AgentDefinition } from '../agent/types.ts'
+import { withMemoryFolder } from '../memory/folder.ts'
 import { createAgentRoutes, DEFAULT_AGENTS_PREFIX } from '../server/routes.ts'
 import { discoverScopeUsers } from '../server/studio-routes.ts'
 import type { AgentIdentity, AgentSource, IdentifyHook } from '../server/types.ts'
@@ -76,7 +77,9 @@ export function viteAgentSource(server: ViteDevServer, root: string): AgentSourc
         throw agentError('AGENT_INVALID_MODULE', `${location.file} does not default-export an agent definition`, 'end the module with `export default defineAgent({ driver, capabilities })`', { file: location.file })
       }
       // An agent left with the default name takes its file name, as in the CLI.
-      return candidate.name === 'agent' && location.name !== 'agent' ? ({ ...candidate, name: location.name } as AgentDefinition) : candidate
+      const named = candidate.name === 'agent' && location.name !== 'agent' ? ({ ...candidate, name: location.name } as AgentDefinition) : candidate
+      // The agent directory's memory/ folder is part of the agent (its files are read at each run).
+      return withMemoryFolder(named, location.file)
     },
   }
 }

@@ -18,7 +18,8 @@ const MEMORY_SUBCOMMANDS = ['import', 'export', 'erase', 'list', 'search', 'veri
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001B\[/
 
-describe('agent help', { timeout: 180_000 }, () => {
+// Each case starts Node processes (about 2 s each on a loaded machine).
+describe('agent help', { timeout: 240_000 }, () => {
   it('agent alone prints the help and exits 0', () => {
     const { stdout, status } = agent()
     expect(status).toBe(0)

@@ -179,6 +179,20 @@ describe('memory', () => {
   })
 })
 
+test('an import larger than the body limit of other routes is taken (a scope export of megabytes)', async () => {
+  const source = await openMemoryStore(agent, { user: { id: 'eve' } })
+  for (let n = 0; n < 1500; n++) await source.adapter.append(source.target, { kind: 'semantic', content: `eve's note ${n}: ${'a long line of text about many things '.repeat(8)}` }, { audit: { via: 'api' } })
+  const exported = await (await app.fetch(new Request('http://test/__agents/agents/support/stores/agent/export', { headers: { 'x-agent-user': 'eve' } }))).text()
+  expect(exported.length).toBeGreaterThan(256 * 1024)
+  const target = await openMemoryStore(agent, { user: { id: 'frank' } })
+  await target.adapter.append(target.target, { kind: 'semantic', content: 'frank was here' }, { audit: { via: 'api' } })
+  const imported = await call('/agents/support/stores/agent/import', { user: 'frank', body: JSON.parse(exported) })
+  expect(imported.status).toBe(200)
+  expect(imported.json).toMatchObject({ added: 1500 })
+  // Every other body keeps the routes' limit.
+  expect((await call('/agents/support/runs', { user: 'frank', body: { input: 'x'.repeat(300 * 1024) } })).status).toBe(413)
+})
+
 test('the studio UI is served from its folder without an identity, with types and no file outside it', async () => {
   const ui = mkdtempSync(join(tmpdir(), 'vam-studio-ui-'))
   mkdirSync(join(ui, 'assets'))
