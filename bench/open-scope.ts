@@ -23,7 +23,7 @@ const every = 10 * size
 const fill = workspaceJsonlMemoryStore({ checkpointEvery: every }).create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
 const filled = performance.now()
 for (let n = 0; n < size; n++) await fill.append({ store: 'agent', scope: scopeOf(n) }, { kind: 'semantic', content: content(n) }, { audit: { via: 'api' } })
-for (let s = 0; s < scopes; s++) await fill.search({ store: 'agent', scope: scopeOf(s) }, { query: 'coffee' })
+for (let s = 0; s < scopes; s++) await fill.search({ store: 'agent', scope: scopeOf(s) }, { query: WORDS[s % WORDS.length]! })
 const fillMs = Math.round(performance.now() - filled)
 let started = performance.now()
 await fill.log.checkpoint()
@@ -38,7 +38,8 @@ for (let run = 0; run < runs; run++) {
   const heapBefore = process.memoryUsage().heapUsed
   started = performance.now()
   const engine = workspaceJsonlMemoryStore({ checkpointEvery: every }).create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
-  const hits = await engine.search({ store: 'agent', scope: scopeOf(run * 7) }, { query: 'coffee' })
+  const scope = run * 7
+  const hits = await engine.search({ store: 'agent', scope: scopeOf(scope) }, { query: WORDS[scope % WORDS.length]! })
   openMs.push(performance.now() - started)
   if (hits.length === 0) throw new Error('no hits')
   global.gc?.()
