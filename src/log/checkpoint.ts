@@ -69,6 +69,14 @@ export function checkpointSource(handle: LogHandle<any, any, any>): LogCheckpoin
       const hash = knownSyncHash()
       return hash ? hash(text) : sha256Hex(text)
     },
+    intern(value) {
+      if (!Object.isFrozen(value)) return value
+      const text = canonicalJson(value)
+      const known = handle.interned.get(text)
+      if (known !== undefined) return known
+      if (handle.interned.size < INTERNED_MAX) handle.interned.set(text, value)
+      return value
+    },
   }
 }
 

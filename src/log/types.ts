@@ -117,6 +117,8 @@ export interface LogCheckpointSource {
   read(start: number, end: number): Promise<Uint8Array>
   /** SHA-256 hex of a text. */
   digest(text: string): string | Promise<string>
+  /** The frozen value of the log equal to `value` (see {@link LogEventSchema.internedField}), so that loaded records share it with later lines; `value` when there is none yet. */
+  intern?(value: unknown): unknown
 }
 
 /** The state part of a checkpoint (the log writes the stamp line that binds it to the log). */

@@ -17,7 +17,7 @@
  */
 import { canonicalJson, utf8Length, type LogCheckpointBody, type LogCheckpointCodec, type LogCheckpointSource, type LogPartitions } from '../log/index.ts'
 import { createSearchIndex, restoreSearchIndex, searchIndexFormat, type MemorySearchIndex, type MemorySearchIndexSnapshot } from './search-index.ts'
-import { emptyRecordState, forgetDuplicates, partitionKey, type MemoryCheckpointSection, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
+import { emptyRecordState, forgetDuplicates, partitionKey, type MemoryCheckpointOrder, type MemoryCheckpointSection, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRecord } from './types.ts'
 
 /** Restores a partition's index from its snapshot over the partition's records; throws when it does not fit. */
@@ -87,10 +87,11 @@ function stateDifference(checkpoint: MemoryRecordState, replayed: MemoryRecordSt
  */
 async function encodeSections(state: MemoryRecordState, digest: (text: string) => string | Promise<string>, source: LogCheckpointSource): Promise<LogCheckpointBody> {
   const turn = turns()
-  const sections: Array<{ key: string; text: string; bytes: number; records: number; digest: string }> = []
+  const { ranks, next, partitionOrder } = creationOrder(state)
+  const sections = new Map<string, { text: string; bytes: number; records: number; digest: string }>()
   for (const [key, ids] of state.partitions) {
-    const text = encodeSection(state, key, ids)
-    sections.push({ key, text, bytes: utf8Length(text), records: ids.length, digest: await digest(text) })
+    const text = encodeSection(state, key, ids, ranks)
+    sections.set(key, { text, bytes: utf8Length(text), records: ids.length, digest: await digest(text) })
     await turn.maybe()
   }
   const unloaded = new Map<MemoryCheckpointSection, string>()
@@ -101,36 +102,85 @@ async function encodeSections(state: MemoryRecordState, digest: (text: string) =
       const key = unloaded.get(section)!
       const text = textDecoder.decode(bytes.subarray(section.start - run.start, section.end - run.start))
       if ((await digest(text)) !== section.digest) throw new Error(`the section of partition ${key} in the checkpoint no longer has its digest`)
-      sections.push({ key, text, bytes: section.end - section.start, records: section.records, digest: section.digest })
+      sections.set(key, { text, bytes: section.end - section.start, records: section.records, digest: section.digest })
     }
     await turn.maybe()
   }
   let at = 0
   const directory: Array<[string, number, number, number, string]> = []
-  for (const section of sections) {
-    directory.push([section.key, at, section.bytes, section.records, section.digest])
+  const texts: string[] = []
+  for (const key of partitionOrder) {
+    const section = sections.get(key)!
+    directory.push([key, at, section.bytes, section.records, section.digest])
+    texts.push(section.text)
     at += section.bytes + 1
   }
-  const directoryLine = JSON.stringify({ partitions: directory, erased: [...state.erased] })
+  const directoryLine = JSON.stringify({ partitions: directory, erased: [...state.erased], next })
   const directoryBytes = utf8Length(directoryLine) + 1
-  const body = `${directoryLine}\n${sections.map(section => section.text).join('\n')}${sections.length > 0 ? '\n' : ''}`
+  const body = `${directoryLine}\n${texts.join('\n')}${texts.length > 0 ? '\n' : ''}`
   return {
     stamp: { directoryDigest: await digest(directoryLine), directoryBytes },
     body,
-    // The sections still not loaded now live in the new checkpoint.
+    // The sections still not loaded now live in the new checkpoint, and its ranks are the state's.
     stored(bodyStart) {
-      for (const entry of directory) {
+      const order = state.order
+      if (!order) return
+      for (const [index, entry] of directory.entries()) {
+        order.partitions.set(entry[0], index)
         const section = state.sections?.get(entry[0])
         if (!section) continue
         section.start = bodyStart + directoryBytes + entry[1]
         section.end = section.start + entry[2]
       }
+      for (const [id, rank] of ranks) order.records.set(id, rank)
+      order.next = next
     },
   }
 }
 
+/**
+ * The creation order the checkpoint records: a rank per loaded record (kept from the checkpoint
+ * the state was read from; records created since get the next ones), the next free rank, and
+ * every partition key in creation order.
+ */
+function creationOrder(state: MemoryRecordState): { ranks: Map<string, number>; next: number; partitionOrder: string[] } {
+  const order = state.order
+  const ranks = new Map<string, number>()
+  let next = order?.next ?? 0
+  for (const record of state.records.values()) {
+    if (order?.records.has(record.id)) continue
+    ranks.set(record.id, next++)
+  }
+  if (!order) return { ranks, next, partitionOrder: [...state.partitions.keys()] }
+  const ranked = [...order.partitions.keys()].filter(key => state.partitions.has(key) || state.sections?.has(key)).sort((a, b) => order.partitions.get(a)! - order.partitions.get(b)!)
+  const created = [...state.partitions.keys()].filter(key => !order.partitions.has(key))
+  for (const [id, rank] of order.records) if (!ranks.has(id)) ranks.set(id, rank)
+  return { ranks, next, partitionOrder: [...ranked, ...created] }
+}
+
+/**
+ * Once every section is loaded: the records and partitions maps put in creation order (the
+ * checkpoint's by rank, then those created after it, as they came), as a replay orders them.
+ */
+function settleOrder(state: MemoryRecordState): void {
+  const order = state.order
+  if (!order || (state.sections && state.sections.size > 0)) return
+  const sorted = <T>(entries: Array<[string, T]>, rank: Map<string, number>) => [
+    ...entries.filter(([key]) => rank.has(key)).sort(([a], [b]) => rank.get(a)! - rank.get(b)!),
+    ...entries.filter(([key]) => !rank.has(key)),
+  ]
+  const records = sorted([...state.records], order.records)
+  state.records.clear()
+  for (const [id, record] of records) state.records.set(id, record)
+  const partitions = sorted([...state.partitions], order.partitions)
+  state.partitions.clear()
+  for (const [key, ids] of partitions) state.partitions.set(key, ids)
+  state.order = undefined
+  state.sections = undefined
+}
+
 /** The section line of one loaded partition: its records (shared values stored once) and its built index. */
-function encodeSection(state: MemoryRecordState, key: string, ids: readonly string[]): string {
+function encodeSection(state: MemoryRecordState, key: string, ids: readonly string[], ranks: ReadonlyMap<string, number>): string {
   const records = ids.map(id => state.records.get(id)!)
   const { values, packed } = packRecords(records)
   const index = state.indexes.get(key)
@@ -145,7 +195,7 @@ function encodeSection(state: MemoryRecordState, key: string, ids: readonly stri
       return number
     })
   }
-  return JSON.stringify({ values, records: packed, index: snapshot ?? null })
+  return JSON.stringify({ values, records: packed, order: ids.map(id => ranks.get(id)!), index: snapshot ?? null })
 }
 
 /** Records with their shared fields (scope, audit, `[]`, `{}`) replaced by an index into a list of distinct values. */
@@ -185,13 +235,13 @@ function packRecords(records: readonly MemoryRecord[]): { values: Record<string,
 }
 
 /** Records of a packed list with their shared fields resolved (scopes frozen, as replay shares them). */
-function unpackRecords(values: Record<string, unknown[]>, packed: unknown[]): MemoryRecord[] {
+function unpackRecords(values: Record<string, unknown[]>, packed: unknown[], intern?: (value: unknown) => unknown): MemoryRecord[] {
   if (values === null || typeof values !== 'object' || !Array.isArray(packed)) throw new Error('the checkpoint state is malformed')
   for (const field of SHARED_FIELDS) {
     const list = values[field]
     if (!Array.isArray(list)) throw new Error('the checkpoint state is malformed')
-    // Replay freezes shared scopes (their partition key is cached by object).
-    if (field === 'scope') for (const scope of list) Object.freeze(scope)
+    // Replay freezes shared scopes (their partition key is cached by object) and shares them with later lines.
+    if (field === 'scope') for (const [at, scope] of list.entries()) list[at] = intern ? intern(Object.freeze(scope)) : Object.freeze(scope)
   }
   const records: MemoryRecord[] = []
   for (const item of packed) {
@@ -252,17 +302,18 @@ async function loadSections(state: MemoryRecordState, keys: readonly string[], s
       const key = wanted.get(section)!
       const text = textDecoder.decode(bytes.subarray(section.start - run.start, section.end - run.start))
       if ((await source.digest(text)) !== section.digest) throw new Error(`the section of partition ${key} does not have the digest its directory names`)
-      loadSection(state, key, text, section.records, format)
+      loadSection(state, key, text, section.records, format, source.intern)
       sections.delete(key)
     }
   }
+  settleOrder(state)
 }
 
-function loadSection(state: MemoryRecordState, key: string, text: string, count: number, format: string): void {
-  const body = JSON.parse(text) as { values: Record<string, unknown[]>; records: unknown[]; index: MemorySearchIndexSnapshot | null }
-  if (body === null || typeof body !== 'object') throw new Error(`the section of partition ${key} is malformed`)
-  const records = unpackRecords(body.values, body.records)
-  if (records.length !== count) throw new Error(`the section of partition ${key} holds ${records.length} records, its directory says ${count}`)
+function loadSection(state: MemoryRecordState, key: string, text: string, count: number, format: string, intern: ((value: unknown) => unknown) | undefined): void {
+  const body = JSON.parse(text) as { values: Record<string, unknown[]>; records: unknown[]; order: unknown[]; index: MemorySearchIndexSnapshot | null }
+  if (body === null || typeof body !== 'object' || !Array.isArray(body.order) || !body.order.every(rank => Number.isSafeInteger(rank))) throw new Error(`the section of partition ${key} is malformed`)
+  const records = unpackRecords(body.values, body.records, intern)
+  if (records.length !== count || body.order.length !== count) throw new Error(`the section of partition ${key} holds ${records.length} records, its directory says ${count}`)
   const ids: string[] = []
   for (const record of records) {
     if (state.records.has(record.id) || state.erased.has(record.id) || partitionKey(record.store, record.scope) !== key) throw new Error(`the section of partition ${key} is malformed`)
@@ -276,7 +327,10 @@ function loadSection(state: MemoryRecordState, key: string, text: string, count:
     index = state.createIndex()
     for (const record of records) index.update(record)
   }
-  for (const record of records) state.records.set(record.id, record)
+  for (const [at, record] of records.entries()) {
+    state.records.set(record.id, record)
+    state.order?.records.set(record.id, body.order[at] as number)
+  }
   state.partitions.set(key, ids)
   state.indexes.set(key, index)
   forgetDuplicates(state, key)
@@ -295,8 +349,8 @@ function decodeDirectory(text: string, start: number, stamp: Record<string, unkn
   const directoryBytes = stamp.directoryBytes as number
   if (utf8Length(line) + 1 !== directoryBytes) throw new Error('the directory line of the checkpoint does not have the length its stamp names')
   if (digest && digest(line) !== stamp.directoryDigest) throw new Error('the directory line of the checkpoint does not have the digest its stamp names')
-  const body = JSON.parse(line) as { partitions: unknown[]; erased: unknown[] }
-  if (body === null || typeof body !== 'object' || !Array.isArray(body.partitions) || !Array.isArray(body.erased)) throw new Error('the checkpoint directory is malformed')
+  const body = JSON.parse(line) as { partitions: unknown[]; erased: unknown[]; next: unknown }
+  if (body === null || typeof body !== 'object' || !Array.isArray(body.partitions) || !Array.isArray(body.erased) || !Number.isSafeInteger(body.next)) throw new Error('the checkpoint directory is malformed')
   const sectionsStart = utf8Length(text.slice(0, start)) + directoryBytes
   const state = emptyRecordState(createSearchIndex)
   const sections = new Map<string, MemoryCheckpointSection>()
@@ -310,6 +364,9 @@ function decodeDirectory(text: string, start: number, stamp: Record<string, unkn
     state.erased.add(id)
   }
   state.sections = sections
+  const order: MemoryCheckpointOrder = { records: new Map(), partitions: new Map(), next: body.next as number }
+  for (const key of sections.keys()) order.partitions.set(key, order.partitions.size)
+  state.order = order
   return state
 }
 

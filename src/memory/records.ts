@@ -111,6 +111,19 @@ export interface MemoryRecordState {
    * section is loaded (checkpoint-state.ts, `memoryPartitions`).
    */
   sections?: Map<string, MemoryCheckpointSection>
+  /**
+   * While some sections are not loaded: the creation order of what the checkpoint holds, so that
+   * once every section is loaded the maps are in the order a replay gives (records and partitions
+   * created after the checkpoint come after its own). Ranks are sort keys, not positions.
+   */
+  order?: MemoryCheckpointOrder
+}
+
+/** Ranks of a checkpoint's records (those loaded) and partitions (all), and the next free record rank. */
+export interface MemoryCheckpointOrder {
+  records: Map<string, number>
+  partitions: Map<string, number>
+  next: number
 }
 
 /** Where the section of a partition not loaded yet is in the checkpoint: bytes `start` to `end` (exclusive, without its `\n`). */
