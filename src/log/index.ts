@@ -59,11 +59,12 @@ export function compactEventLog<State, Draft extends LogEventDraft>(workspace: W
 
 async function view<State, T>(handle: LogHandle<State, any, any>, read: (state: State) => T, access: LogAccessOptions | undefined): Promise<T> {
   const keys = access?.partitions
+  const loaded = () => (handle.fold.partitions?.missing(handle.state, keys).length ?? 0) === 0
   // Fast path: nothing changed since we last looked and the partitions read are loaded, so the
   // state is current. `read` runs in the same synchronous turn, so no in-process write can interleave.
-  if (handle.seen && !(handle.fold.partitions && handle.fold.partitions.missing(handle.state, keys).length > 0)) {
+  if (handle.seen && loaded()) {
     const stat = await handle.workspace.stat(handle.key)
-    if ((stat?.size ?? 0) === handle.seen.size && stat?.id === handle.seen.id && !(handle.fold.partitions && handle.fold.partitions.missing(handle.state, keys).length > 0)) return read(handle.state)
+    if ((stat?.size ?? 0) === handle.seen.size && stat?.id === handle.seen.id && loaded()) return read(handle.state)
   }
   return handle.workspace.withLock(handle.lockKey, async () => {
     await sync(handle)
