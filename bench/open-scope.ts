@@ -23,14 +23,16 @@ const content = (n: number) => `note ${n}: ${WORDS[n % WORDS.length]} ${WORDS[(n
 const scopeOf = (n: number) => ({ agent: 'bench', user: `u${n % scopes}` })
 const dir = mkdtempSync(join(tmpdir(), 'vam-open-scope-'))
 const every = 10 * size
-const fill = workspaceJsonlMemoryStore({ checkpointEvery: every }).create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
+let fill: ReturnType<ReturnType<typeof workspaceJsonlMemoryStore>['create']> | undefined = workspaceJsonlMemoryStore({ checkpointEvery: every }).create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
 const filled = performance.now()
-for (let n = 0; n < size; n++) await fill.append({ store: 'agent', scope: scopeOf(n) }, { kind: 'semantic', content: content(n) }, { audit: { via: 'api' } })
-for (let s = 0; s < scopes; s++) await fill.search({ store: 'agent', scope: scopeOf(s) }, { query: WORDS[s % WORDS.length]! })
+for (let n = 0; n < size; n++) await fill!.append({ store: 'agent', scope: scopeOf(n) }, { kind: 'semantic', content: content(n) }, { audit: { via: 'api' } })
+for (let s = 0; s < scopes; s++) await fill!.search({ store: 'agent', scope: scopeOf(s) }, { query: WORDS[s % WORDS.length]! })
 const fillMs = Math.round(performance.now() - filled)
 let started = performance.now()
-await fill.log.checkpoint()
+await fill!.log.checkpoint()
 const checkpointWriteMs = Math.round(performance.now() - started)
+// A cold open is a process that has not read the log: the filling engine's state is released.
+fill = undefined
 const checkpointBytes = statSync(join(dir, 'memory/memory.jsonl.checkpoint')).size
 const logBytes = statSync(join(dir, 'memory/memory.jsonl')).size
 
