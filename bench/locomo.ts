@@ -39,8 +39,12 @@ function diaIds(value: unknown): string[] {
   return values.flatMap(item => String(item).split(/[;,\s]+/)).filter(id => id !== '')
 }
 
-/** Reads one conversation file: observations become records, questions of categories 1 to 4 with evidence become queries. */
-export function loadLocomo(file: string, id: string): LocomoConversation {
+/**
+ * Reads one conversation file: observations become records, questions of categories 1 to 4 with
+ * evidence become queries. With `eventTime`, each record's `occurredAt` is its session's date
+ * (what the LoCoMo importer sets), so the session's day, month and year words are searchable.
+ */
+export function loadLocomo(file: string, id: string, options: { eventTime?: boolean } = {}): LocomoConversation {
   const data = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>
   const records: MemoryRecordInput[] = []
   for (let session = 1; `session_${session}_date_time` in data; session++) {
@@ -49,7 +53,7 @@ export function loadLocomo(file: string, id: string): LocomoConversation {
     const createdAt = locomoInstant(String(data[`session_${session}_date_time`]))
     for (const [speaker, facts] of Object.entries(observation)) {
       for (const [fact, evidence] of facts) {
-        records.push({ kind: 'semantic', content: fact, tags: [speaker], metadata: { evidence: diaIds(evidence) }, createdAt })
+        records.push({ kind: 'semantic', content: fact, tags: [speaker], metadata: { evidence: diaIds(evidence) }, createdAt, ...(options.eventTime ? { occurredAt: createdAt } : {}) })
       }
     }
   }

@@ -6,9 +6,14 @@
  * conversation; each question of categories 1 to 4 with evidence is one query, passed unchanged.
  * A query is a hit at k when one of the first k results cites one of its evidence dia_ids.
  *
- * Prints recall@5, recall@10, MRR@10 and search latency p50/p95 for the default ranking, the
- * documented substring rule and hybrid (RRF) with a local hashing embedder, then the index's
- * latency at 100,000 synthetic records. Writes the numbers as JSON (default
+ * Prints recall@5, recall@10, MRR@10 and search latency p50/p95 for the default lexical ranking,
+ * lexical with event dates (`occurredAt` = the session date), the documented substring rule,
+ * hybrid (RRF) with the local sentence embedder (`localEmbedder()`, when its optional packages
+ * are installed; else the hashing stand-in) with and without dates, and the hashing stand-in;
+ * then a sweep of the fusion settings (RRF k, candidate depths, vector weight), exact vector
+ * search at 10,000 and 100,000 vectors of 512 dimensions, and the full-text index's latency at
+ * 100,000 synthetic records. Hybrid latency includes the query embedding the first time a
+ * question is asked (later rows reuse the query cache). Writes the numbers as JSON (default
  * `bench/results/recall.json`, or the path after `--json`). The data is read in place, never copied.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -16,7 +21,12 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { inMemoryMemoryStore } from '../src/memory/stores/in-memory.ts'
 import { createSearchIndex } from '../src/memory/search-index.ts'
-import { hybridSearch } from '../src/memory/hybrid-search.ts'
+import { DEFAULT_FUSION, hybridSearch, type HybridSearchOptions } from '../src/memory/hybrid-search.ts'
+import { createVectorIndex } from '../src/search/vectors.ts'
+import { localEmbedder } from '../src/memory/embeddings.ts'
+import { embedMemoryScope } from '../src/memory/embeddings.ts'
+import { isAgentError } from '../src/errors.ts'
+import type { EmbeddingModel } from 'ai'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from '../src/memory/types.ts'
 import { hashingEmbedder } from './hashing-embedder.ts'
 import { loadLocomo, type LocomoConversation } from './locomo.ts'
@@ -36,10 +46,12 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
 }
 
-async function loadStore(conversation: LocomoConversation): Promise<{ adapter: MemoryStoreAdapter; target: MemoryTarget }> {
+async function loadStore(conversation: LocomoConversation, model?: EmbeddingModel): Promise<{ adapter: MemoryStoreAdapter; target: MemoryTarget }> {
   const adapter = await inMemoryMemoryStore().create({ store: 'locomo', agent: 'bench', writable: true })
   const target: MemoryTarget = { store: 'locomo', scope: { user: conversation.id } }
   for (const input of conversation.records) await adapter.append(target, input, { audit: { via: 'import' } })
+  // Vectors at import, in batches (what `embedMemoryScope` does for an import): searches then only embed queries.
+  if (model) await embedMemoryScope(adapter, target, model)
   return { adapter, target }
 }
 
@@ -85,33 +97,102 @@ function scale(count: number): Array<{ query: string; matches: number; p50Ms: nu
 
 const fixed = (value: number, digits = 3) => value.toFixed(digits)
 
+/** The local sentence embedder when its optional packages load, else the hashing stand-in. */
+async function chooseEmbedder(): Promise<{ model: EmbeddingModel; label: string }> {
+  const model = localEmbedder()
+  try {
+    await model.doEmbed({ values: ['probe'] })
+    return { model, label: 'local embedder (USE lite, 512 dims)' }
+  }
+  catch (error) {
+    if (!isAgentError(error)) throw error
+    console.log(`localEmbedder() unavailable (${error.code}): hybrid rows use the hashing stand-in`)
+    return { model: hashingEmbedder(), label: 'hashing stand-in (local embedder not installed)' }
+  }
+}
+
+/** Exact vector search (vectors.ts) over `count` random unit vectors of `dimensions`. */
+function vectorScale(count: number, dimensions: number): { vectors: number; dimensions: number; p50Ms: number; p95Ms: number; buildMs: number } {
+  let seed = 11
+  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff) - 0.5
+  const index = createVectorIndex(dimensions)
+  const vector = new Float32Array(dimensions)
+  const started = performance.now()
+  for (let i = 0; i < count; i++) {
+    for (let d = 0; d < dimensions; d++) vector[d] = random()
+    index.set(`r${i}`, vector)
+  }
+  const buildMs = performance.now() - started
+  const times: number[] = []
+  for (let run = 0; run < 30; run++) {
+    for (let d = 0; d < dimensions; d++) vector[d] = random()
+    const begun = performance.now()
+    index.search(vector, 100)
+    times.push(performance.now() - begun)
+  }
+  return { vectors: count, dimensions, p50Ms: percentile(times, 0.5), p95Ms: percentile(times, 0.95), buildMs }
+}
+
 async function main(): Promise<void> {
   const jsonAt = process.argv.indexOf('--json')
   const jsonPath = jsonAt !== -1 && process.argv[jsonAt + 1] ? resolve(process.argv[jsonAt + 1]!) : join(root, 'bench/results/recall.json')
-  const conversations = await Promise.all(FILES.map(async (file) => {
-    const conversation = loadLocomo(join(dataDir, `${file}.json`), file)
-    return { ...conversation, ...(await loadStore(conversation)) }
+  const { model, label } = await chooseEmbedder()
+  const load = (eventTime: boolean, embedder?: EmbeddingModel) => Promise.all(FILES.map(async (file) => {
+    const conversation = loadLocomo(join(dataDir, `${file}.json`), file, { eventTime })
+    return { ...conversation, ...(await loadStore(conversation, embedder)) }
   }))
-  const embedder = hashingEmbedder()
+  const conversations = await load(false)
+  const dated = await load(true)
+  const embedStarted = performance.now()
+  const withVectors = await load(false, model)
+  const datedWithVectors = await load(true, model)
+  const embedMs = performance.now() - embedStarted
+  const hashing = hashingEmbedder()
+  const hybrid = (options: Omit<HybridSearchOptions, 'model'> & { model?: EmbeddingModel } = {}): Search => (adapter, target, query) => hybridSearch(adapter, target, query, { model, ...options })
   const rows = [
-    await evaluate('default (ranked BM25F)', conversations, (adapter, target, query) => adapter.search(target, query)),
+    await evaluate('lexical (default ranked BM25F)', conversations, (adapter, target, query) => adapter.search(target, query)),
+    await evaluate('lexical + dates (occurredAt = session date)', dated, (adapter, target, query) => adapter.search(target, query)),
     await evaluate('substring rule (search.mode "substring")', conversations, (adapter, target, query) => adapter.search(target, { ...query, mode: 'substring' })),
-    await evaluate('hybrid RRF, local hashing embedder', conversations, (adapter, target, query) => hybridSearch(adapter, target, query, { model: embedder })),
+    await evaluate(`hybrid, ${label}`, withVectors, hybrid()),
+    await evaluate(`hybrid + dates, ${label}`, datedWithVectors, hybrid()),
+    await evaluate('hybrid, hashing stand-in', conversations, hybrid({ model: hashing })),
   ]
-  console.log(`LoCoMo retrieval, ${rows[0]!.questions} questions (categories 1-4 with evidence) over ${conversations.reduce((sum, c) => sum + c.records.length, 0)} observation records in ${conversations.length} scopes`)
+  const records = conversations.reduce((sum, c) => sum + c.records.length, 0)
+  console.log(`LoCoMo retrieval (dev conversations), ${rows[0]!.questions} questions (categories 1-4 with evidence) over ${records} observation records in ${conversations.length} scopes`)
+  console.log(`Embedding ${records * 2} records at import (two stores): ${fixed(embedMs / 1000, 1)} s`)
   console.log('| ranking | recall@5 | recall@10 | MRR@10 | p50 ms | p95 ms |')
   console.log('| --- | --- | --- | --- | --- | --- |')
   for (const row of rows) console.log(`| ${row.ranking} | ${fixed(row.recall5)} | ${fixed(row.recall10)} | ${fixed(row.mrr10)} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p95Ms, 2)} |`)
   const ranked = rows[0]!
   console.log(`default vs floor (${FLOOR.recall5}/${FLOOR.recall10}): recall@5 ×${fixed(ranked.recall5 / FLOOR.recall5, 2)}, recall@10 ×${fixed(ranked.recall10 / FLOOR.recall10, 2)}; vs goal (${GOAL.recall5}/${GOAL.recall10}): ×${fixed(ranked.recall5 / GOAL.recall5, 2)}, ×${fixed(ranked.recall10 / GOAL.recall10, 2)}`)
   for (const row of rows) console.log(`  ${row.ranking}: ${Object.entries(row.perConversation).map(([id, r]) => `${id} ${fixed(r.recall5)}/${fixed(r.recall10)}`).join(', ')}`)
+  const sweep: Array<Row & { settings: Record<string, number> }> = []
+  const settings: Array<Omit<HybridSearchOptions, 'model'>> = [
+    ...[5, 10, 20, 60].flatMap(rrfK => [50, 100].map(depth => ({ rrfK, lexicalDepth: depth, vectorDepth: depth }))),
+    { rrfK: 10, lexicalDepth: 100, vectorDepth: 100, vectorWeight: 0.5 },
+    { rrfK: 10, lexicalDepth: 100, vectorDepth: 100, vectorWeight: 1.5 },
+    { rrfK: 10, lexicalDepth: 100, vectorDepth: 100, vectorWeight: 2 },
+  ]
+  for (const setting of settings) {
+    const row = await evaluate(JSON.stringify(setting), datedWithVectors, hybrid(setting))
+    sweep.push({ ...row, settings: { ...DEFAULT_FUSION, ...setting } as unknown as Record<string, number> })
+  }
+  console.log(`Fusion settings, hybrid + dates, ${label} (defaults ${JSON.stringify(DEFAULT_FUSION)}):`)
+  console.log('| rrfK | lexical depth | vector depth | vector weight | recall@5 | recall@10 | MRR@10 |')
+  console.log('| --- | --- | --- | --- | --- | --- | --- |')
+  for (const row of sweep) console.log(`| ${row.settings.rrfK} | ${row.settings.lexicalDepth} | ${row.settings.vectorDepth} | ${row.settings.vectorWeight} | ${fixed(row.recall5)} | ${fixed(row.recall10)} | ${fixed(row.mrr10)} |`)
+  const vectorRows = [vectorScale(10_000, 512), vectorScale(100_000, 512)]
+  console.log('Exact vector search (createVectorIndex, top 100):')
+  console.log('| vectors | dims | build ms | p50 ms | p95 ms |')
+  console.log('| --- | --- | --- | --- | --- |')
+  for (const row of vectorRows) console.log(`| ${row.vectors} | ${row.dimensions} | ${fixed(row.buildMs, 0)} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p95Ms, 2)} |`)
   const scaleRows = scale(100_000)
   console.log('Index at 100,000 records (createSearchIndex, limit 10):')
   console.log('| query | p50 ms | p95 ms |')
   console.log('| --- | --- | --- |')
   for (const row of scaleRows) console.log(`| ${row.query} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p95Ms, 2)} |`)
   mkdirSync(dirname(jsonPath), { recursive: true })
-  writeFileSync(jsonPath, `${JSON.stringify({ date: new Date().toISOString(), floor: FLOOR, goal: GOAL, rows, scale: scaleRows }, null, 2)}\n`)
+  writeFileSync(jsonPath, `${JSON.stringify({ date: new Date().toISOString(), embedder: label, floor: FLOOR, goal: GOAL, rows, fusion: sweep, vectors: vectorRows, scale: scaleRows }, null, 2)}\n`)
   console.log(`JSON: ${jsonPath}`)
 }
 

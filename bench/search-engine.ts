@@ -4,6 +4,7 @@
  * records, and the cold first search of a 100-record scope (index build + search). Indexes are
  * `createSearchIndex()` of the memory layer with default options, over the varied sentences of
  * bench/search-corpus.ts. SEARCH_MODULE (a path) swaps in another build of the engine to compare;
+ * SEARCH_OPTIONS (JSON) passes index options (say, levers off);
  * BENCH_RECORDS (default 100,000) and BENCH_QUERIES (default 200) shorten it; BENCH_CLOCK=cpu times
  * each operation by this process's CPU time instead of wall time (for a machine shared with other work).
  * Run with `node --expose-gc --import tsx bench/search-engine.ts`.
@@ -15,7 +16,9 @@ import { record, varied, VOCABULARY } from './search-corpus.ts'
 
 interface Index { update(record: MemoryRecord): void; search(query: { query: string; limit?: number }): Array<{ record: MemoryRecord; score: number }> }
 const modulePath = process.env.SEARCH_MODULE ?? new URL('../src/memory/search-index.ts', import.meta.url).pathname
-const { createSearchIndex } = await import(pathToFileURL(modulePath).href) as { createSearchIndex: () => Index }
+const { createSearchIndex: create } = await import(pathToFileURL(modulePath).href) as { createSearchIndex: (options?: object) => Index }
+const options = JSON.parse(process.env.SEARCH_OPTIONS ?? '{}') as object
+const createSearchIndex = () => create(options)
 
 const size = Number(process.env.BENCH_RECORDS ?? 100000)
 const queries = Number(process.env.BENCH_QUERIES ?? 200)
@@ -46,7 +49,7 @@ const time = (fn: () => void) => {
   fn()
   return performance.now() - start
 }
-const result: Record<string, unknown> = { size, queries, clock: cpuClock ? 'cpu' : 'wall', module: modulePath.replace(/.*\/(src\/)/, '$1') }
+const result: Record<string, unknown> = { size, queries, clock: cpuClock ? 'cpu' : 'wall', options, module: modulePath.replace(/.*\/(src\/)/, '$1') }
 
 // One scope holding all records.
 {

@@ -4,12 +4,12 @@
 // since it hides every test inside it; an error outside any test (a failed afterAll, an unhandled
 // rejection) is counted as an error, not as an extra failed test.
 
-/** @typedef {{ passed: number, failed: number, skipped: number, errors: number, loadFailures: string[], errorsOutsideTests: string[] }} TestCounts */
+/** @typedef {{ passed: number, failed: number, skipped: number, todo: number, errors: number, loadFailures: string[], errorsOutsideTests: string[] }} TestCounts */
 
 /** @returns {TestCounts} */
 export function countTests(testModules, unhandledErrors) {
   /** @type {TestCounts} */
-  const counts = { passed: 0, failed: 0, skipped: 0, errors: 0, loadFailures: [], errorsOutsideTests: [] }
+  const counts = { passed: 0, failed: 0, skipped: 0, todo: 0, errors: 0, loadFailures: [], errorsOutsideTests: [] }
   for (const module of testModules) {
     let collected = 0
     for (const test of module.children.allTests()) {
@@ -17,6 +17,7 @@ export function countTests(testModules, unhandledErrors) {
       const state = test.result().state
       if (state === 'passed') counts.passed++
       else if (state === 'failed') counts.failed++
+      else if (test.options.mode === 'todo') counts.todo++
       else counts.skipped++
     }
     const errors = [...module.errors(), ...[...module.children.allSuites()].flatMap(suite => suite.errors())]

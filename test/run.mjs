@@ -1,6 +1,6 @@
 // `npm test`: runs vitest once (its default reporter, plus test/closing-line-reporter.mjs which
 // counts the results), then prints the closing line CI reads, `N passed, N failed` (with
-// `, N skipped` and `, N errors` when there are any), and exits non-zero on any failure, any
+// `, N skipped`, `, N todo` and `, N errors` when there are any), and exits non-zero on any failure, any
 // error outside a test, or no test at all. Arguments are passed on to vitest.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -28,6 +28,6 @@ const counts = JSON.parse(readFileSync(countsFile, 'utf8'))
 rmSync(dir, { recursive: true, force: true })
 for (const failure of counts.loadFailures) console.log(`failed to load (counted as 1 failed test): ${failure}`)
 for (const error of counts.errorsOutsideTests) console.log(`error outside a test: ${error}`)
-const extra = [counts.skipped ? `, ${counts.skipped} skipped` : '', counts.errors ? `, ${counts.errors} error${counts.errors === 1 ? '' : 's'}` : ''].join('')
+const extra = [counts.skipped ? `, ${counts.skipped} skipped` : '', counts.todo ? `, ${counts.todo} todo` : '', counts.errors ? `, ${counts.errors} error${counts.errors === 1 ? '' : 's'}` : ''].join('')
 console.log(`${counts.passed} passed, ${counts.failed} failed${extra}`)
 process.exit(counts.failed > 0 || counts.errors > 0 || counts.passed === 0 || run.status !== 0 ? 1 : 0)

@@ -16,10 +16,10 @@ function runTests(include: string | undefined, config = CONFIG): { status: numbe
 
 describe('npm test (test/run.mjs)', () => {
   it('the closing line counts each failed test once and a file that failed to load as one failed test, and exits 1', () => {
-    // The fixtures: 5 passing tests and 1 skipped, 1 failing test inside a describe, a file that
+    // The fixtures: 5 passing tests, 1 skipped and 1 todo, 1 failing test inside a describe, a file that
     // throws while loading, a failing afterAll and an unhandled rejection.
     const run = runTests(undefined)
-    expect(run.lines.at(-1)).toBe('5 passed, 2 failed, 1 skipped, 2 errors')
+    expect(run.lines.at(-1)).toBe('5 passed, 2 failed, 1 skipped, 1 todo, 2 errors')
     expect(run.lines).toContainEqual(expect.stringMatching(/^failed to load \(counted as 1 failed test\): .*load-error\.fixture\.ts: this file fails while loading$/))
     expect(run.lines).toContainEqual(expect.stringMatching(/^error outside a test: .*hook-error\.fixture\.ts: clean-up failed after every test passed$/))
     expect(run.lines).toContainEqual('error outside a test: unhandled: unhandled rejection after the test')
@@ -34,7 +34,7 @@ describe('npm test (test/run.mjs)', () => {
 
   it('a green run closes with its counts and exits 0', () => {
     const run = runTests('passing.fixture.ts')
-    expect(run.lines.at(-1)).toBe('2 passed, 0 failed, 1 skipped')
+    expect(run.lines.at(-1)).toBe('2 passed, 0 failed, 1 skipped, 1 todo')
     expect(run.status).toBe(0)
   })
 

@@ -1,4 +1,4 @@
 import './style.css'
-import { mountPlayground } from './app.ts'
+import { mountStudio } from './studio/app.ts'
 
-void mountPlayground(document.querySelector<HTMLElement>('#app')!)
+void mountStudio(document.querySelector<HTMLElement>('#app')!)

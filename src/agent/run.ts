@@ -1,6 +1,7 @@
 import type { ModelMessage, ToolResultPart } from 'ai'
 import { z } from 'zod'
 import { agentError, toErrorShape } from '../errors.ts'
+import { loneSurrogateAt } from '../text.ts'
 import { formatIssues } from './define.ts'
 import { runCustomTurn } from './drivers/custom-run.ts'
 import { isProviderDriver, runProvider } from './drivers/provider.ts'
@@ -16,7 +17,7 @@ import type { AgentDefinition, AgentDriver, AgentRun, ApprovalRequest, CustomRun
 /** An invocation's user: an `id` and free-form claims. */
 export const userSchema = z.looseObject({ id: z.string().min(1), tenant: z.string().optional(), name: z.string().optional() })
 const runOptionsSchema = z.strictObject({
-  input: z.string(),
+  input: z.string().refine((text) => loneSurrogateAt(text) < 0, 'holds a lone surrogate (half of a UTF-16 pair: not valid Unicode); remove it or replace it with U+FFFD (text.toWellFormed())'),
   threadId: z.string().min(1).max(256).optional(),
   user: userSchema.optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),

@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { agentError, isAgentError, toErrorShape, type AgentError, type AgentErrorShape } from '../errors.ts'
+import { describeTextProblem, findTextProblem } from '../text.ts'
 import { randomId } from './ids.ts'
 import type { Invocation } from './invocation.ts'
 import { createApproval } from './store.ts'
@@ -45,7 +46,16 @@ export function findTool(invocation: Invocation, toolName: string): AgentTool | 
 }
 
 /** Validates `input` against the tool's zod schema; every issue is listed with its path. */
+/** Deepest nesting of a tool input (objects and arrays) accepted before validation. */
+export const MAX_TOOL_INPUT_DEPTH = 64
+
 export function validateToolInput(toolName: string, tool: AgentTool, input: unknown): { ok: true; input: unknown } | { ok: false; error: AgentError } {
+  // Checked before the schema: a lone surrogate would reach every later prompt, and deep nesting would overflow the stack.
+  const problem = findTextProblem(input, MAX_TOOL_INPUT_DEPTH)
+  if (problem) {
+    const message = describeTextProblem(problem)
+    return { ok: false, error: agentError('TOOL_INPUT_INVALID', `the input of "${toolName}" was refused: ${message}`, `call "${toolName}" again with valid Unicode text and flatter input`, { tool: toolName, issues: [{ path: problem.path, message }] }) }
+  }
   let parsed: ReturnType<z.ZodType['safeParse']>
   try {
     parsed = (tool.inputSchema as z.ZodType).safeParse(input)

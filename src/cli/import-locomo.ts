@@ -6,7 +6,8 @@ import type { MemoryAudit, MemoryProvenance, MemoryRecordInput, MemoryStoreAdapt
  * Import of LoCoMo conversations (protocol: `shared/data/locomo/README.md`, "Retrieval protocol"):
  * each observation `session_N_observation: { <speaker>: [[fact, dia_id | dia_id[]], ...] }` becomes
  * one `semantic` record whose content is the fact, tags `[speaker]`, `metadata.evidence` the
- * dia_id(s) as an array and `createdAt` the session's date. One scope per speaker.
+ * dia_id(s) as an array, and `createdAt` and `occurredAt` (event time, issue 17) the session's date.
+ * One scope per speaker.
  */
 
 /** One observation, ready to append into its speaker's scope. */
@@ -14,7 +15,7 @@ export interface LocomoObservation {
   speaker: string
   /** Session number `N` of `session_N_observation`. */
   session: number
-  record: MemoryRecordInput & { tags: string[]; metadata: { evidence: string[] }; createdAt: string; provenance: MemoryProvenance }
+  record: MemoryRecordInput & { tags: string[]; metadata: { evidence: string[] }; createdAt: string; occurredAt: string; provenance: MemoryProvenance }
 }
 
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']
@@ -82,7 +83,7 @@ export function parseLocomoConversation(data: unknown, file: string): LocomoObse
         observations.push({
           speaker,
           session,
-          record: { kind: 'semantic', content: entry[0], tags: [speaker], metadata: { evidence }, createdAt, provenance: { ...provenance } },
+          record: { kind: 'semantic', content: entry[0], tags: [speaker], metadata: { evidence }, createdAt, occurredAt: createdAt, provenance: { ...provenance } },
         })
       })
     }

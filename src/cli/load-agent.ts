@@ -3,6 +3,7 @@ import { basename, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { agentError } from '../errors.ts'
 import type { AgentDefinition } from '../agent/types.ts'
+import { withMemoryFolder } from '../memory/folder.ts'
 
 /** Extensions tried for an agent module, in order. */
 const AGENT_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'] as const
@@ -121,6 +122,7 @@ export async function loadAgent(root: string, name: string): Promise<LoadedAgent
       { file: location.file },
     )
   }
-  const agent = candidate.name === 'agent' && location.name !== 'agent' ? { ...candidate, name: location.name } : candidate
-  return { agent, location }
+  const named = candidate.name === 'agent' && location.name !== 'agent' ? { ...candidate, name: location.name } : candidate
+  // The agent directory's memory/ folder is part of the agent.
+  return { agent: withMemoryFolder(named, location.file), location }
 }

@@ -19,7 +19,10 @@ import { loadAgent, resolveRoot } from './load-agent.ts'
 import { openMemoryStore } from '../memory/open-store.ts'
 import { compactCommand, verifyCommand } from './commands/log.ts'
 import { mcpCommand } from './commands/mcp.ts'
-import { eraseCommand, exportCommand, withFileImport } from './commands/transfer.ts'
+import { studioCommand } from './commands/studio.ts'
+import { embedAfterImport, eraseCommand, exportCommand, withFileImport } from './commands/transfer.ts'
+import { memoryStoreConfigOf } from '../memory/capability.ts'
+import { hybridSearch } from '../memory/hybrid-search.ts'
 import { rejectUnknownOptions, routesBase, runRemoteChat } from './commands/dev-url.ts'
 
 /** Default user id of CLI invocations (`--user`). */
@@ -135,6 +138,8 @@ const importCommand = defineCommand({
       const { adapter, target } = await openMemoryStore(agent, { user: { id: speaker }, store: args.store })
       const counts = await importRecords(adapter, target, group.map(observation => observation.record), { agent: agent.name, user: speaker, via: 'import' })
       print(`${speaker}: ${counts.added} added, ${counts.skipped} already present (store ${target.store}, scope ${JSON.stringify(target.scope)})`)
+      const embedded = await embedAfterImport(agent, target.store, adapter, target)
+      if (embedded) print(`${speaker}: ${embedded}`)
       added += counts.added
       skipped += counts.skipped
     }
@@ -168,7 +173,12 @@ const search = defineCommand({
     const { adapter, target } = await openMemoryStore(agent, { user: { id: args.user }, store: args.store })
     const limit = args.limit === undefined ? undefined : Number(args.limit)
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw agentError('CLI_INVALID_LIMIT', `--limit ${args.limit} is not a positive integer`, 'pass --limit 1 or more')
-    const hits = await adapter.search(target, { query: args.query, ...(limit === undefined ? {} : { limit }) })
+    const query = { query: args.query, ...(limit === undefined ? {} : { limit }) }
+    // As memory_search: hybrid (full text fused with vectors) when the store has `embed`.
+    const config = memoryStoreConfigOf(agent, target.store)
+    const hits = config.embed && config.searchMode !== 'substring'
+      ? await hybridSearch(adapter, target, query, { model: config.embed })
+      : await adapter.search(target, { ...query, ...(config.searchMode === 'substring' ? { mode: 'substring' as const } : {}) })
     for (const hit of hits) print(`${hit.record.id}  score ${hit.score}  ${hit.record.content}`)
     print(`${hits.length} ${hits.length === 1 ? 'result' : 'results'} in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
   }),
@@ -223,7 +233,7 @@ function tidy(cmd: CommandDef<ArgsDef>, exitCode = 1): CommandDef<ArgsDef> {
 /** The `agent` command tree. `agent` alone prints the help and exits 0. */
 const main = tidy(defineCommand({
   meta: { name: 'agent', version: '0.1.0', description: 'Run and inspect vite-agent-memory agents' },
-  subCommands: { dev, info, memory: memoryCommand, mcp: mcpCommand },
+  subCommands: { dev, info, memory: memoryCommand, mcp: mcpCommand, studio: studioCommand },
   // citty runs a parent's `run` after its subcommand too: print the help only when none was named.
   run: async ({ rawArgs }) => {
     if (rawArgs.some(arg => !arg.startsWith('-'))) return

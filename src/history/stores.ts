@@ -11,11 +11,37 @@ import { resolve } from 'node:path'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { agentError, isAgentError } from '../errors.ts'
+import { importOptional } from '../optional-dependency.ts'
 import { createWorkspace } from '../workspace/workspace.ts'
 import type { Workspace } from '../workspace/types.ts'
 
 /** What a history value needs from storage: the subset of a {@link Workspace} that store.ts uses. */
 export type HistoryBackend = Pick<Workspace, 'readText' | 'append' | 'truncate' | 'withLock' | 'writable'>
+
+/**
+ * A history backend that erasure can rewrite: its value keys and an atomic replace (as a
+ * workspace has). Stores that keep history outside the agent workspace register theirs, so that
+ * erasing memory also erases its copies in conversation history (docs/security.md).
+ */
+export type ScrubbableHistoryBackend = HistoryBackend & Pick<Workspace, 'keys' | 'replace'>
+
+const outsideWorkspace = new Set<WeakRef<ScrubbableHistoryBackend>>()
+
+/** The history backends kept outside agent workspaces (in-memory and SQLite stores) that are still alive. */
+export function historyBackendsOutsideWorkspaces(): ScrubbableHistoryBackend[] {
+  const live: ScrubbableHistoryBackend[] = []
+  for (const ref of outsideWorkspace) {
+    const backend = ref.deref()
+    if (backend) live.push(backend)
+    else outsideWorkspace.delete(ref)
+  }
+  return live
+}
+
+function register<T extends ScrubbableHistoryBackend>(backend: T): T {
+  outsideWorkspace.add(new WeakRef(backend))
+  return backend
+}
 
 /** What a store's `open` receives: the agent and its workspace (if any). */
 export interface HistoryStoreContext {
@@ -41,7 +67,7 @@ export function inMemoryHistoryStore(): HistoryStore {
   let workspace: Workspace | undefined
   return {
     kind: 'in-memory',
-    open: () => (workspace ??= createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })),
+    open: () => (workspace ??= register(createWorkspace({ storage: createStorage({ driver: memoryDriver() }) }))),
     async close() {},
   }
 }
@@ -83,7 +109,8 @@ type Database = import('better-sqlite3').Database
  * load the native module.
  *
  * @throws AgentError `HISTORY_OPTIONS_INVALID` (now) for a missing or blank `file`; operations
- * throw `HISTORY_SQLITE_FAILED` when the file cannot be opened or a statement fails.
+ * throw `HISTORY_SQLITE_FAILED` when the file cannot be opened or a statement fails, and
+ * `DEPENDENCY_MISSING` when better-sqlite3 is not installed.
  */
 export function sqliteHistoryStore(options: SqliteHistoryStoreOptions): HistoryStore {
   if (!options || typeof options.file !== 'string' || options.file.trim() === '' || options.file === ':memory:') {
@@ -98,7 +125,7 @@ export function sqliteHistoryStore(options: SqliteHistoryStoreOptions): HistoryS
 
   async function open(): Promise<Database> {
     db ??= (async () => {
-      const { default: Sqlite } = await import('better-sqlite3')
+      const { default: Sqlite } = await importOptional<{ default: typeof import('better-sqlite3') }>('better-sqlite3', 'sqliteHistoryStore()')
       const handle = new Sqlite(file)
       handle.pragma('journal_mode = WAL')
       handle.pragma('busy_timeout = 5000')
@@ -120,8 +147,18 @@ export function sqliteHistoryStore(options: SqliteHistoryStoreOptions): HistoryS
     }
   }
 
-  const backend: HistoryBackend = {
+  const backend: ScrubbableHistoryBackend = {
     writable: true,
+    keys: async () => run(handle => (handle.prepare('SELECT DISTINCT key FROM history_lines ORDER BY key').all() as Array<{ key: string }>).map(row => row.key)),
+    // Erasure's rewrite: the value's lines replaced at once, when it is still `ifSize` bytes long.
+    replace: (key, text, options) => run(handle => handle.transaction(() => {
+      const current = (handle.prepare('SELECT line FROM history_lines WHERE key = ? ORDER BY seq').all(key) as Array<{ line: string }>).map(row => row.line).join('')
+      if (options?.ifSize !== undefined && Buffer.byteLength(current, 'utf8') !== options.ifSize) return false
+      handle.prepare('DELETE FROM history_lines WHERE key = ?').run(key)
+      const insert = handle.prepare('INSERT INTO history_lines (key, seq, line) VALUES (?, ?, ?)')
+      text.split(/(?<=\n)/).filter(line => line !== '').forEach((line, index) => insert.run(key, index + 1, line))
+      return true
+    })()),
     readText: key => run(handle => {
       const rows = handle.prepare('SELECT line FROM history_lines WHERE key = ? ORDER BY seq').all(key) as Array<{ line: string }>
       return rows.length === 0 ? undefined : rows.map(row => row.line).join('')
@@ -150,9 +187,15 @@ export function sqliteHistoryStore(options: SqliteHistoryStoreOptions): HistoryS
       return next
     },
   }
+  let registered = false
   return {
     kind: 'sqlite',
-    open: () => backend,
+    open: () => {
+      // Known to erasure once an agent uses it (never opens a file nobody used).
+      if (!registered) register(backend)
+      registered = true
+      return backend
+    },
     async close() {
       const pending = db
       db = undefined

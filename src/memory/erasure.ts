@@ -7,7 +7,9 @@
  *   again; a pending approval whose input held erased text is denied (it would write it again);
  * - thread transcripts (`agents/<agent>/threads/<id>.json`): every message part (tool calls,
  *   tool results, text);
- * - conversation history (`history/*.jsonl`): entries and summaries, line by line;
+ * - conversation history (`history/*.jsonl`): entries and summaries, line by line, in the
+ *   workspace and in the history stores kept outside it (in-memory and SQLite), reported as
+ *   `history-store:<key>`;
  * - the log's torn leftovers (`<log>.torn-*`), crash leftovers (`*.tmp`) and a checkpoint that
  *   still holds the text (safe to remove: rebuilt by the next write): removed.
  *
@@ -20,6 +22,7 @@
 import { rewriteApprovalFile, decideApproval, loadApproval } from '../agent/store.ts'
 import type { ApprovalRequest } from '../agent/types.ts'
 import { forgetHistoryCache } from '../history/store.ts'
+import { historyBackendsOutsideWorkspaces, type ScrubbableHistoryBackend } from '../history/stores.ts'
 import { INTEGRITY_KEY_PATH } from '../agent/integrity.ts'
 import { holdsAny, noteErased, scrubJson, scrubString } from '../workspace/erased.ts'
 import type { Workspace } from '../workspace/types.ts'
@@ -105,11 +108,20 @@ export async function eraseCopies(workspace: Workspace, texts: readonly string[]
     }
     report.remaining.push(key)
   }
+  for (const backend of historyBackendsOutsideWorkspaces()) {
+    // A store that cannot be read now (a SQLite file gone) is skipped: it holds nothing to erase that the reader could reach either.
+    const keys = await backend.keys().catch(() => [] as string[])
+    for (const key of keys) {
+      if (!key.startsWith('history:') || !key.endsWith('.jsonl')) continue
+      const count = await scrubHistory(backend, key, texts)
+      if (count > 0) report.scrubbed.push({ key: `history-store:${key}`, occurrences: count })
+    }
+  }
   return report
 }
 
 /** Rewrites one history value line by line, atomically against appends (retried when one came in between). */
-async function scrubHistory(workspace: Workspace, key: string, texts: readonly string[]): Promise<number> {
+async function scrubHistory(workspace: ScrubbableHistoryBackend, key: string, texts: readonly string[]): Promise<number> {
   return workspace.withLock(`${key}.lock`, async () => {
     for (let attempt = 0; attempt < 5; attempt++) {
       const text = (await workspace.readText(key)) ?? ''

@@ -6,6 +6,7 @@
  *   as part of the content (ranked index and the substring rule alike).
  * - `keywords`, `topics` and `recallTriggers` are searched as part of the tags field (same field
  *   weight as tags).
+ * - the event time `occurredAt` (issue 17) adds its weekday, day, month and year words to the content.
  */
 import type { MemoryEpisode, MemoryRecord } from './types.ts'
 
@@ -24,10 +25,31 @@ export function episodeText(episode: MemoryEpisode | undefined): string {
     .join('\n')
 }
 
-/** The content field as search reads it: the content, then the episode's text on the next lines. */
-export function searchableContent(record: Pick<MemoryRecord, 'content' | 'episode'>): string {
+const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+const WEEKDAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday']
+
+/**
+ * The words of an event time that search reads: weekday, day of month, month name and year of
+ * the calendar date as written (`"2023-05-08T23:30:00-05:00"` and `"2023-05-08"` both give
+ * `"Monday 8 May 2023"`: the writer's own date, not the UTC one). `''` for `undefined` or an
+ * invalid value.
+ */
+export function eventTimeWords(occurredAt: string | undefined): string {
+  if (occurredAt === undefined || !/^\d{4}-\d{2}-\d{2}/.test(occurredAt)) return ''
+  const [year, month, day] = occurredAt.slice(0, 10).split('-').map(Number) as [number, number, number]
+  const weekday = new Date(Date.UTC(year, month - 1, day)).getUTCDay()
+  return `${WEEKDAY_NAMES[weekday]} ${day} ${MONTH_NAMES[month - 1]} ${year}`
+}
+
+/**
+ * The content field as search reads it: the content, then the episode's text on the next lines,
+ * then the words of the event time (`occurredAt`, issue 17) on the last line.
+ */
+export function searchableContent(record: Pick<MemoryRecord, 'content' | 'episode' | 'occurredAt'>): string {
   const episode = episodeText(record.episode)
-  return episode === '' ? record.content : `${record.content}\n${episode}`
+  const when = eventTimeWords(record.occurredAt)
+  const text = episode === '' ? record.content : `${record.content}\n${episode}`
+  return when === '' ? text : `${text}\n${when}`
 }
 
 /**

@@ -8,7 +8,7 @@
  * lists record ids, the store marks those records as superseded. `memory_delete` is a soft
  * delete. The JSONL store appends a tombstone and keeps the original line").
  */
-import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryRecordContent, MemoryScope } from './types.ts'
+import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryRecordContent, MemoryRecordInput, MemoryScope, MemoryTarget } from './types.ts'
 import { contentKey, contentKeyHash } from './dedupe.ts'
 import { sameScope, scopeKey, validateScope } from './scope.ts'
 import type { LogLineChain } from '../log/types.ts'
@@ -49,6 +49,8 @@ export interface MemoryRememberDraft extends MemoryEventHead, MemoryRecordConten
   provenance: MemoryProvenance
   /** ISO 8601; equals `at` unless the caller (an import) kept an original time. */
   createdAt: string
+  /** Event time (an instant or a calendar date), when given. */
+  occurredAt?: string
 }
 
 /** Marks an active record superseded by a newer record of the same store and scope. */
@@ -196,7 +198,7 @@ function indexOfPartition(state: MemoryRecordState, key: string): MemorySearchIn
 
 /** Names of the payload fields of each event type (format version 2 digests them apart from the header). */
 export const PAYLOAD_FIELDS: Readonly<Record<MemoryEventType, readonly string[]>> = {
-  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers', 'supersedes', 'provenance', 'createdAt'],
+  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers', 'supersedes', 'provenance', 'createdAt', 'occurredAt'],
   supersede: ['supersededBy'],
   delete: ['reason'],
   erase: ['reason'],
@@ -286,6 +288,7 @@ export function foldEvent(previous: MemoryRecord | undefined, event: MemoryEvent
       provenance: event.provenance,
       audit: event.audit,
       createdAt: event.createdAt,
+      ...(event.occurredAt !== undefined ? { occurredAt: event.occurredAt } : {}),
       updatedAt: event.at,
       version: 1,
       status: 'active',
@@ -395,6 +398,7 @@ export function parseMemoryEvent(value: Record<string, unknown>, erased: boolean
       if (!isStringArray(value.supersedes)) return 'supersedes is not a list of ids'
       if (!isObject(value.provenance)) return 'provenance is not an object'
       if (!isInstant(value.createdAt)) return 'createdAt is not an ISO 8601 instant'
+      if (value.occurredAt !== undefined && !isInstant(value.occurredAt)) return 'occurredAt is not an ISO 8601 instant or date'
       // One string for equal instants, as most lines have them.
       if (value.createdAt === value.at) value.createdAt = value.at
       break
@@ -409,6 +413,43 @@ export function parseMemoryEvent(value: Record<string, unknown>, erased: boolean
       return `unknown event type ${JSON.stringify(value.type)}`
   }
   return value as unknown as MemoryEvent
+}
+
+/**
+ * The events of one remember: the `remember` draft of `input` as record `recordId` of `target`,
+ * then a `supersede` draft per id of `supersedes` (`versionOf` gives each one's current version).
+ * Optional fields are set only when given (the line leaves absent ones out). Every store builds
+ * its writes with it, so every store writes the same lines.
+ */
+export function rememberDrafts(target: MemoryTarget, input: MemoryRecordInput, event: { recordId: string; at: string; audit: MemoryAudit; supersedes: string[]; versionOf: (id: string) => number }): MemoryEventDraft[] {
+  const { recordId, at, audit, supersedes } = event
+  const remember: MemoryRememberDraft = {
+    type: 'remember',
+    recordId,
+    store: target.store,
+    scope: target.scope,
+    version: 1,
+    at,
+    audit,
+    kind: input.kind,
+    content: input.content,
+    tags: input.tags ?? [],
+    metadata: input.metadata ?? {},
+    pinned: input.pinned ?? false,
+    supersedes,
+    provenance: input.provenance ?? {},
+    createdAt: input.createdAt ?? at,
+  }
+  if (input.title !== undefined) remember.title = input.title
+  if (input.confidence !== undefined) remember.confidence = input.confidence
+  if (input.episode !== undefined) remember.episode = input.episode
+  if (input.keywords !== undefined) remember.keywords = input.keywords
+  if (input.topics !== undefined) remember.topics = input.topics
+  if (input.rawExtract !== undefined) remember.rawExtract = input.rawExtract
+  if (input.recallTriggers !== undefined) remember.recallTriggers = input.recallTriggers
+  if (input.occurredAt !== undefined) remember.occurredAt = input.occurredAt
+  const superseded = supersedes.map((id): MemorySupersedeDraft => ({ type: 'supersede', recordId: id, store: target.store, scope: target.scope, version: event.versionOf(id) + 1, at, audit, supersededBy: recordId }))
+  return [remember, ...superseded]
 }
 
 /** A new record id: `mem_` and 32 lowercase hex digits (a random UUID without dashes). */

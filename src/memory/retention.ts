@@ -14,12 +14,14 @@
  */
 import { z } from 'zod'
 import { agentError } from '../errors.ts'
+import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../text.ts'
 import type { Workspace } from '../workspace/types.ts'
 import { duplicateKey, sameContent } from './dedupe.ts'
 import { eraseCopies, erasedTexts, type MemoryErasureCopies } from './erasure.ts'
 import { currentInstant, isInstant, newRecordId, parseInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRetentionConfig } from './schemas.ts'
 import { sameScope, validateScope } from './scope.ts'
+import { eraseRecordVectors } from './vectors-store.ts'
 import type { MemoryLogStoreAdapter } from './stores/workspace-jsonl.ts'
 import type { MemoryAudit, MemoryRecord, MemoryScope, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
@@ -127,6 +129,22 @@ export interface MemoryErasureReport {
   copies: MemoryErasureCopies
 }
 
+/** An adapter that erases records itself (the SQL stores: `hardDelete` without a memory log). */
+function isHardDeleteAdapter(adapter: MemoryStoreAdapter): adapter is MemoryStoreAdapter & Pick<MemoryLogStoreAdapter, 'hardDelete'> {
+  return typeof (adapter as Partial<MemoryLogStoreAdapter>).hardDelete === 'function'
+}
+
+/** Erasure through the adapter's own `hardDelete`, one record at a time; copies are erased in `options.workspace` only (such a store has no workspace of its own). */
+async function eraseByHardDelete(adapter: MemoryStoreAdapter & Pick<MemoryLogStoreAdapter, 'hardDelete'>, target: MemoryTarget, records: MemoryRecord[], options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+  const audit = checkAudit(options?.audit)
+  const erased: MemoryRecord[] = []
+  for (const record of records) {
+    if (await adapter.hardDelete(target, record.id, { audit, ...(options.reason !== undefined ? { reason: options.reason } : {}) })) erased.push(record)
+  }
+  const copies = options.workspace ? await eraseCopies(options.workspace, erasedTexts(erased)) : { scrubbed: [], removed: [], denied: [], remaining: [] }
+  return { erased: erased.length, ids: erased.map(record => record.id), copies }
+}
+
 async function eraseRecords(store: MemoryLogStoreAdapter, build: (state: MemoryRecordState) => MemoryRecord[], options: MemoryErasureOptions): Promise<MemoryErasureReport> {
   const audit = checkAudit(options?.audit)
   const at = currentInstant()
@@ -136,7 +154,11 @@ async function eraseRecords(store: MemoryLogStoreAdapter, build: (state: MemoryR
     return erased.map(record => eraseEvent(record, audit, at, options.reason))
   })
   if (written.length === 0) erased = []
-  if (written.length > 0) await store.log.compact()
+  if (written.length > 0) {
+    await store.log.compact()
+    // Issue 17: the records' vectors go with them (the log's vector sidecar, or the store's table).
+    if (store.vectors) await eraseRecordVectors(store.vectors, erased.map(record => record.id))
+  }
   const copies = await eraseCopies(options.workspace ?? store.log.workspace, erasedTexts(erased), { logKey: store.log.key })
   return { erased: written.length, ids: erased.map(record => record.id), copies }
 }
@@ -150,10 +172,17 @@ async function eraseRecords(store: MemoryLogStoreAdapter, build: (state: MemoryR
  * export and recall know none of the records afterwards, in the same process at once. A second
  * call erases 0 and writes nothing. Other scopes and stores of the log are untouched.
  *
- * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` for an adapter without a memory log,
- * `MEMORY_TARGET_INVALID`, `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`, and the log's errors.
+ * A store that erases by itself (the SQL stores: `hardDelete` without a memory log) erases record
+ * by record, and copies are erased only in `options.workspace` when given.
+ *
+ * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` for an adapter with neither a memory log nor
+ * `hardDelete`, `MEMORY_TARGET_INVALID`, `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`, and the log's errors.
  */
 export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+  if (!isLogAdapter(adapter) && isHardDeleteAdapter(adapter)) {
+    checkTarget(target)
+    return eraseByHardDelete(adapter, target, await adapter.export(target), options)
+  }
   const store = requireLog(adapter, 'Erasing a scope')
   checkTarget(target)
   return eraseRecords(store, state => partitionRecords(state, target.store, target.scope), options)
@@ -166,6 +195,11 @@ export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: Memo
  * @throws as {@link eraseMemoryScope}.
  */
 export async function hardDeleteMemoryRecord(adapter: MemoryStoreAdapter, target: MemoryTarget, id: string, options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+  if (!isLogAdapter(adapter) && isHardDeleteAdapter(adapter)) {
+    checkTarget(target)
+    const record = await adapter.read(target, id)
+    return eraseByHardDelete(adapter, target, record ? [record] : [], options)
+  }
   const store = requireLog(adapter, 'Erasing a record')
   checkTarget(target)
   return eraseRecords(store, (state) => {
@@ -235,7 +269,10 @@ export async function applyMemoryRetention(adapter: MemoryStoreAdapter, target: 
       : { type: 'delete', recordId: record.id, store: record.store, scope: record.scope, version: record.version + 1, at, audit, reason: MAX_ITEMS_REASON }), served)
     for (const record of expired) (retention.hardDelete ? result.erased : result.deleted).push(record.id)
   }
-  if (result.erased.length > 0) await log.compact()
+  if (result.erased.length > 0) {
+    await log.compact()
+    if (adapter.vectors) await eraseRecordVectors(adapter.vectors, result.erased)
+  }
   return result
 }
 
@@ -390,6 +427,7 @@ const exportedRecordSchema = z.object({
   provenance: z.record(z.string(), z.unknown()),
   audit: z.looseObject({ via: z.string() }),
   createdAt: instant,
+  occurredAt: instant.optional(),
   updatedAt: instant,
   version: z.number().int().min(1).max(3),
   status: z.enum(['active', 'superseded', 'deleted']),
@@ -423,6 +461,9 @@ const exportFileSchema = z.object({
  * `records.3.version`; nothing is written.
  */
 export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
+  // Before the schema: a lone surrogate is never imported, and deep nesting never overflows the stack.
+  const problem = findTextProblem(value, MAX_JSON_DEPTH + 4)
+  if (problem) throw agentError('MEMORY_IMPORT_INVALID', `the memory export was refused: ${describeTextProblem(problem)}`, 'fix the file (or export it again) and import it again; nothing was written', { path: problem.path })
   const parsed = exportFileSchema.safeParse(value)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!
@@ -436,9 +477,11 @@ export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
  * Imports an export file into `target` (issue 5: "export then import into an empty workspace
  * reproduces the scope exactly: ids, timestamps, provenance, audit, status"), as one
  * all-or-nothing write on a log-backed store. Each record becomes its events again: `remember`
- * (with the record's id, `createdAt`, `audit` and every field), then `supersede` and `delete`
- * events that give it its status, version, `supersededBy`, `updatedAt`, `deletedAt` and
- * `deleteReason`; those status events carry `options.audit`. Records keep the file's order.
+ * (with the record's id, `createdAt` and every field), then `supersede` and `delete` events that
+ * give it its status, version, `supersededBy`, `updatedAt`, `deletedAt` and `deleteReason`.
+ * Every event carries `options.audit` (who imported it): the file's own `audit` block is kept as
+ * `provenance.imported.audit` (with the file's `exportedAt` and `agent`), as a claim of the file,
+ * never trusted as the approver. Everything else is reproduced exactly. Records keep the file's order.
  *
  * - A record whose id the target scope already has (any status) is skipped: re-importing a file
  *   adds nothing, and existing records are never changed.
@@ -496,7 +539,9 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
       const id = ids.get(record.id)!
       const head = { recordId: id, store: target.store, scope: target.scope }
       remembers.push({
-        type: 'remember', ...head, version: 1, at: record.version === 1 ? record.updatedAt : record.createdAt, audit: record.audit as MemoryAudit,
+        // The importer is the audit of the new record: the file's audit block is a claim of the
+        // file (it could name any approver), kept as provenance and never trusted as an approval.
+        type: 'remember', ...head, version: 1, at: record.version === 1 ? record.updatedAt : record.createdAt, audit,
         kind: record.kind, content: record.content,
         ...(record.title !== undefined ? { title: record.title } : {}),
         tags: record.tags, metadata: record.metadata, pinned: record.pinned,
@@ -505,7 +550,9 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
         ...(record.keywords !== undefined ? { keywords: record.keywords } : {}),
         ...(record.topics !== undefined ? { topics: record.topics } : {}),
         supersedes: record.supersedes.map(old => ids.get(old) ?? old),
-        provenance: record.provenance, createdAt: record.createdAt,
+        provenance: { ...record.provenance, imported: { audit: record.audit, exportedAt: file.exportedAt, ...(file.agent !== undefined ? { agent: file.agent } : {}) } },
+        createdAt: record.createdAt,
+        ...(record.occurredAt !== undefined ? { occurredAt: record.occurredAt } : {}),
       })
       if (record.supersededBy !== undefined) {
         const newer = ids.get(record.supersededBy) ?? (state.records.get(record.supersededBy)?.store === target.store && sameScope(state.records.get(record.supersededBy)!.scope, target.scope) ? record.supersededBy : undefined)

@@ -421,11 +421,16 @@ export const memorySearchInputSchema = z.strictObject({
   topics: keywordsField('topics', MEMORY_LIMITS.topics).optional().describe('Only records about at least one of these topics'),
   after: instantField.optional().describe('Only records created at or after this ISO 8601 instant (with Z or an offset; a bare date means midnight UTC)'),
   before: instantField.optional().describe('Only records created before this ISO 8601 instant (with Z or an offset; a bare date means midnight UTC)'),
+  occurredAfter: instantField.optional().describe('Only records of things that happened at or after this ISO 8601 instant or date (their occurredAt, else when they were saved)'),
+  occurredBefore: instantField.optional().describe('Only records of things that happened before this ISO 8601 instant or date (their occurredAt, else when they were saved)'),
   limit: z.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(MEMORY_LIMITS.searchLimit, `limit is at most ${MEMORY_LIMITS.searchLimit}`)
     .default(MEMORY_LIMITS.defaultSearchLimit).describe(`Most results to return, 1 to ${MEMORY_LIMITS.searchLimit}; default ${MEMORY_LIMITS.defaultSearchLimit}`),
 }).refine((input) => input.after === undefined || input.before === undefined || parseInstant(input.after)! < parseInstant(input.before)!, {
   message: '`after` must be earlier than `before`',
   path: ['after'],
+}).refine((input) => input.occurredAfter === undefined || input.occurredBefore === undefined || parseInstant(input.occurredAfter)! < parseInstant(input.occurredBefore)!, {
+  message: '`occurredAfter` must be earlier than `occurredBefore`',
+  path: ['occurredAfter'],
 })
 
 /** Input of `memory_read` (source: the tool contract table). */
@@ -463,6 +468,8 @@ export const memoryRememberInputSchema = z.strictObject({
     .describe(`Short phrases of later questions this record should answer, for example "shopping habits" (at most ${MEMORY_LIMITS.recallTriggers}; searchable like tags)`),
   supersedes: z.array(idField).max(MEMORY_LIMITS.supersedes, `at most ${MEMORY_LIMITS.supersedes} ids`).optional()
     .describe('Ids of active records in this store that this record replaces; they are marked superseded'),
+  occurredAt: instantField.optional()
+    .describe('When the remembered thing happened, if known and not now: a date such as 2025-01-31 or an instant such as 2025-01-31T09:00:00Z (not when you save it)'),
   provenance: z.looseObject({
     runId: z.string().optional(),
     threadId: z.string().optional(),

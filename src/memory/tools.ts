@@ -21,10 +21,12 @@ import type { MemoryDeleteInput, MemoryReadInput, MemoryRememberInput, MemorySea
 import { defaultMemoryFilter } from './quality.ts'
 import type { EmbeddingModel } from 'ai'
 import { hybridSearch } from './hybrid-search.ts'
+import { embedWrittenRecords } from './embeddings.ts'
+import { searchWithEventTime } from './event-time.ts'
 import { snippetOf } from '../search/snippet.ts'
 import { tokenize } from '../search/text.ts'
 import { normalizeContent } from './dedupe.ts'
-import type { MemoryAudit, MemoryEnrich, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope, MemoryStoreAdapter, MemoryTarget, MemoryWriteCandidate, MemoryWriteFilter } from './types.ts'
+import type { MemoryAudit, MemoryEnrich, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget, MemoryWriteCandidate, MemoryWriteFilter } from './types.ts'
 
 /** A store that is on for this invocation: adapter created, scope resolved and validated. */
 export interface ActiveMemoryStore {
@@ -115,6 +117,8 @@ export interface MemorySearchResultItem {
   tags: string[]
   score: number
   createdAt: string
+  /** When the remembered thing happened (issue 17), when the record has it. */
+  occurredAt?: string
   pinned: boolean
   /** Ranked search: the content around the best match, when the content is longer than it. */
   snippet?: string
@@ -144,6 +148,7 @@ export interface MemoryCreatedRecord {
   supersedes: string[]
   version: number
   createdAt: string
+  occurredAt?: string
 }
 
 function withOptional<T extends object>(base: T, extra: Record<string, unknown>): T {
@@ -157,14 +162,14 @@ function readResult(record: MemoryRecord): MemoryReadResultRecord {
     id: record.id, kind: record.kind, content: record.content, tags: record.tags, metadata: record.metadata, pinned: record.pinned,
     status: record.status === 'superseded' ? 'superseded' : 'active', version: record.version, supersedes: record.supersedes,
     provenance: record.provenance, createdAt: record.createdAt, updatedAt: record.updatedAt,
-  }, { title: record.title, confidence: record.confidence, episode: record.episode, keywords: record.keywords, topics: record.topics, rawExtract: record.rawExtract, recallTriggers: record.recallTriggers, supersededBy: record.supersededBy })
+  }, { title: record.title, confidence: record.confidence, episode: record.episode, keywords: record.keywords, topics: record.topics, rawExtract: record.rawExtract, recallTriggers: record.recallTriggers, supersededBy: record.supersededBy, occurredAt: record.occurredAt })
 }
 
 function createdResult(record: MemoryRecord): MemoryCreatedRecord {
   return withOptional<MemoryCreatedRecord>({
     id: record.id, kind: record.kind, tags: record.tags, pinned: record.pinned, supersedes: record.supersedes,
     version: record.version, createdAt: record.createdAt,
-  }, { title: record.title, confidence: record.confidence, keywords: record.keywords, topics: record.topics, recallTriggers: record.recallTriggers })
+  }, { title: record.title, confidence: record.confidence, keywords: record.keywords, topics: record.topics, recallTriggers: record.recallTriggers, occurredAt: record.occurredAt })
 }
 
 function notFound(store: ActiveMemoryStore, id: string) {
@@ -208,8 +213,11 @@ async function writeCannotSucceed(store: ActiveMemoryStore, tool: string, input:
     return !(await allActive(store, supersedes ?? []))
   }
   if (tool === 'memory_delete') {
+    // Active and superseded records can be deleted (memory_read still shows a superseded one); deleted and unknown ids cannot.
     const { id } = input as Partial<MemoryDeleteInput>
-    return typeof id === 'string' && !(await allActive(store, [id]))
+    if (typeof id !== 'string') return false
+    const record = await store.adapter.read(targetOf(store), id)
+    return record === undefined || record.status === 'deleted'
   }
   return false
 }
@@ -335,6 +343,18 @@ function searchDescription(stores: readonly ActiveMemoryStore[]): string {
   return `Search durable memory records by relevance: pass the words or the question you are looking for (for example "what tea does the user like"); records are ranked by how well their title, content and tags match (word forms, accents and small misspellings are tolerated), and records containing \`query\` as one phrase are always included. Search again with other words when nothing relevant comes back. ${describeStores(stores, 'search')}`
 }
 
+/**
+ * One search of an active store, as `memory_search` and preflight recall run it: hybrid
+ * (full-text fused with vectors, issue 17) when the store has `embed`, else the adapter's
+ * search; `occurredAfter` / `occurredBefore` honoured for every adapter (event-time.ts).
+ */
+export async function searchStore(store: ActiveMemoryStore, query: MemorySearchQuery, signal?: AbortSignal): Promise<MemorySearchHit[]> {
+  if (store.embed && store.searchMode !== 'substring') {
+    return hybridSearch(store.adapter, targetOf(store), query, { model: store.embed, ...(signal ? { abortSignal: signal } : {}) })
+  }
+  return searchWithEventTime(store.adapter, targetOf(store), query)
+}
+
 function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memorySearchInputSchema> {
   return {
     description: searchDescription(stores),
@@ -344,18 +364,17 @@ function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memo
       const store = selectStore(stores, 'search', input.store)
       const query = withOptional({ query: input.query, limit: input.limit }, {
         kinds: input.kinds, tags: input.tags, keywords: input.keywords, topics: input.topics, after: input.after, before: input.before,
+        occurredAfter: input.occurredAfter, occurredBefore: input.occurredBefore,
         mode: store.searchMode === 'substring' ? 'substring' as const : undefined,
       })
-      const hits = store.embed && store.searchMode !== 'substring'
-        ? await hybridSearch(store.adapter, targetOf(store), query, { model: store.embed, ...(context.signal ? { abortSignal: context.signal } : {}) })
-        : await store.adapter.search(targetOf(store), query)
+      const hits = await searchStore(store, query, context.signal)
       const terms = new Set(tokenize(input.query))
       const results = hits.slice(0, input.limit).map(({ record, score, snippet }) => {
         // Adapters may drop the index's snippet: compute it here for ranked results.
         const shown = store.searchMode === 'substring' ? undefined : snippet ?? snippetOf(record.content, terms, input.query.toLowerCase())
         return withOptional<MemorySearchResultItem>({
           id: record.id, kind: record.kind, content: record.content, tags: record.tags, score, createdAt: record.createdAt, pinned: record.pinned,
-        }, { title: record.title, snippet: shown !== undefined && shown !== record.content ? shown : undefined, episode: record.episode, keywords: record.keywords, topics: record.topics })
+        }, { occurredAt: record.occurredAt, title: record.title, snippet: shown !== undefined && shown !== record.content ? shown : undefined, episode: record.episode, keywords: record.keywords, topics: record.topics })
       })
       return { store: store.name, results }
     },
@@ -422,9 +441,12 @@ async function rememberInto(store: ActiveMemoryStore, input: MemoryRememberInput
         title: input.title, tags: input.tags, metadata: input.metadata, pinned: input.pinned, confidence: input.confidence,
         episode: input.episode, keywords: metadataTerms.keywords, topics: metadataTerms.topics,
         rawExtract: input.rawExtract, recallTriggers: input.recallTriggers,
-        supersedes: input.supersedes ? [...new Set(input.supersedes)] : undefined,
+        supersedes: input.supersedes ? [...new Set(input.supersedes)] : undefined, occurredAt: input.occurredAt,
       }), { audit: auditOf(context), duplicates: 'skip', onDuplicate: () => { duplicate = true } })
-      const warnings = warning ? { warnings: [warning] } : {}
+      // Issue 17: the vector is computed with the write; a failed embedding never fails the write (the next search retries it).
+      const embedWarning = !duplicate && store.embed && store.searchMode !== 'substring' ? await embedWrittenRecords(store.adapter, targetOf(store), [record], store.embed) : undefined
+      const all = [warning, embedWarning].filter((item): item is string => item !== undefined)
+      const warnings = all.length > 0 ? { warnings: all } : {}
       if (duplicate) {
         return { action: 'duplicate' as const, store: store.name, record: createdResult(record), note: `memory store "${store.name}" already has this content as an active ${record.kind} record; nothing was saved`, ...warnings }
       }
@@ -536,7 +558,7 @@ function slotRecallTool(store: ActiveMemoryStore): AgentTool<typeof slotRecallIn
       const limit = input.limit ?? store.recallItems ?? MEMORY_LIMITS.defaultSearchLimit
       const records = input.query === undefined
         ? newestFirst((await store.adapter.export(targetOf(store))).filter((record) => record.status === 'active')).slice(0, limit)
-        : (await searchStore(store, { query: input.query, limit }, context)).map((hit) => hit.record).filter((record) => record.status === 'active').slice(0, limit)
+        : (await searchStore(store, { query: input.query, limit, ...(store.searchMode === 'substring' ? { mode: 'substring' as const } : {}) }, context.signal)).map((hit) => hit.record).filter((record) => record.status === 'active').slice(0, limit)
       const items: MemorySlotItem[] = records.map((record) => ({ id: record.id, text: record.content, createdAt: record.createdAt }))
       return { store: store.name, items }
     },
@@ -549,12 +571,4 @@ export function newestFirst(records: readonly MemoryRecord[]): MemoryRecord[] {
     .map((record, position) => ({ record, position, created: Date.parse(record.createdAt) }))
     .sort((a, b) => b.created - a.created || b.position - a.position)
     .map((entry) => entry.record)
-}
-
-/** The store's search as its options say: substring, ranked, or hybrid with `embed`. */
-async function searchStore(store: ActiveMemoryStore, query: { query: string; limit: number }, context: Pick<ToolExecutionContext, 'signal'>) {
-  const withMode = { ...query, ...(store.searchMode === 'substring' ? { mode: 'substring' as const } : {}) }
-  return store.embed && store.searchMode !== 'substring'
-    ? hybridSearch(store.adapter, targetOf(store), withMode, { model: store.embed, ...(context.signal ? { abortSignal: context.signal } : {}) })
-    : store.adapter.search(targetOf(store), withMode)
 }

@@ -91,6 +91,12 @@ export interface MemoryRecord extends MemoryRecordContent {
   audit: MemoryAudit
   /** ISO 8601 instant. */
   createdAt: string
+  /**
+   * When the remembered thing happened (event time), as given: an ISO 8601 instant with a zone
+   * or a calendar date `YYYY-MM-DD`. Distinct from `createdAt` (when it was written). Absent
+   * when not given; filters then use `createdAt` (see `occurredAfter`).
+   */
+  occurredAt?: string
   /** ISO 8601 instant of the last event on the record. */
   updatedAt: string
   /** Starts at 1; each event on the record (supersede, delete) adds one. */
@@ -122,6 +128,8 @@ export interface MemoryRecordInput {
   provenance?: MemoryProvenance
   /** ISO 8601 instant; default now. Imports set it to keep the original time. */
   createdAt?: string
+  /** Event time: an ISO 8601 instant with a zone or a calendar date `YYYY-MM-DD` (see {@link MemoryRecord.occurredAt}). */
+  occurredAt?: string
 }
 
 /** Search input (source: capability document `memory_search`). Validated before it reaches an adapter. */
@@ -137,6 +145,13 @@ export interface MemorySearchQuery {
   after?: string
   /** Only records created before this instant (ISO 8601). */
   before?: string
+  /**
+   * Only records whose event time (`occurredAt`, else `createdAt`) is at or after this instant
+   * (ISO 8601; a bare date is midnight UTC, and so is a record's calendar-date `occurredAt`).
+   */
+  occurredAfter?: string
+  /** Only records whose event time (`occurredAt`, else `createdAt`) is before this instant. */
+  occurredBefore?: string
   /** Most results, 1 to 100. Default 10. */
   limit?: number
   /**
@@ -209,6 +224,12 @@ export interface MemoryStoreAdapter {
   delete(target: MemoryTarget, id: string, options: MemoryDeleteOptions): Promise<MemoryRecord | undefined>
   /** Every record of the scope in creation order, in any status. */
   export(target: MemoryTarget): Promise<MemoryRecord[]>
+  /**
+   * Where hybrid search keeps record vectors (issue 17). The log-backed stores keep them in the
+   * log's sidecar `<log key>.vectors` and remove them when records are erased; without it,
+   * vectors live in process memory for as long as the adapter object.
+   */
+  vectors?: MemoryVectorStore
 }
 
 /** What a {@link MemoryStoreFactory} receives when the capability resolves. */
@@ -289,10 +310,14 @@ export interface MemoryStoreOptions {
    */
   search?: { mode?: 'ranked' | 'substring' }
   /**
-   * An AI SDK `EmbeddingModel` (issue 7, semantic search): `memory_search` and preflight recall
-   * fuse the full-text ranking with cosine similarity of `embedMany`/`embed` vectors by reciprocal
-   * rank fusion. Vectors are computed at search time and kept in process memory, never in the log.
-   * An embedder failure falls back to full-text results. Ignored with `search.mode: 'substring'`.
+   * An AI SDK `EmbeddingModel` (issue 7, semantic search; `localEmbedder()` runs offline):
+   * `memory_search` and preflight recall fuse the full-text ranking with cosine similarity of
+   * `embedMany`/`embed` vectors by reciprocal rank fusion (`DEFAULT_FUSION`: k 10, top 100 of
+   * each). Vectors are computed when `memory_remember` writes (or by the first search that needs
+   * them), stored with the records (`adapter.vectors`: the log's sidecar, the SQLite table) with
+   * the model id, loaded after a restart, erased with their record (issue 17). An embedder
+   * failure never fails a write and makes search fall back to full-text results. Ignored with
+   * `search.mode: 'substring'`.
    */
   embed?: EmbeddingModel
   /** Recall into the system prompt (issue 7; see {@link MemoryRecallOptions}). Default: none. */
@@ -401,3 +426,35 @@ export interface MemoryRetentionOptions {
 export interface MemoryOptions {
   stores: Record<string, MemoryStoreOptions>
 }
+
+/** One stored vector: the record it belongs to, the embedding model that made it, the vector (unit length). */
+export interface MemoryVectorEntry {
+  id: string
+  /** {@link embeddingModelId} of the model. */
+  model: string
+  vector: Float32Array
+}
+
+/** What {@link MemoryVectorStore.read} returns. */
+export interface MemoryVectorRead {
+  entries: MemoryVectorEntry[]
+  /** Pass it to the next `read` to get only what was written since. */
+  cursor: unknown
+  /** `true` when the entries read before are no longer valid (the store was rewritten): start over with these. */
+  reset: boolean
+}
+
+/**
+ * Where a store keeps its record vectors: the seam a database store implements to keep them in a
+ * column. Entries of a record id and model written twice: the later one wins. Implementations
+ * need not validate entries beyond their shape; the cache checks lengths.
+ */
+export interface MemoryVectorStore {
+  /** Entries written since `cursor` (every entry when `cursor` is `undefined`). */
+  read(cursor?: unknown): Promise<MemoryVectorRead>
+  /** Adds entries. A store that cannot write (read-only workspace) may keep nothing: vectors are then recomputed after a restart. */
+  write(entries: readonly MemoryVectorEntry[]): Promise<void>
+  /** Removes every entry of these record ids, of every model, from the stored bytes (erasure). */
+  remove(ids: readonly string[]): Promise<void>
+}
+

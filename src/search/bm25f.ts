@@ -29,12 +29,20 @@ const blockScratch: number[] = []
  * order); scores land in the shared scratch under the returned stamp.
  */
 export function rank<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>): ScoredSlots {
+  return accumulate(state, params, terms, { stamp: scratchFor(state.slots.count), touched: [] }, true)
+}
+
+/**
+ * Adds the BM25F points of `terms` to the scores of `into` (a ranking of this index still in the
+ * scratch); returns it. With `countMatches`, `scratch.matched` counts the terms found per slot.
+ */
+export function accumulate<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, into: ScoredSlots, countMatches = false): ScoredSlots {
   const { slots, vocabulary } = state
-  const stamp = scratchFor(slots.count)
-  const touched: number[] = []
-  if (slots.live === 0) return { stamp, touched }
+  const { stamp, touched } = into
+  if (slots.live === 0) return into
   const scores = scratch.scores
   const stamps = scratch.stamps
+  const matched = scratch.matched
   const average = slots.averageLengths()
   const [w0, w1, w2] = params.weights
   const { k1, b } = params
@@ -77,13 +85,17 @@ export function rank<D extends SearchDocument>(state: IndexState<D>, params: Bm2
         if (stamps[slot] !== stamp) {
           stamps[slot] = stamp
           scores[slot] = points
+          matched[slot] = 1
           touched.push(slot)
         }
-        else scores[slot]! += points
+        else {
+          scores[slot]! += points
+          if (countMatches) matched[slot]!++
+        }
       }
     }
   }
-  return { stamp, touched }
+  return into
 }
 
 /** The score {@link rank} gives `slot` (same terms, same order of additions), from the record's own tokens. */

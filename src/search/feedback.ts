@@ -2,11 +2,12 @@
  * Pseudo-relevance feedback (RM3-style): the best-ranked filtered records lend their most telling
  * terms (term share in the record × record score / best score × idf) to a second ranking.
  */
-import { idf, rank, type Bm25fParams } from './bm25f.ts'
-import { passesFilters } from './filters.ts'
+import { accumulate, idf, type Bm25fParams } from './bm25f.ts'
 import type { CheckedQuery } from './query.ts'
 import { scratch, type ScoredSlots } from './scratch.ts'
+import type { ScoredSlot } from './slots.ts'
 import type { IndexState } from './state.ts'
+import { offer } from './substring-index.ts'
 import { TopK } from './top-k.ts'
 import type { SearchDocument } from './types.ts'
 
@@ -15,6 +16,21 @@ export interface FeedbackParams {
   readonly records: number
   readonly terms: number
   readonly weight: number
+  readonly minRecords: number
+  readonly maxShare: number
+}
+
+/** Postings the lent terms may always visit, whatever the first ranking visited. */
+const MIN_POSTINGS_BUDGET = 1024
+
+/** Live postings of the known terms of `terms`. */
+function postingsOf<D extends SearchDocument>(state: IndexState<D>, terms: ReadonlyMap<string, number>): number {
+  let total = 0
+  for (const term of terms.keys()) {
+    const id = state.vocabulary.termIds.get(term)
+    if (id !== undefined) total += state.vocabulary.termFrequency[id]!
+  }
+  return total
 }
 
 /** True when `feedback` lends any term. */
@@ -23,22 +39,26 @@ export function feedbackOn(feedback: FeedbackParams): boolean {
 }
 
 /**
- * The ranking of `terms` expanded with the `feedback.terms` terms lent by the best
- * `feedback.records` records of `ranked` that pass the filters, each at `feedback.weight` × its
- * value / the strongest value. Terms of one record only are not lent (they bring back that record).
- * `ranked` itself when nothing is lent.
+ * `ranked` (the ranking of `terms`) with the points of the `feedback.terms` terms lent by its best
+ * `feedback.records` records that pass the filters added, each term at `feedback.weight` × its
+ * value / the strongest value. Only terms held by `feedback.minRecords` to `feedback.maxShare` ×
+ * the records are lent: rarer ones bring back only their record, commoner ones cost a long
+ * posting list and tell little. Cost: the lent records tokenized again, and the postings of the
+ * lent terms, at most a quarter of those of `terms` (or 1,024).
  */
 export function withFeedback<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, ranked: ScoredSlots, checked: CheckedQuery): ScoredSlots {
   const { slots, vocabulary } = state
-  const best = new TopK<[number, number]>(feedback.records, (a, c) => a[1] - c[1])
-  for (const slot of ranked.touched) if (passesFilters(slots.records[slot]!, slots.created[slot]!, checked)) best.push([slot, scratch.scores[slot]!])
+  const best = new TopK<ScoredSlot>(feedback.records, slots.compare)
+  const touched = ranked.touched
+  for (let index = touched.length - 1; index >= 0; index--) offer(slots, best, touched[index]!, scratch.scores[touched[index]!]!, checked)
   const top = best.sorted()
   if (top.length === 0) return ranked
-  const maxScore = top[0]![1]
+  const maxScore = top[0]!.score
   const lent = new Map<string, number>()
   const names = vocabulary.termNames
   const live = slots.live
-  for (const [slot, score] of top) {
+  const maxRecords = feedback.maxShare * live
+  for (const { slot, score } of top) {
     const length = slots.lengths[slot * 3]! + slots.lengths[slot * 3 + 1]! + slots.lengths[slot * 3 + 2]!
     const tokens = state.retokenize(slots.records[slot]!)
     for (const id of tokens.termIds) {
@@ -46,7 +66,7 @@ export function withFeedback<D extends SearchDocument>(state: IndexState<D>, par
       const term = names[id]!
       if (terms.has(term)) continue
       const df = vocabulary.termFrequency[id]!
-      if (df < 2) continue
+      if (df < feedback.minRecords || df > maxRecords) continue
       const count = tokens.termCounts[local]! + tokens.termCounts[local + 1]! + tokens.termCounts[local + 2]!
       lent.set(term, (lent.get(term) ?? 0) + count / length * score / maxScore * idf(live, df))
     }
@@ -54,7 +74,15 @@ export function withFeedback<D extends SearchDocument>(state: IndexState<D>, par
   const chosen = [...lent].sort((a, c) => c[1] - a[1]).slice(0, feedback.terms)
   if (chosen.length === 0) return ranked
   const strongest = chosen[0]![1]
-  const expanded = new Map(terms)
-  for (const [term, value] of chosen) expanded.set(term, feedback.weight * value / strongest)
-  return rank(state, params, expanded)
+  const lentTerms = new Map<string, number>()
+  // The lent terms' postings are bounded by a quarter of those of the first ranking (feedback adds
+  // at most a quarter of its cost), with room for small indexes: a term that does not fit is left out.
+  let budget = Math.max(MIN_POSTINGS_BUDGET, postingsOf(state, terms) / 4)
+  for (const [term, value] of chosen) {
+    const df = vocabulary.termFrequency[vocabulary.termIds.get(term)!]!
+    if (df > budget) continue
+    budget -= df
+    lentTerms.set(term, feedback.weight * value / strongest)
+  }
+  return accumulate(state, params, lentTerms, ranked)
 }

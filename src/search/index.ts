@@ -19,19 +19,28 @@ import { decodeSnapshot, encodeSnapshot } from './snapshot.ts'
 import { IndexState } from './state.ts'
 import { offer, substringSearch } from './substring-index.ts'
 import { TopK } from './top-k.ts'
-import type { SearchDocument, SearchField, SearchHit, SearchIndex, SearchIndexOptions, SearchQuery } from './types.ts'
+import { candidateScorer, rerankOn, type RerankParams } from './rerank.ts'
+import type { SearchDocument, SearchFeedbackOptions, SearchField, SearchHit, SearchIndex, SearchIndexOptions, SearchProximityOptions, SearchQuery } from './types.ts'
 
-/** Default {@link SearchIndexOptions}. */
+/** Default {@link SearchIndexOptions}: the measured lexical levers on (docs/search-and-recall.md, "Ranking levers"). */
 export const DEFAULT_SEARCH_INDEX_OPTIONS: {
   readonly fieldWeights: Readonly<Record<SearchField, number>>
   readonly k1: number
   readonly b: number
-  readonly feedback: Readonly<{ records: number; terms: number; weight: number }>
+  readonly feedback: Readonly<Required<SearchFeedbackOptions>>
+  readonly proximity: Readonly<Required<SearchProximityOptions>>
+  readonly tagBoost: number
+  readonly rerankDepth: number
+  readonly irregularForms: boolean
 } = {
   fieldWeights: { title: 2, content: 1, tags: 2 },
   k1: 1.2,
   b: 0.75,
-  feedback: { records: 0, terms: 10, weight: 0.3 },
+  feedback: { records: 10, terms: 20, weight: 0.1, minRecords: 2, maxShare: 0.1 },
+  proximity: { window: 3, weight: 0.5 },
+  tagBoost: 1.5,
+  rerankDepth: 100,
+  irregularForms: true,
 }
 
 /**
@@ -85,6 +94,7 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
   private state: IndexState<D>
   private readonly params: Bm25fParams
   private readonly feedback: FeedbackParams
+  private readonly levers: RerankParams
   // Updates are taken in lazily: a replay only notes each record's latest state here, and the
   // partition is indexed (in first-update order, so positions are the same) on its first search.
   private pending = new Map<string, D>()
@@ -99,11 +109,18 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
       b: options.b ?? DEFAULT_SEARCH_INDEX_OPTIONS.b,
     }
     this.feedback = { ...DEFAULT_SEARCH_INDEX_OPTIONS.feedback, ...options.feedback }
-    this.state = new IndexState<D>(textOf(options.text))
+    const proximity = { ...DEFAULT_SEARCH_INDEX_OPTIONS.proximity, ...options.proximity }
+    this.levers = {
+      depth: options.rerankDepth ?? DEFAULT_SEARCH_INDEX_OPTIONS.rerankDepth,
+      window: proximity.window,
+      proximityWeight: proximity.weight,
+      tagBoost: options.tagBoost ?? DEFAULT_SEARCH_INDEX_OPTIONS.tagBoost,
+    }
+    this.state = new IndexState<D>(textOf(options.text), options.irregularForms ?? DEFAULT_SEARCH_INDEX_OPTIONS.irregularForms)
   }
 
   restore(snapshot: unknown, records: readonly D[]): void {
-    this.state = decodeSnapshot(snapshot, records, this.state.text)
+    this.state = decodeSnapshot(snapshot, records, this.state.text, this.state.irregular)
     this.isBuilt = true
   }
 
@@ -137,27 +154,40 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     const kept = new Set(guaranteed.map(hit => hit.slot))
     const terms = queryTerms(state.vocabulary, query.query)
     const scoreOf = new Map<number, number>()
-    const top = new TopK<ScoredSlot>(checked.limit - kept.size, slots.compare)
-    if (kept.size >= checked.limit && !feedbackOn(feedback)) {
-      // No place left for ranked-only records: score just the kept ones.
+    const rerank = rerankOn(this.levers, terms)
+    const room = checked.limit - kept.size
+    let ranked: ScoredSlot[]
+    let stamp = -1
+    if (room <= 0) {
+      // No place left for ranked-only records (feedback could only lend to records that cannot
+      // enter): score just the kept ones.
       for (const slot of kept) scoreOf.set(slot, scoreSlot(state, params, terms, slot))
+      ranked = []
     }
     else {
-      let ranked = rank(state, params, terms)
-      if (feedbackOn(feedback)) ranked = withFeedback(state, params, feedback, terms, ranked, checked)
+      // The best candidates by BM25F (and feedback): the page, or the re-ranking depth.
+      const top = new TopK<ScoredSlot>(rerank ? Math.max(this.levers.depth, room) : room, slots.compare)
+      let scored = rank(state, params, terms)
+      stamp = scored.stamp
+      if (feedbackOn(feedback)) scored = withFeedback(state, params, feedback, terms, scored, checked)
       const scores = scratch.scores
       // Newest first, as in substringSearch: equal scores then stop at the heap's floor.
-      for (let index = ranked.touched.length - 1; index >= 0; index--) {
-        const slot = ranked.touched[index]!
-        const score = scores[slot]!
-        if (kept.has(slot)) {
-          scoreOf.set(slot, score)
-          continue
-        }
-        offer(slots, top, slot, score, checked)
-      }
+      const stamps = scratch.stamps
+      for (const slot of kept) if (stamps[slot] === scored.stamp) scoreOf.set(slot, scores[slot]!)
+      const touched = scored.touched
+      if (kept.size === 0) for (let index = touched.length - 1; index >= 0; index--) offer(slots, top, touched[index]!, scores[touched[index]!]!, checked)
+      else for (let index = touched.length - 1; index >= 0; index--) if (!kept.has(touched[index]!)) offer(slots, top, touched[index]!, scores[touched[index]!]!, checked)
+      ranked = top.sorted()
     }
-    const merged = [...top.sorted(), ...guaranteed.map(({ slot }) => ({ slot, score: scoreOf.get(slot) ?? 0 }))]
+    let kepts = guaranteed.map(({ slot }) => ({ slot, score: scoreOf.get(slot) ?? 0 }))
+    if (rerank) {
+      const { stamps, matched } = scratch
+      const scorer = candidateScorer(state, this.levers, terms, slot => stamps[slot] === stamp ? matched[slot]! : terms.size)
+      const rescore = (candidate: ScoredSlot) => ({ slot: candidate.slot, score: scorer(candidate) })
+      ranked = ranked.map(rescore).sort((a, c) => slots.compare(c, a))
+      kepts = kepts.map(rescore)
+    }
+    const merged = [...ranked.slice(0, Math.max(0, room)), ...kepts]
     merged.sort((a, c) => slots.compare(c, a))
     const wanted = new Set(terms.keys())
     return merged.map(({ slot, score }) => ({ record: slots.records[slot]!, score: Math.round(score * 1e4) / 1e4, snippet: snippetOf(slots.records[slot]!.content, wanted, checked.needle) }))

@@ -3,7 +3,7 @@
  * the indexed words it was likely meant as (a spelling one or two edits away, or two words
  * written together).
  */
-import { editDistance, tokenizeWords } from './text.ts'
+import { editDistance, stemWord, tokenizeWords } from './text.ts'
 import { LATIN_SURFACE, type Vocabulary } from './vocabulary.ts'
 
 /** Weight of a query term reached through a corrected spelling. */
@@ -15,9 +15,12 @@ export const FUZZY_WEIGHT = 0.8
  * indexed words when it was written together ("roadtrip" -> "road", "trip").
  */
 export function queryTerms(vocabulary: Vocabulary, text: string): Map<string, number> {
+  const irregular = vocabulary.irregular
   const weighted = new Map<string, number>()
   const add = (term: string, weight: number) => weighted.set(term, Math.max(weighted.get(term) ?? 0, weight))
-  for (const { surface, term } of tokenizeWords(text)) {
+  for (const token of tokenizeWords(text)) {
+    const surface = token.surface
+    const term = irregular ? token.term : stemWord(surface, false)
     const id = vocabulary.termIds.get(term)
     if ((id !== undefined && vocabulary.termFrequency[id]! > 0) || !LATIN_SURFACE.test(surface) || surface.length < 4) {
       add(term, 1)

@@ -24,13 +24,16 @@ let hotRunOwners = 0
  * that, so a small or rarely searched index never pays for trigrams and a busy one pays once.
  */
 const SCANS_BEFORE_TRIGRAMS = 16
+/** A vocabulary larger than this is never scanned for a piece of 3+ characters: its trigram index is built at the first need. */
+const SCAN_MAX_RUNS = 4096
 
 /**
  * The substring index of one index: runs (maximal letter/digit/mark sequences of the lower-cased
  * fields) by id with their texts, and postings of (slot, occurrences in the record). The runs
  * containing a piece of text are found by scanning the run vocabulary, or, once scans have cost
- * {@link SCANS_BEFORE_TRIGRAMS} times the vocabulary, through a trigram index over it (trigram ->
- * runs holding it), built then and kept current from then on.
+ * {@link SCANS_BEFORE_TRIGRAMS} times the vocabulary or at once for a vocabulary of more than
+ * {@link SCAN_MAX_RUNS} runs, through a trigram index over it (trigram -> runs holding it), built
+ * then and kept current from then on.
  */
 export class RunIndex {
   ids = new Map<string, number>()
@@ -83,7 +86,7 @@ export class RunIndex {
   forEachContaining(piece: string, visit: (run: number, occurrences: number) => void): void {
     const texts = this.texts
     if (piece.length >= 3) {
-      if (this.trigrams === undefined && this.scanned > SCANS_BEFORE_TRIGRAMS * texts.length) this.trigrams = Trigrams.of(texts)
+      if (this.trigrams === undefined && (texts.length > SCAN_MAX_RUNS || this.scanned > SCANS_BEFORE_TRIGRAMS * texts.length)) this.trigrams = Trigrams.of(texts)
       if (this.trigrams !== undefined) {
         this.trigrams.forEachCandidate(piece, (run) => {
           const occurrences = countLower(texts[run]!, piece)

@@ -6,6 +6,8 @@
 export const scratch = {
   scores: new Float64Array(1024),
   stamps: new Int32Array(1024),
+  /** Query terms a ranking found in each slot (valid where the stamp is). */
+  matched: new Int32Array(1024),
   stamp: 0,
 }
 
@@ -14,6 +16,7 @@ export function scratchFor(slots: number): number {
   if (slots > scratch.scores.length) {
     scratch.scores = new Float64Array(Math.max(slots, scratch.scores.length * 2))
     scratch.stamps = new Int32Array(scratch.scores.length)
+    scratch.matched = new Int32Array(scratch.scores.length)
     scratch.stamp = 0
   }
   if (++scratch.stamp >= 0x7fffffff) {

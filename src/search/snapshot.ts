@@ -71,7 +71,7 @@ export function encodeSnapshot<D extends SearchDocument>(state: IndexState<D>, r
  * @throws Error when the snapshot is malformed, of another format, or does not index exactly the
  * active records of `records`.
  */
-export function decodeSnapshot<D extends SearchDocument>(value: unknown, records: readonly D[], text: SearchText<D>): IndexState<D> {
+export function decodeSnapshot<D extends SearchDocument>(value: unknown, records: readonly D[], text: SearchText<D>, irregular: boolean): IndexState<D> {
   const fail = (why: string): never => {
     throw new Error(`the search index snapshot ${why}`)
   }
@@ -92,7 +92,7 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   const surfaces = vocabularyList(snapshot.surfaces, 'surface')
   const count = snapshot.slots!
   const input = new ByteReader(fromBase64(snapshot.data!))
-  const state = new IndexState<D>(text)
+  const state = new IndexState<D>(text, irregular)
   const slots = new Slots<D>(Math.max(256, count))
   state.slots = slots
   slots.records = new Array<D | undefined>(count).fill(undefined)
@@ -136,7 +136,7 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
     else if (slots.alive[slot] === 0) continue
     slots.created[slot] = timed === 1 ? created : parseInstant(slots.records[slot]!.createdAt) ?? Number.NaN
   }
-  const vocabulary = new Vocabulary()
+  const vocabulary = new Vocabulary(irregular)
   state.vocabulary = vocabulary
   vocabulary.termNames = terms.names
   vocabulary.termIds = terms.ids

@@ -12,14 +12,16 @@ import { TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
  */
 export class IndexState<D extends SearchDocument> {
   slots = new Slots<D>()
-  vocabulary = new Vocabulary()
+  vocabulary: Vocabulary
   runs = new RunIndex()
   /** The position the next new record gets. */
   nextPosition = 0
   /** Tokenizer scratch of this index. */
   readonly tokens = new RecordTokens()
 
-  constructor(readonly text: SearchText<D>) {}
+  constructor(readonly text: SearchText<D>, readonly irregular = true) {
+    this.vocabulary = new Vocabulary(irregular)
+  }
 
   /** Tokenizes `record` again without runs or new words (the statistics of an indexed record). */
   retokenize(record: D): RecordTokens {
@@ -68,7 +70,7 @@ export class IndexState<D extends SearchDocument> {
     const kept: Array<[D, number]> = []
     for (let slot = 0; slot < slots.count; slot++) if (slots.alive[slot]) kept.push([slots.records[slot]!, slots.positions[slot]!])
     this.slots = new Slots<D>()
-    this.vocabulary = new Vocabulary()
+    this.vocabulary = new Vocabulary(this.irregular)
     this.runs = new RunIndex()
     for (const [record, position] of kept) this.add(record, position)
   }

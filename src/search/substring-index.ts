@@ -72,46 +72,54 @@ const INTERSECT_RATIO = 16
 
 /**
  * The live slots that can hold `needle` (a query that is not one run), as (slot, most occurrences)
- * pairs in slot order, or `undefined` when the needle has no letter or digit (every record is a
- * candidate). A piece of the needle (a run of it) bounded on both sides by other characters is a
- * whole run of any text holding the needle: the holders of the rarest such runs are intersected,
- * and a missing one means no record holds the needle. A needle without such a piece falls back to
- * the holders of the runs containing its rarest piece.
+ * pairs, or `undefined` when the needle has no letter or digit (every record is a candidate).
+ * Each piece of the needle (a run of it) lies in one run of any text holding the needle: a run
+ * equal to the piece when other characters stand on both its sides in the needle, ending with it
+ * when it starts the needle, starting with it when it ends the needle, containing it when it is
+ * the whole needle's only piece. The holders of the rarest pieces' runs are intersected; a piece
+ * no run fits means no record holds the needle.
  */
 function phraseCandidates<D extends SearchDocument>(state: IndexState<D>, needle: string): number[] | undefined {
   const { slots, runs } = state
   const alive = slots.alive
-  const exact: number[] = []
-  const partial: string[] = []
+  const pieces: Array<{ runs: number[]; postings: number }> = []
   for (const match of needle.matchAll(RUN)) {
     const piece = match[0]
-    if (match.index > 0 && match.index + piece.length < needle.length) {
+    const startsRun = match.index > 0
+    const endsRun = match.index + piece.length < needle.length
+    const fitting: number[] = []
+    let postings = 0
+    if (startsRun && endsRun) {
       const run = runs.ids.get(piece)
-      if (run === undefined) return []
-      exact.push(run)
+      if (run !== undefined) {
+        fitting.push(run)
+        postings = runs.postings.length(run)
+      }
     }
-    else partial.push(piece)
+    else {
+      runs.forEachContaining(piece, (run) => {
+        const text = runs.texts[run]!
+        if ((startsRun && !text.startsWith(piece)) || (endsRun && !text.endsWith(piece))) return
+        fitting.push(run)
+        postings += runs.postings.length(run)
+      })
+    }
+    if (fitting.length === 0) return []
+    pieces.push({ runs: fitting, postings })
   }
-  if (exact.length === 0 && partial.length === 0) return undefined
-  const out: number[] = []
-  if (exact.length > 0) {
-    exact.sort((a, c) => runs.postings.length(a) - runs.postings.length(c))
-    const rarest = exact[0]!
-    const wanted = runs.postings.length(rarest)
-    // Stamp the holders of the other pieces first; a slot must carry every stamp to stay.
-    const stamps = scratch.stamps
-    let required = 0
-    const stamp = scratchFor(slots.count)
-    const marks: number[] = []
-    for (let at = 1; at < exact.length && marks.length < MAX_INTERSECTED - 1; at++) {
-      const run = exact[at]!
-      if (run === exact[at - 1] || runs.postings.length(run) > INTERSECT_RATIO * wanted) continue
-      marks.push(run)
-    }
-    // Holders of every marked run: counted with the score scratch (stamp, then count per slot).
-    const counts = scratch.scores
-    for (const run of marks) {
-      required++
+  if (pieces.length === 0) return undefined
+  pieces.sort((a, c) => a.postings - c.postings)
+  const rarest = pieces[0]!
+  // Holders of the next rarest pieces (when not much longer): a slot must be in every one to stay.
+  const stamps = scratch.stamps
+  const counts = scratch.scores
+  const stamp = scratchFor(slots.count)
+  let required = 0
+  for (let at = 1; at < pieces.length && required < MAX_INTERSECTED - 1; at++) {
+    const piece = pieces[at]!
+    if (piece.postings > INTERSECT_RATIO * rarest.postings) break
+    required++
+    for (const run of piece.runs) {
       runs.postings.forEach(run, (slot) => {
         if (stamps[slot] !== stamp) {
           stamps[slot] = stamp
@@ -120,43 +128,23 @@ function phraseCandidates<D extends SearchDocument>(state: IndexState<D>, needle
         if (counts[slot] === required - 1) counts[slot] = required
       })
     }
-    runs.postings.forEach(rarest, (slot, occurrences) => {
-      if (alive[slot] === 0) return
-      if (required > 0 && (stamps[slot] !== stamp || counts[slot] !== required)) return
-      out.push(slot, occurrences)
+  }
+  const kept = (slot: number) => alive[slot] !== 0 && (required === 0 || (stamps[slot] === stamp && counts[slot] === required))
+  const out: number[] = []
+  if (rarest.runs.length === 1) {
+    runs.postings.forEach(rarest.runs[0]!, (slot, occurrences) => {
+      if (kept(slot)) out.push(slot, occurrences)
     })
     return out
   }
-  // No whole-run piece: the holders of the runs containing the rarest partial piece.
-  let best: number[] | undefined
-  for (const piece of partial) {
-    const holders: number[] = []
-    const stamp = scratchFor(slots.count)
-    const stamps = scratch.stamps
-    const counts = scratch.scores
-    runs.forEachContaining(piece, (run, inRun) => {
-      runs.postings.forEach(run, (slot, occurrences) => {
-        if (alive[slot] === 0) return
-        if (stamps[slot] !== stamp) {
-          stamps[slot] = stamp
-          counts[slot] = holders.length
-          holders.push(slot, 0)
-        }
-        holders[counts[slot]! + 1]! += inRun * occurrences
-      })
+  // Several runs fit the rarest piece: a record's bound is its occurrences of all of them.
+  const bounds = new Map<number, number>()
+  for (const run of rarest.runs) {
+    runs.postings.forEach(run, (slot, occurrences) => {
+      if (kept(slot)) bounds.set(slot, (bounds.get(slot) ?? 0) + occurrences)
     })
-    if (!best || holders.length < best.length) best = holders
-    if (best.length === 0) break
   }
-  // Slots in ascending order, as the visit goes newest (highest slot) first.
-  return sortPairs(best!)
-}
-
-/** `pairs` (slot, value) sorted by slot. */
-function sortPairs(pairs: number[]): number[] {
-  const order = Array.from({ length: pairs.length / 2 }, (_, at) => at).sort((a, c) => pairs[2 * a]! - pairs[2 * c]!)
-  const out: number[] = []
-  for (const at of order) out.push(pairs[2 * at]!, pairs[2 * at + 1]!)
+  for (const [slot, bound] of bounds) out.push(slot, bound)
   return out
 }
 

@@ -12,10 +12,12 @@
  *    character bigrams, plus the single character when the run is one character long
  *    ("東京都" -> "東京", "京都"), so a query of two or more characters finds the text it occurs in.
  * 4. English stop-words ({@link ENGLISH_STOP_WORDS}) are dropped; the rest are stemmed with the
- *    Porter stemmer of the `stemmer` package ("painting", "paints" -> "paint"). Words with digits
- *    and non-Latin words are not stemmed.
+ *    Porter stemmer of the `stemmer` package ("painting", "paints" -> "paint"), irregular verb and
+ *    noun forms first replaced by their base ("went" -> "go", "children" -> "child"). Words with
+ *    digits and non-Latin words are not stemmed.
  */
 import { stemmer } from 'stemmer'
+import { IRREGULAR_FORMS } from './irregular.ts'
 
 /**
  * English stop-words left out of the index and of queries: articles, pronouns, auxiliaries,
@@ -51,22 +53,28 @@ export function foldText(text: string): string {
   ).normalize('NFC')
 }
 
-/** The stem of one folded word: Porter for plain Latin words of 3+ letters, the word itself otherwise. */
-export function stemWord(word: string): string {
+/**
+ * The stem of one folded word: Porter for plain Latin words of 3+ letters, the word itself
+ * otherwise. An irregular verb or noun form ({@link IRREGULAR_FORMS}: "went", "children") is
+ * stemmed as its base word unless `irregular` is false.
+ */
+export function stemWord(word: string, irregular = true): string {
   // Only plain Latin words are stemmed (and cached: numbers would crowd real words out of the cache).
-  let stem = stems.get(word)
+  const cache = irregular ? stems : regularStems
+  let stem = cache.get(word)
   if (stem !== undefined) return stem
   if (word.length <= 2 || !LATIN_WORD.test(word)) return word
-  stem = stemmer(word)
+  stem = stemmer(irregular ? IRREGULAR_FORMS.get(word) ?? word : word)
   // A bounded cache: vocabularies repeat, so most words are stemmed once per process.
-  if (stems.size >= STEM_CACHE_MAX) stems.clear()
-  stems.set(word, stem)
+  if (cache.size >= STEM_CACHE_MAX) cache.clear()
+  cache.set(word, stem)
   return stem
 }
 
 const ASCII = /^[\x00-\x7f]*$/
 const STEM_CACHE_MAX = 50_000
 const stems = new Map<string, string>()
+const regularStems = new Map<string, string>()
 
 /** One token of a text: the folded word as written (`surface`) and its index term. */
 export interface TextToken {

@@ -71,13 +71,25 @@ export interface SearchHit<D extends SearchDocument = SearchDocument> {
   snippet?: string
 }
 
-/** Ranking levers of {@link SearchIndexOptions}, each one switchable. */
+/** Pseudo-relevance feedback settings of {@link SearchIndexOptions} (RM3-style). */
 export interface SearchFeedbackOptions {
-  /** Best-ranked records that lend terms (0: feedback off). */
+  /** Best-ranked records that lend terms; default 10, 0 turns feedback off. */
   records?: number
-  /** Most terms lent. */
+  /** Most terms lent; default 20. */
   terms?: number
-  /** Weight of the strongest lent term, relative to a query term. */
+  /** Weight of the strongest lent term, relative to a query term; default 0.1. */
+  weight?: number
+  /** A term is lent only when at least this many records hold it; default 2 (a term of one record brings back only that record). */
+  minRecords?: number
+  /** A term is lent only when at most this share of the records hold it; default 0.1. */
+  maxShare?: number
+}
+
+/** Proximity bonus settings of {@link SearchIndexOptions}. */
+export interface SearchProximityOptions {
+  /** Two query terms count as near when at most this many token positions apart; default 3. */
+  window?: number
+  /** Bonus per near pair of distinct query terms, times the smaller idf of the two; default 0.5, 0 turns it off. */
   weight?: number
 }
 
@@ -95,11 +107,30 @@ export interface SearchIndexOptions<D extends SearchDocument = SearchDocument> {
   /** BM25 length normalization in [0, 1], default 0.75. */
   b?: number
   /**
-   * Pseudo-relevance feedback: terms of the best `records` results (default 0: off) are added to the
-   * query, the `terms` (default 10) most telling ones at up to `weight` (default 0.3) of a query
-   * term. `{ records: 0 }` turns it off.
+   * Pseudo-relevance feedback (on by default): the best `records` (10) filtered results lend their
+   * `terms` (20) most telling terms (share of the record × record score / best score × idf), held
+   * by `minRecords` (2) to `maxShare` (10%) of the records, at up to `weight` (0.1) of a query term.
+   * Lent terms only add to the scores of the first ranking, their postings at most a quarter of
+   * the query terms' (or 1,024); no feedback runs when the substring rule's hits fill the page.
+   * `{ records: 0 }` turns it off.
    */
   feedback?: SearchFeedbackOptions
+  /**
+   * Proximity bonus (on by default): among the {@link rerankDepth} best candidates, each pair of
+   * distinct query terms found within `window` (3) token positions of each other (stop-words are
+   * not counted) adds `weight` (0.5) × the smaller idf of the two. `{ weight: 0 }` turns it off.
+   */
+  proximity?: SearchProximityOptions
+  /**
+   * Multiplier of the score of a candidate one of whose tags the query names (every term of the
+   * tag is a term of the query), among the {@link rerankDepth} best candidates; default 1.5, 1
+   * turns it off.
+   */
+  tagBoost?: number
+  /** Candidates (best by BM25F and feedback, filters passed) that proximity and the tag boost re-rank; default 100. */
+  rerankDepth?: number
+  /** Irregular verb and noun forms stemmed as their base ("went" as "go", "children" as "child"); default true. */
+  irregularForms?: boolean
   /** Which text of a document is searched; default: `title`, `content` and `tags` as they are. */
   text?: SearchText<D>
 }

@@ -20,6 +20,9 @@ export const LATIN_SURFACE = /^[a-z]+$/
  * per record).
  */
 export class Vocabulary {
+  /** @param irregular Whether irregular verb and noun forms are stemmed as their base (`stemWord`). */
+  constructor(readonly irregular = true) {}
+
   termIds = new Map<string, number>()
   termNames: string[] = []
   termFrequency = new Int32Array(256)
@@ -54,7 +57,7 @@ export class Vocabulary {
     let sid = this.surfaceIds.get(surface)
     if (sid === undefined) {
       if (!create) return -1
-      const id = this.termId(stemWord(surface))
+      const id = this.termId(stemWord(surface, this.irregular))
       sid = this.surfaceIds.size
       this.surfaceIds.set(surface, sid)
       if (sid >= this.surfaceTerms.length) {

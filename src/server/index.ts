@@ -11,3 +11,6 @@ export { createAgentRoutes, DEFAULT_AGENTS_PREFIX, MAX_RUN_INPUT } from './route
 export { NDJSON_TYPE } from './stream.ts'
 export type { AgentIdentity, AgentRoutesOptions, AgentSource, IdentifyHook } from './types.ts'
 export type { InspectorLogLine, InspectorStore, RecordDetail, RecordPage, ScopeExport, StoreLogVerification } from './inspector.ts'
+export type { JournalEvent, JournalRun, JournalRunKind, ThreadJournal, ThreadSummary } from './studio-journal.ts'
+export type { RecordTablePage } from './studio-routes.ts'
+export type { StudioAction } from './studio-actions.ts'

@@ -44,7 +44,8 @@ function memoryCapability(agent: AgentDefinition): MemoryCapability | undefined 
   return agent.capabilities.find((capability: AgentCapability): capability is MemoryCapability => capability.id === 'memory' && !!(capability as Partial<MemoryCapability>).options)
 }
 
-function storeConfigs(agent: AgentDefinition): MemoryStoreConfig[] {
+/** The parsed store options of the agent's `memory()` capability; none without it. */
+export function storeConfigs(agent: AgentDefinition): MemoryStoreConfig[] {
   const capability = memoryCapability(agent)
   return capability ? parseMemoryOptions(capability.options) : []
 }
@@ -55,7 +56,7 @@ function adapterKind(config: MemoryStoreConfig): string {
 }
 
 /** Workspace key of a store's JSONL log, or `undefined` when it keeps none. */
-function logKey(agent: AgentDefinition, config: MemoryStoreConfig): string | undefined {
+export function logKey(agent: AgentDefinition, config: MemoryStoreConfig): string | undefined {
   const adapter = config.adapter as { kind?: unknown; key?: unknown }
   return adapter.kind === 'workspace-jsonl' && typeof adapter.key === 'string' && agent.workspace ? adapter.key : undefined
 }

@@ -17,6 +17,9 @@ import { messageText, readThread } from '../agent/threads.ts'
 import type { AgentDefinition, AgentRunEvent } from '../agent/types.ts'
 import { exportScope, listStores, openStore, pageRecords, recordDetail, requireScopeLogLines, searchRecords, verifyStoreLog } from './inspector.ts'
 import { runResponse } from './stream.ts'
+import { actionAgent, isActionApproval } from './studio-actions.ts'
+import { journalRun } from './studio-journal.ts'
+import { highlightRanges, registerStudioRoutes, STUDIO_IMPORT_MAX_BYTES } from './studio-routes.ts'
 import type { AgentIdentity, AgentRoutesOptions } from './types.ts'
 
 /** Default prefix of the routes. */
@@ -68,6 +71,7 @@ export function statusOf(code: string): number {
   if (code === 'REQUEST_TOO_LARGE') return 413
   if (code === 'WORKSPACE_CORRUPT_JSON' || code === 'WORKSPACE_LOCKED') return 503
   if (code === 'INTERNAL_ERROR') return 500
+  if (code === 'STUDIO_NOT_BUILT') return 503
   return 400
 }
 
@@ -229,7 +233,9 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     const agent = await agentOf(event)
     const input = await body(event, runBodySchema, maxBodyBytes)
     const run = runAgent(agent, { input: input.input, ...(input.threadId ? { threadId: input.threadId } : {}), user: identity })
-    return runResponse(run, event.req.headers.get('accept'))
+    // With the studio on, the run is journalled (steps, timings, decisions) before its first event is sent.
+    const served = options.studio ? await journalRun(agent, run, { threadId: run.threadId, identity, kind: 'message', input: input.input }) : run
+    return runResponse(served, event.req.headers.get('accept'))
   }))
 
   app.get(`${prefix}/agents/:agent/threads/:thread`, route(async (event, identity) => {
@@ -263,14 +269,19 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     if (!approval || !sameIdentity(approval.user, identity)) {
       throw agentError('APPROVAL_NOT_FOUND', `there is no approval "${id}" for this agent`, 'use an id from GET /agents/:agent/approvals', { approvalId: id })
     }
-    const run = resolveApproval(agent, id, {
+    if (approval.status !== 'pending') {
+      throw agentError('APPROVAL_ALREADY_RESOLVED', `approval "${id}" was already ${approval.status}; nothing was changed or run`, 'each approval applies once; ask the agent again for a new request', { approvalId: id, status: approval.status })
+    }
+    // A studio action's approval continues with the action driver, not the agent's own driver.
+    const run = resolveApproval(isActionApproval(approval) ? actionAgent(agent) : agent, id, {
       approved: decision.approved,
       ...(decision.reason ? { reason: decision.reason } : {}),
       approver: identity.id,
       threadId: approval.threadId,
       user: identity,
     })
-    return decisionResponse(run, event.req.headers.get('accept'))
+    const served = options.studio ? await journalRun(agent, run, { threadId: approval.threadId, identity, kind: 'decision', approvalId: id, ...(isActionApproval(approval) ? { origin: 'studio' as const } : {}) }) : run
+    return decisionResponse(served, event.req.headers.get('accept'))
   }))
 
   app.get(`${prefix}/agents/:agent/stores`, route(async (event, identity) => ({ stores: await listStores(await agentOf(event), identity) })))
@@ -293,7 +304,9 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
   app.get(`${prefix}/agents/:agent/stores/:store/search`, route(async (event, identity) => {
     const { store } = await opened(event, identity)
     const search = query(event, searchQuerySchema)
-    return { query: search.q, hits: await searchRecords(store, search.q, search.limit) }
+    const hits = await searchRecords(store, search.q, search.limit)
+    // `highlights`: [start, end) ranges of the content's words that match a query term.
+    return { query: search.q, hits: hits.map(hit => ({ ...hit, highlights: highlightRanges(hit.record.content, search.q) })) }
   }))
 
   app.get(`${prefix}/agents/:agent/stores/:store/log`, route(async (event, identity) => {
@@ -310,9 +323,17 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     const { agent, store } = await opened(event, identity)
     const exported = await exportScope(agent, store)
     return new Response(JSON.stringify(exported, null, 2), {
-      headers: { 'content-type': 'application/json; charset=utf-8', 'content-disposition': `attachment; filename="${exportFileName(agent.name, store.store, identity.id)}"` },
+      headers: { 'content-type': 'application/json; charset=utf-8', 'content-disposition': `attachment; filename="${exportFileName(agent.name, store.store, identity.tenant ? `${identity.tenant}.${identity.id}` : identity.id)}"` },
     })
   }))
+
+  if (options.studio) {
+    registerStudioRoutes({
+      app, prefix, mode: options.mode ?? 'production', agents: options.agents, devUsers: options.devUsers ?? [],
+      ...(typeof options.studio === 'object' && options.studio.dir ? { assetsDir: options.studio.dir } : {}),
+      route, agentOf, opened, query, body: (event, schema) => body(event, schema, maxBodyBytes), importBody: (event, schema) => body(event, schema, Math.max(maxBodyBytes, STUDIO_IMPORT_MAX_BYTES)), param, recordDetail, errorResponse,
+    })
+  }
 
   // Unknown paths under the prefix still ask for an identity first, so nothing is learned without one.
   app.all(`${prefix}/**`, route(event => {

@@ -40,4 +40,10 @@ export interface AgentRoutesOptions {
   maxBodyBytes?: number
   /** Users the dev user picker offers (only with `mode: 'dev'`). */
   devUsers?: readonly string[]
+  /**
+   * Serves the studio (UI at `<prefix>/studio/`, its routes, and the run journal behind the
+   * thread timeline; docs/studio.md). `dir`: folder of the built UI, default this package's
+   * `dist/studio`. Default off; the Vite plugin and `agent studio` turn it on.
+   */
+  studio?: boolean | { dir?: string }
 }

@@ -30,7 +30,7 @@ export interface ConformanceTestApi {
 }
 
 /**
- * Registers a `describe(name)` block of conformance tests (27 tests: append/read fields, search
+ * Registers a `describe(name)` block of conformance tests (28 tests: append/read fields, search
  * rules, scope isolation, supersede, delete, export, invalid input). `makeAdapter` is called once
  * per test and must return an adapter with no records (a fresh store). `test` is the framework's
  * `{ describe, it, expect }`.
@@ -90,6 +90,21 @@ export function testMemoryStore(name: string, makeAdapter: () => MemoryStoreAdap
       expect(saved).toMatchObject({ tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {} })
       expect(saved.title).toBeUndefined()
       expect(saved.confidence).toBeUndefined()
+    })
+
+    it('append keeps every optional field given: episode, keywords, topics, rawExtract, recallTriggers, occurredAt', async () => {
+      const adapter = await makeAdapter()
+      const fields = {
+        episode: { observation: 'asked for a refund', result: 'refunded' },
+        keywords: ['refund'],
+        topics: ['billing'],
+        rawExtract: 'I want my money back',
+        recallTriggers: ['refund policy'],
+        occurredAt: '2024-03-02',
+      }
+      const saved = await remember(adapter, alice, { content: 'Alice was refunded', kind: 'episodic', ...fields })
+      expect(saved).toMatchObject(fields)
+      expect(await adapter.read(alice, saved.id)).toMatchObject(fields)
     })
 
     it('append keeps a given createdAt (imports keep the original time)', async () => {

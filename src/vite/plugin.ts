@@ -5,7 +5,9 @@ import { toNodeHandler } from 'h3/node'
 import { agentError } from '../errors.ts'
 import { isAgentDefinition, listAgents } from '../cli/load-agent.ts'
 import type { AgentDefinition } from '../agent/types.ts'
+import { withMemoryFolder } from '../memory/folder.ts'
 import { createAgentRoutes, DEFAULT_AGENTS_PREFIX } from '../server/routes.ts'
+import { discoverScopeUsers } from '../server/studio-routes.ts'
 import type { AgentIdentity, AgentSource, IdentifyHook } from '../server/types.ts'
 
 /** Users the dev user picker offers by default. */
@@ -19,22 +21,36 @@ export interface AgentMemoryPluginOptions {
   prefix?: string
   /** User ids the playground may pick from (dev only). Default `['demo', 'ann', 'ben']`. */
   users?: readonly string[]
-  /** Identity of a dev request. Default: {@link devIdentity} over `users`. */
+  /** Identity of a dev request. Default: {@link devIdentity} over `users` and the users of the workspace's scopes. */
   identify?: IdentifyHook
+  /** The studio at `<prefix>/studio/` (docs/studio.md); `{ dir }` serves a UI built elsewhere. Default `true`. */
+  studio?: boolean | { dir?: string }
+}
+
+/** Options of {@link devIdentity}. */
+export interface DevIdentityOptions {
+  /**
+   * More user ids to accept, looked up when a request names a user outside `users` (the studio
+   * passes the `user` values of the memory scopes present in the workspace, so an imported
+   * speaker's scope can be opened).
+   */
+  discover?: () => Promise<readonly string[]>
 }
 
 /**
  * The dev identity hook: the user named by the `x-agent-user` header (or the `user` query
- * parameter, for download links), which must be one of `users`; the first user when none is
- * named. Dev only: it trusts the browser, so never use it in production.
+ * parameter, for download links), which must be one of `users` (or of `options.discover()`);
+ * the first user when none is named. Dev only: it trusts the browser, so never use it in production.
  *
  * @throws `DEV_USER_UNKNOWN` (401) for a user outside the list.
  */
-export function devIdentity(users: readonly string[] = DEFAULT_DEV_USERS): IdentifyHook {
-  return (event): AgentIdentity | undefined => {
+export function devIdentity(users: readonly string[] = DEFAULT_DEV_USERS, options: DevIdentityOptions = {}): IdentifyHook {
+  return async (event): Promise<AgentIdentity | undefined> => {
     const named = event.req.headers.get('x-agent-user') || new URL(event.req.url).searchParams.get('user') || users[0]
     if (named === undefined) return undefined
-    if (!users.includes(named)) throw agentError('DEV_USER_UNKNOWN', `the dev user "${named}" is not in the plugin's user list`, `pick one of ${users.join(', ')}, or add it to agentMemory({ users })`, { user: named, users })
+    if (!users.includes(named) && !(options.discover && (await options.discover()).includes(named))) {
+      throw agentError('DEV_USER_UNKNOWN', `the dev user "${named}" is not in the plugin's user list`, `pick one of ${users.join(', ')}, or add it to agentMemory({ users })`, { user: named, users })
+    }
     return { id: named }
   }
 }
@@ -61,7 +77,9 @@ export function viteAgentSource(server: ViteDevServer, root: string): AgentSourc
         throw agentError('AGENT_INVALID_MODULE', `${location.file} does not default-export an agent definition`, 'end the module with `export default defineAgent({ driver, capabilities })`', { file: location.file })
       }
       // An agent left with the default name takes its file name, as in the CLI.
-      return candidate.name === 'agent' && location.name !== 'agent' ? ({ ...candidate, name: location.name } as AgentDefinition) : candidate
+      const named = candidate.name === 'agent' && location.name !== 'agent' ? ({ ...candidate, name: location.name } as AgentDefinition) : candidate
+      // The agent directory's memory/ folder is part of the agent (its files are read at each run).
+      return withMemoryFolder(named, location.file)
     },
   }
 }
@@ -78,7 +96,9 @@ export function createDevMiddleware(server: ViteDevServer, options: AgentMemoryP
   const prefix = (options.prefix ?? DEFAULT_AGENTS_PREFIX).replace(/\/+$/, '')
   const users = options.users ?? DEFAULT_DEV_USERS
   const root = resolve(server.config.root, options.root ?? '.')
-  const app = createAgentRoutes({ agents: viteAgentSource(server, root), identify: options.identify ?? devIdentity(users), prefix, mode: 'dev', devUsers: users })
+  const agents = viteAgentSource(server, root)
+  const identify = options.identify ?? devIdentity(users, { discover: () => discoverScopeUsers(agents) })
+  const app = createAgentRoutes({ agents, identify, prefix, mode: 'dev', devUsers: users, studio: options.studio ?? true })
   const handle = toNodeHandler(app)
   return (req, res, next) => {
     const path = req.url?.split('?')[0] ?? ''
@@ -92,11 +112,13 @@ export function createDevMiddleware(server: ViteDevServer, options: AgentMemoryP
  * 'serve'`, `configureServer`; nothing is added to a build or to `vite preview`), it serves the
  * agent routes of `createAgentRoutes` under `prefix`: list agents, run one and stream its events
  * as NDJSON or SSE, list/approve/deny approvals, and the memory inspector (stores, records,
- * search, record history, raw JSONL lines, verify, export). The identity comes from
- * `identify` (default {@link devIdentity}).
+ * search, record history, raw JSONL lines, verify, export), and the studio UI at
+ * `<prefix>/studio/` with its routes (docs/studio.md; `studio: false` turns it off). The identity
+ * comes from `identify` (default {@link devIdentity} over `users` and the users of the
+ * workspace's memory scopes).
  */
 export function agentMemory(options: AgentMemoryPluginOptions = {}): Plugin {
-  const known = ['root', 'prefix', 'users', 'identify']
+  const known = ['root', 'prefix', 'users', 'identify', 'studio']
   const unknown = Object.keys(options).filter(key => !known.includes(key))
   if (unknown.length) throw agentError('PLUGIN_OPTIONS_INVALID', `agentMemory() got unknown option ${unknown.map(key => `"${key}"`).join(', ')}`, `use only ${known.join(', ')}`, { options: unknown })
   const prefix = (options.prefix ?? DEFAULT_AGENTS_PREFIX).replace(/\/+$/, '')
@@ -110,6 +132,7 @@ export function agentMemory(options: AgentMemoryPluginOptions = {}): Plugin {
       server.httpServer?.once('listening', () => {
         const names = listAgents(root).map(agent => agent.name)
         server.config.logger.info(`  ➜  Agents:  ${prefix}/agents (${names.length ? names.join(', ') : `none in ${root}/server/agents`})`)
+        if (options.studio !== false) server.config.logger.info(`  ➜  Studio:  ${prefix}/studio/`)
       })
     },
   }

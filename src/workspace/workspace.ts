@@ -1,4 +1,4 @@
-import { type Stats, appendFileSync, closeSync, fstatSync, fsyncSync, mkdirSync, openSync, promises as fsp, readSync, renameSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
+import { type Stats, appendFileSync, closeSync, fstatSync, fsyncSync, mkdirSync, openSync, promises as fsp, readSync, renameSync, statSync, truncateSync, utimesSync, writeFileSync, writeSync } from 'node:fs'
 import lockfile from 'proper-lockfile'
 import { dirname, join, resolve } from 'node:path'
 import { createStorage, type Driver, type Storage } from 'unstorage'
@@ -541,10 +541,36 @@ async function acquireLease(file: string, lease: FileLease): Promise<void> {
   }
   catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
-    await lockfile.lock(file, { ...lockOptions(file, lease), retries: { retries: 2000, factor: 1.2, minTimeout: 1, maxTimeout: 20 } })
+    recoverFutureLock(file)
+    try {
+      await lockfile.lock(file, { ...lockOptions(file, lease), retries: { retries: LEASE_RETRIES, factor: 1.2, minTimeout: 1, maxTimeout: 20 } })
+    }
+    catch (waited) {
+      if ((waited as NodeJS.ErrnoException).code !== 'ELOCKED') throw waited
+      throw agentError('WORKSPACE_LOCKED', `the lock "${file}.lock" stayed held while this write waited for it (about ${Math.round(LEASE_RETRIES * 20 / 1000)} s): another process keeps it fresh, or it is on a file system whose clock differs`, `if no other process uses this workspace, remove the folder "${file}.lock" and retry; otherwise find the process that holds it`, { lock: `${file}.lock` }, waited)
+    }
   }
   lease.held = true
   lease.since = Date.now()
+}
+
+/** Tries of a contended lease (each at most 20 ms apart) before `WORKSPACE_LOCKED`: about 12 s. */
+const LEASE_RETRIES = 600
+
+/**
+ * A lock folder dated more than {@link LEASE_STALE_MS} in the future cannot belong to a live
+ * holder (holders refresh it to "now" every second), and proper-lockfile would never judge it
+ * stale: it is dated back to the epoch, so the stale takeover applies to it like to any lock of
+ * a killed process. Checked again right before, so a lock just refreshed is left alone.
+ */
+function recoverFutureLock(file: string): void {
+  const lock = `${file}.lock`
+  try {
+    if (statSync(lock).mtimeMs > Date.now() + LEASE_STALE_MS) utimesSync(lock, 0, 0)
+  }
+  catch {
+    // Gone meanwhile: the next try takes it.
+  }
 }
 
 function releaseLease(file: string, lease: FileLease): void {

@@ -13,11 +13,13 @@ function room(file: string): string {
 const ALLOWED: Record<string, readonly string[]> = {
   errors: [],
   instant: [],
+  text: [],
   workspace: ['errors'],
   log: ['errors', 'workspace'],
   search: ['errors', 'instant'],
   // The capability also reaches history (erasure removes every copy of an erased text).
-  memory: ['errors', 'instant', 'optional-dependency', 'workspace', 'log', 'search', 'agent', 'history'],
+  // and src/text (entry checks and prompt escaping shared with the host and history).
+  memory: ['errors', 'instant', 'optional-dependency', 'text', 'workspace', 'log', 'search', 'agent', 'history'],
 }
 
 const graph = new Map(sourceFiles().map(file => [file, importsOf(file)]))

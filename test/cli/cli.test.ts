@@ -198,6 +198,15 @@ describe.skipIf(!HAS_LOCOMO)('agent memory import --locomo', () => {
     const lines = logLines(workspace)
     expect(lines).toHaveLength(total)
     expect(valuesOf(lines[0], 'provenance')[0]).toEqual({ source: 'import', file: 'conv-26.json' })
+    expect(lines[0]!.occurredAt).toBe(lines[0]!.createdAt)
+  })
+
+  it('embeds the imported records for the store\'s semantic search (the playground agent uses localEmbedder) and stores their vectors', () => {
+    for (const [speaker, count] of expected) expect(first.stdout).toContain(`${speaker}: embedded ${count} records for semantic search`)
+    const vectors = readFileSync(join(workspace, 'memory', 'memory.jsonl.vectors'), 'utf8').split('\n').filter(Boolean).map(line => JSON.parse(line) as { id: string; dims: number; model: string })
+    expect(vectors).toHaveLength(total)
+    expect(new Set(vectors.map(vector => vector.id))).toEqual(new Set(logLines(workspace).map(line => line.recordId)))
+    expect(vectors.every(vector => vector.dims === 512 && vector.model === 'energetic-ai/universal-sentence-encoder-lite-en')).toBe(true)
   })
 
   it('a question about a speaker in agent dev --user <speaker> returns that speaker\'s facts', () => {

@@ -18,7 +18,8 @@ const MEMORY_SUBCOMMANDS = ['import', 'export', 'erase', 'list', 'search', 'veri
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001B\[/
 
-describe('agent help', () => {
+// Each case starts Node processes (about 2 s each on a loaded machine).
+describe('agent help', { timeout: 240_000 }, () => {
   it('agent alone prints the help and exits 0', () => {
     const { stdout, status } = agent()
     expect(status).toBe(0)
@@ -43,7 +44,7 @@ describe('agent help', () => {
       for (const line of stdout.split('\n')) expect(line.match(/\(default: /gi)?.length ?? 0, `${args.join(' ')}: ${line}`).toBeLessThanOrEqual(1)
     }
     expect(agent('memory', 'list', '--help').stdout).toMatch(/--user=<user>\s+User id the agent runs for \(Default: demo\)/)
-  }, 180_000)
+  })
 
   it('a flag the command does not take is an error: agent memory verify --agent support exits 2 naming it', () => {
     const { stderr, status } = agent('memory', 'verify', '--agent', 'support')

@@ -39,7 +39,7 @@ describe('LoCoMo dates', () => {
 })
 
 describe('LoCoMo observations', () => {
-  it('each observation becomes one semantic record tagged with its speaker, citing its dia_ids, dated by its session', () => {
+  it('each observation becomes one semantic record tagged with its speaker, citing its dia_ids, created and occurred at its session date', () => {
     const observations = parseLocomoConversation(conversation, '/data/conv-x.json')
     expect(observations).toHaveLength(4)
     expect(observations[1]).toEqual({
@@ -47,10 +47,11 @@ describe('LoCoMo observations', () => {
       session: 1,
       record: {
         kind: 'semantic', content: 'Ann likes rain.', tags: ['Ann'], metadata: { evidence: ['D1:5', 'D1:7'] },
-        createdAt: '2023-05-08T13:56:00.000Z', provenance: { source: 'import', file: 'conv-x.json' },
+        createdAt: '2023-05-08T13:56:00.000Z', occurredAt: '2023-05-08T13:56:00.000Z', provenance: { source: 'import', file: 'conv-x.json' },
       },
     })
     expect(observations[3]!.record.createdAt).toBe('2023-09-13T00:09:00.000Z')
+    expect(observations[3]!.record.occurredAt).toBe('2023-09-13T00:09:00.000Z')
     expect([...groupBySpeaker(observations).entries()].map(([speaker, group]) => [speaker, group.length])).toEqual([['Ann', 3], ['Bo', 1]])
   })
 
@@ -84,7 +85,7 @@ describe('importing records', () => {
     expect(await importRecords(adapter, target, records, { agent: 'support', user: 'Ann', via: 'import' })).toEqual({ added: 0, skipped: 3 })
     const stored = await adapter.export(target)
     expect(stored.map(r => r.content)).toEqual(['Ann adopted a cat.', 'Ann likes rain.', 'Ann moved to Oslo.'])
-    expect(stored[1]).toMatchObject({ kind: 'semantic', tags: ['Ann'], metadata: { evidence: ['D1:5', 'D1:7'] }, createdAt: '2023-05-08T13:56:00.000Z', provenance: { source: 'import', file: 'conv-x.json' }, audit: { via: 'import', user: 'Ann' } })
+    expect(stored[1]).toMatchObject({ kind: 'semantic', tags: ['Ann'], metadata: { evidence: ['D1:5', 'D1:7'] }, createdAt: '2023-05-08T13:56:00.000Z', occurredAt: '2023-05-08T13:56:00.000Z', provenance: { source: 'import', file: 'conv-x.json' }, audit: { via: 'import', user: 'Ann' } })
   })
 
   it('the same fact in another scope is imported again there', async () => {

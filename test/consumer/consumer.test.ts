@@ -139,6 +139,42 @@ describe('the packed package in a fresh npm init -y app', () => {
     expect(chat.code).toBe(0)
   }, 150_000)
 
+  it('a model-driven run on the app\'s ai (scriptedModel): memory_remember waits for approval, then memory_search finds the record', async () => {
+    writeFileSync(join(app, 'model-turn.mjs'), `
+      import { createWorkspace, defineAgent, resolveApproval, runAgent } from 'vite-agent-memory'
+      import { memory, workspaceJsonlMemoryStore } from 'vite-agent-memory/capabilities'
+      import { scriptedModel } from 'vite-agent-memory/testing'
+      const model = scriptedModel([
+        { toolCalls: [{ toolName: 'memory_remember', input: { content: 'I drink green tea', kind: 'semantic' } }] },
+        { text: 'Saved.' },
+        { toolCalls: [{ toolName: 'memory_search', input: { query: 'green tea' } }] },
+        { text: 'You drink green tea.' },
+      ])
+      const agent = defineAgent({
+        name: 'model',
+        driver: { model },
+        workspace: createWorkspace({ dir: '.agent/model-workspace' }),
+        capabilities: [memory({ stores: { agent: {
+          adapter: workspaceJsonlMemoryStore(),
+          scope: ({ user }) => (user ? { agent: 'model', user: user.id } : undefined),
+          write: { mode: 'tool', policy: 'require-approval' },
+        } } })],
+      })
+      const user = { id: 'ann' }
+      const first = await runAgent(agent, { input: 'remember that I drink green tea', user }).result
+      const saved = await resolveApproval(agent, first.approvals[0].id, { approved: true, approver: 'ann', threadId: first.threadId, user }).result
+      const asked = await runAgent(agent, { input: 'what do I drink?', user, threadId: first.threadId }).result
+      console.log(JSON.stringify({
+        first: first.status,
+        saved: [saved.status, saved.text],
+        asked: [asked.status, asked.text],
+        searchResultSeen: JSON.stringify(model.prompts[3]).includes('I drink green tea'),
+      }))
+    `)
+    const result = await ok('node', ['model-turn.mjs'], { cwd: app })
+    expect(JSON.parse(result.stdout)).toEqual({ first: 'awaiting-approval', saved: ['completed', 'Saved.'], asked: ['completed', 'You drink green tea.'], searchResultSeen: true })
+  })
+
   it('npx agent info describes the quick-start agent', async () => {
     const info = await ok('npx', ['--no-install', 'agent', 'info', '--agent', 'support'], { cwd: app })
     expect(info.stdout).toContain('agent: support')
@@ -155,19 +191,26 @@ describe('the packed package in a fresh npm init -y app', () => {
     expect(copies('@ai-sdk/provider')).toHaveLength(1)
   })
 
-  it('without better-sqlite3, ioredis or pg installed, every entry imports and sqliteMemoryStore() names the package to install', async () => {
+  it('without better-sqlite3, ioredis or pg installed, every entry imports and the SQLite and Postgres stores name the package to install', async () => {
     for (const name of ['better-sqlite3', 'ioredis', 'pg']) expect(existsSync(join(app, 'node_modules', name)), name).toBe(false)
     writeFileSync(join(app, 'optional.mjs'), `
       await import('vite-agent-memory')
       await import('vite-agent-memory/testing')
       await import('vite-agent-memory/server')
-      const { sqliteMemoryStore } = await import('vite-agent-memory/capabilities')
-      const store = sqliteMemoryStore({ file: 'memory.db' })
-      try { await store.exportLog(); console.log('opened') }
-      catch (error) { console.log(JSON.stringify({ code: error.code, fix: error.fix })) }
+      const { postgresMemoryStore, sqliteMemoryStore } = await import('vite-agent-memory/capabilities')
+      const stores = [sqliteMemoryStore({ file: 'memory.db' }), postgresMemoryStore({ connectionString: 'postgres://127.0.0.1:1/none' })]
+      const outcomes = []
+      for (const store of stores) {
+        try { await store.exportLog(); outcomes.push('opened') }
+        catch (error) { outcomes.push({ code: error.code, fix: error.fix }) }
+      }
+      console.log(JSON.stringify(outcomes))
     `)
     const result = await ok('node', ['optional.mjs'], { cwd: app })
-    expect(JSON.parse(result.stdout)).toEqual({ code: 'DEPENDENCY_MISSING', fix: 'install it beside vite-agent-memory: npm install better-sqlite3@"^12.0.0"' })
+    expect(JSON.parse(result.stdout)).toEqual([
+      { code: 'DEPENDENCY_MISSING', fix: 'install it beside vite-agent-memory: npm install better-sqlite3@"^12.0.0"' },
+      { code: 'DEPENDENCY_MISSING', fix: 'install it beside vite-agent-memory: npm install pg@"^8.0.0"' },
+    ])
   })
 
   it('a CommonJS module loads every entry with import() and with require()', async () => {
@@ -190,11 +233,12 @@ describe('the packed package in a fresh npm init -y app', () => {
     expect(JSON.parse(result.stdout)).toEqual({ defineAgent: 'function', memory: 'function', scriptedModel: 'function', agentMemory: 'function', createAgentHandler: 'function', sameModules: true })
   })
 
-  describe('with vite, typescript and @types/node installed', () => {
+  describe('with vite, typescript, @types/node, @types/json-schema and crossws installed', () => {
     let vite: ReturnType<typeof spawn> | undefined
 
     beforeAll(async () => {
-      await ok('npm', ['install', '--prefer-offline', '--save-dev', `vite@${APP_VERSIONS.vite}`, ...Object.entries(TOOL_VERSIONS).map(([name, version]) => `${name}@${version}`)], { cwd: app, timeoutMs: 180_000 })
+      // With the two type packages the README names for dependencies' own declarations (see the tsc test).
+      await ok('npm', ['install', '--prefer-offline', '--save-dev', `vite@${APP_VERSIONS.vite}`, ...Object.entries(TOOL_VERSIONS).map(([name, version]) => `${name}@${version}`), '@types/json-schema@7', 'crossws@0.4'], { cwd: app, timeoutMs: 180_000 })
       writeFileSync(join(app, 'entries.ts'), [
         `import * as host from 'vite-agent-memory'`,
         `import * as capabilities from 'vite-agent-memory/capabilities'`,
@@ -222,10 +266,9 @@ describe('the packed package in a fresh npm init -y app', () => {
     })
 
     it('tsc with skipLibCheck false finds no error in our declarations: with the two type packages the README names, only h3\'s documented lib error is left', async () => {
-      // The README's fix for the dependencies' own declarations: @types/json-schema (for
+      // The README's fix for the dependencies' own declarations, installed above: @types/json-schema (for
       // @ai-sdk/provider) and crossws (for h3); h3's `static override isError` also needs lib
       // ESNext.Error, left out here as a typical Vite app's lib (ES2022, DOM) leaves it out.
-      await ok('npm', ['install', '--prefer-offline', '--save-dev', '@types/json-schema@7', 'crossws@0.4'], { cwd: app, timeoutMs: 120_000 })
       writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
         compilerOptions: { target: 'ES2022', lib: ['ES2022', 'DOM'], module: 'ESNext', moduleResolution: 'bundler', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] },
         include: ['entries.ts', 'server', 'vite.config.ts'],

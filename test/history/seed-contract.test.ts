@@ -128,3 +128,24 @@ describe('seed 004: Public Methods and MemoryEntry', () => {
     }
   })
 })
+
+describe('seed 004 stores and erasure', () => {
+  it('erasing memory also erases its text from history kept in memory and in SQLite, outside the workspace', async () => {
+    const { eraseMemoryScope, inMemoryMemoryStore, memory, openMemoryStore } = await import('../../src/capabilities/index.ts')
+    const secret = 'my locker code is 4711'
+    for (const store of [inMemoryHistoryStore(), sqliteHistoryStore({ file: join(tempDir(), 'h.db') })]) {
+      const agent = defineAgent({
+        name: 'support', driver: { model: scriptedModel([{ text: `Noted: ${secret}.` }]) },
+        capabilities: [memory({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' } } } }), history({ store })],
+      })
+      const { adapter, target } = await openMemoryStore(agent, {})
+      await adapter.append(target, { kind: 'semantic', content: secret }, { audit: { via: 'api' } })
+      await runAgent(agent, { input: `remember ${secret}`, threadId: 't' }).result
+      const report = await eraseMemoryScope(adapter as never, target, { audit: { via: 'api' } })
+      expect(report.copies.scrubbed.some(copy => copy.key.startsWith('history-store:history:'))).toBe(true)
+      const entries = await (await openHistory(agent, { threadId: 't' })).list()
+      expect(entries.map(e => e.content)).toEqual(['remember [erased]', 'Noted: [erased].'])
+      await store.close()
+    }
+  })
+})

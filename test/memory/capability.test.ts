@@ -291,7 +291,7 @@ describe('memory() resolve', () => {
     const resolved = await resolveMemory({ stores: { agent: writableStore() } })
     const schema = z.toJSONSchema(resolved.tools.memory_search!.inputSchema, { io: 'input' }) as { required: string[]; properties: Record<string, { description?: string }> }
     expect(schema.required).toEqual(['query'])
-    expect(Object.keys(schema.properties).sort()).toEqual(['after', 'before', 'keywords', 'kinds', 'limit', 'query', 'store', 'tags', 'topics'])
+    expect(Object.keys(schema.properties).sort()).toEqual(['after', 'before', 'keywords', 'kinds', 'limit', 'occurredAfter', 'occurredBefore', 'query', 'store', 'tags', 'topics'])
     for (const [name, property] of Object.entries(schema.properties)) expect(property.description, name).toBeTruthy()
   })
 })

@@ -52,7 +52,7 @@ async function setup() {
     workspace: createWorkspace({ dir }),
     capabilities: [
       memory({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: ({ user }) => (user ? { agent: 'support', user: user.id } : undefined), write: { mode: 'tool', policy: 'require-approval' } } } }),
-      history({ store: workspaceHistoryStore(), scope: 'user', maxMessages: 4, pinCount: 0, recentCount: 1, summarizer: { model: summarizer } }),
+      history({ scope: 'user', store: workspaceHistoryStore(), maxMessages: 4, pinCount: 0, recentCount: 1, summarizer: { model: summarizer } }),
     ],
   })
   const ann = { id: 'ann' }

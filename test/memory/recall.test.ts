@@ -52,6 +52,13 @@ describe('recall into the prompt: preload', () => {
     expect(await workspace.readText('agents:bot:threads:t.json')).not.toContain('<memory')
   })
 
+  it('a record with an event time shows the day it happened next to the day it was written', async () => {
+    const { factory, records } = await seeded([note('Ran a marathon', { createdAt: '2024-01-05T00:00:00Z', occurredAt: '2023-10-08' })])
+    const { model, agent } = agentWith({ adapter: factory }, [{ text: 'hi' }], { preload: { limit: 3 } })
+    await runAgent(agent, { input: 'hello', threadId: 't' }).result
+    expect(systemOf(model.prompts[0]!)).toContain(`[${records[0]!.id}] (semantic, 2024-01-05, happened 2023-10-08) Ran a marathon`)
+  })
+
   it('preload.kinds keeps only those kinds, and an empty list preloads nothing', async () => {
     const { factory } = await seeded([note('A fact'), note('Prefers email', { kind: 'profile' })])
     const only = agentWith({ adapter: factory }, [{ text: 'ok' }], { preload: { limit: 5, kinds: ['profile'] } })

@@ -16,7 +16,7 @@ import { parseMemoryOptions } from '../../src/memory/schemas.ts'
 import { inMemoryMemoryStore } from '../../src/memory/stores/in-memory.ts'
 import { sqliteMemoryStore } from '../../src/memory/stores/sqlite.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
-import type { MemoryRecordInput, MemoryStoreAdapter, MemoryStoreOptions, MemoryTarget } from '../../src/memory/types.ts'
+import type { MemoryAudit, MemoryRecord, MemoryRecordInput, MemoryStoreAdapter, MemoryStoreOptions, MemoryTarget } from '../../src/memory/types.ts'
 import { scriptedModel } from '../../src/testing/index.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
@@ -196,7 +196,10 @@ describe('export and import', () => {
     return { first, second, third, episodic, deleted }
   }
 
-  it('export then import into an empty workspace reproduces the scope exactly: ids, timestamps, provenance, audit, status', async () => {
+  /** The records as an import writes them: the importer's audit, the file's audit kept as provenance. */
+  const asImported = (records: MemoryRecord[], audit: MemoryAudit, file: { exportedAt: string; agent?: string }) => records.map(record => ({ ...record, audit, provenance: { ...record.provenance, imported: { audit: record.audit, exportedAt: file.exportedAt, ...(file.agent ? { agent: file.agent } : {}) } } }))
+
+  it('export then import into an empty workspace reproduces the scope exactly (ids, timestamps, provenance, status); the audit names the importer, the file\'s audit is kept as provenance', async () => {
     const source = await resolved({ adapter: workspaceJsonlMemoryStore() }, createWorkspace({ dir: tempDir('vam-src-') }))
     await richScope(source)
     const exported = await exportMemoryScope(source, target, { agent: 'support' })
@@ -204,11 +207,13 @@ describe('export and import', () => {
     const file = JSON.parse(JSON.stringify(exported))
     const dir = tempDir('vam-dst-')
     const destination = await resolved({ adapter: workspaceJsonlMemoryStore() }, createWorkspace({ dir }))
-    expect(await importMemoryScope(destination, target, file, { audit: { via: 'import', user: 'ann' } })).toEqual({ added: 5, skipped: 0, duplicates: 0, renamed: 0, expired: 0 })
-    expect(await destination.export(target)).toEqual(await source.export(target))
+    const importer = { via: 'import', user: 'ann' }
+    expect(await importMemoryScope(destination, target, file, { audit: importer })).toEqual({ added: 5, skipped: 0, duplicates: 0, renamed: 0, expired: 0 })
+    const expected = asImported(await source.export(target), importer, file)
+    expect(await destination.export(target)).toEqual(expected)
     // A fresh replay of the new file gives the same records.
     const replayed = await resolved({ adapter: workspaceJsonlMemoryStore() }, createWorkspace({ dir }))
-    expect(await replayed.export(target)).toEqual(await source.export(target))
+    expect(await replayed.export(target)).toEqual(expected)
     expect((await verifyLog(createWorkspace({ dir }), 'memory/memory.jsonl')).ok).toBe(true)
     // Search works on the imported records, episode text included.
     expect((await replayed.search(target, { query: 'reset worked' })).map((h) => h.record.kind)).toEqual(['episodic'])
@@ -221,7 +226,7 @@ describe('export and import', () => {
     const destination = await resolved({ adapter: sqliteMemoryStore({ file: join(tempDir('vam-sqlite-'), 'memory.db') }) }, createWorkspace({ dir: tempDir() }))
     expect((await importMemoryScope(destination, target, file, { audit: { via: 'import' } })).added).toBe(5)
     expect(await importMemoryScope(destination, target, file, { audit: { via: 'import' } })).toEqual({ added: 0, skipped: 5, duplicates: 0, renamed: 0, expired: 0 })
-    expect(await destination.export(target)).toEqual(await source.export(target))
+    expect(await destination.export(target)).toEqual(asImported(await source.export(target), { via: 'import' }, file))
   })
 
   it('importing into another scope of the same log renames clashing ids and skips active duplicates; two users keep two records', async () => {
@@ -284,8 +289,13 @@ describe('export and import', () => {
     expect(again.stdout).toContain('2 already present')
     const reexported = cli(['memory', 'export'], emptyDir)
     const copy = JSON.parse(reexported.stdout)
-    expect(copy.records).toEqual(file.records)
-  }, 60_000)
+    expect(copy.records).toEqual(asImported(file.records, { via: 'import', agent: 'support', user: 'ann' }, file))
+    // agent memory erase refuses without --yes, then erases the scope and says what it removed.
+    expect(cli(['memory', 'erase'], emptyDir).stderr).toContain('CLI_CONFIRMATION_REQUIRED')
+    const erased = cli(['memory', 'erase', '--yes'], emptyDir)
+    expect(erased.stdout).toContain(`erased 2 records of store agent, scope {"agent":"support","user":"ann"}: ${kept.id}, ${dropped.id}`)
+    expect(readFileSync(join(emptyDir, 'memory/memory.jsonl'), 'utf8')).not.toContain('window seats')
+  }, 90_000)
 })
 
 describe('applyMemoryRetention', () => {

@@ -226,10 +226,10 @@ describe('seed: Agent-visible tool contract', () => {
   it('memory_search is added when a store allows search and takes query (required), store, kinds, tags, after, before, limit', async () => {
     const search = (await schemas()).memory_search!
     expect(search.required).toEqual(['query'])
-    // The documented inputs, plus the keywords/topics filters of the hosted-memory document (issue 5).
+    // The documented inputs, plus the keywords/topics filters of the hosted-memory document (issue 5) and the event-time filters (issue 17).
     const documented = ['query', 'store', 'kinds', 'tags', 'after', 'before', 'limit']
     expect(Object.keys(search.properties).filter((key) => documented.includes(key))).toEqual(documented)
-    expect(Object.keys(search.properties).filter((key) => !documented.includes(key))).toEqual(['keywords', 'topics'])
+    expect(Object.keys(search.properties).filter((key) => !documented.includes(key))).toEqual(['keywords', 'topics', 'occurredAfter', 'occurredBefore'])
     expect(await toolNames({ stores: { agent: { adapter: inMemoryMemoryStore(), scope: { agent: 'support' }, read: { tools: { search: false } } } } })).toEqual(['memory_read'])
   })
 
@@ -243,10 +243,10 @@ describe('seed: Agent-visible tool contract', () => {
   it('memory_remember is added when a store sets write.mode tool and takes content and kind (required), store, title, tags, metadata, pinned, confidence, supersedes, provenance', async () => {
     const remember = (await schemas()).memory_remember!
     expect(remember.required).toEqual(['content', 'kind'])
-    // The documented inputs, plus episode, keywords, topics, rawExtract and recallTriggers from the hosted-memory document.
+    // The documented inputs, plus episode, keywords, topics, rawExtract and recallTriggers from the hosted-memory document, and the event time (issue 17).
     const documented = ['content', 'kind', 'store', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'supersedes', 'provenance']
     expect(Object.keys(remember.properties).filter((key) => documented.includes(key))).toEqual(documented)
-    expect(Object.keys(remember.properties).filter((key) => !documented.includes(key))).toEqual(['episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers'])
+    expect(Object.keys(remember.properties).filter((key) => !documented.includes(key))).toEqual(['episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers', 'occurredAt'])
   })
 
   it('memory_delete is added when a store sets write.mode tool and takes id (required), store, reason', async () => {
@@ -817,6 +817,13 @@ describe('seed 000: Memory (slots)', () => {
     expect(tools.recall_notes!.description).toContain('facts about the office')
   })
 
+  it('a store description is added to every shared tool description of that store too', async () => {
+    const { driver, seen } = scriptedRun([])
+    await finish(runAgent(agentWith({ stores: { agent: toolWrites({ adapter: inMemoryMemoryStore(), description: 'facts about the office' }) } }, driver), { input: 'hi' }))
+    const tools = seen.contexts[0]!.tools
+    for (const name of ['memory_search', 'memory_read', 'memory_remember', 'memory_delete']) expect(tools[name]!.description, name).toContain('"agent" (facts about the office)')
+  })
+
   it('recall.onSessionStart defaults to true; false recalls nothing into the prompt', async () => {
     const adapter = inMemoryMemoryStore()
     await seedSlot(adapter, ['Likes tea.'])
@@ -857,6 +864,19 @@ describe('seed 000: Memory (slots)', () => {
       ['remember_notes', { text: 'Lives in Oslo.' }], ['remember_notes', { text: 'Likes tea.' }], ['remember_notes', { text: 'Has a cat.' }], ['recall_notes', {}],
     ])
     expect(ok(outcomes[3]).items.map((i: { text: string }) => i.text)).toEqual(['Has a cat.', 'Likes tea.'])
+  })
+
+  it('a run continued after an approval pause recalls the block again and offers the slot tools again', async () => {
+    const adapter = inMemoryMemoryStore()
+    await seedSlot(adapter, ['Likes tea.'])
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'remember_notes', input: { text: 'Lives in Oslo.' } }] }, { text: 'Saved.' }])
+    const agent = defineAgent({ name: 'support', driver: { model }, workspace: memoryWorkspace(), capabilities: [memory({ stores: { notes: memorySlot({ scope: 'global', adapter, write: { policy: 'require-approval' } }) } })] })
+    const asked = await finish(runAgent(agent, { input: 'I moved to Oslo.' }))
+    expect(asked.result.status).toBe('awaiting-approval')
+    await finish(resolveApproval(agent, asked.result.approvals[0]!.id, { approved: true, approver: 'admin' }))
+    const continued = model.calls.at(-1)!
+    expect(systemText(model.prompts.at(-1)!)).toContain('<memory name="notes">\n- Lives in Oslo.\n- Likes tea.\n</memory>')
+    expect(continued.tools!.map((tool) => tool.name).sort()).toEqual(['recall_notes', 'remember_notes'])
   })
 
   it('memorySlot() rejects unknown options and a missing adapter or scope with errors naming them', () => {
@@ -951,3 +971,17 @@ describe('seed 003: memory structure and quality filter', () => {
   })
 })
 
+
+describe('seed 003 fields in every log-backed store', () => {
+  it('rawExtract and recallTriggers are kept by the JSONL, in-memory and SQLite stores, and triggers are searched', async () => {
+    const { sqliteMemoryStore } = await import('../../src/capabilities/index.ts')
+    const dir = mkdtempSync(join(tmpdir(), 'vam-seed-sql-'))
+    for (const factory of [workspaceJsonlMemoryStore(), inMemoryMemoryStore(), sqliteMemoryStore({ file: join(dir, 'm.db') })]) {
+      const adapter = await adapterOf(factory, fsWorkspace())
+      const target = { store: 'agent', scope: { agent: 'support' } }
+      const written = await adapter.append(target, { kind: 'semantic', content: 'Buys organic vegetables weekly', rawExtract: 'every Saturday I buy organic veg', recallTriggers: ['grocery budget'] }, { audit: { via: 'api' } })
+      expect(await adapter.read(target, written.id), factory.kind).toMatchObject({ rawExtract: 'every Saturday I buy organic veg', recallTriggers: ['grocery budget'] })
+      expect((await adapter.search(target, { query: 'grocery budget' })).map(hit => hit.record.id), factory.kind).toEqual([written.id])
+    }
+  })
+})

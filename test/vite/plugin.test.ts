@@ -102,3 +102,22 @@ test('agent dev --url drives the running dev server and prints the same lines as
   expect(code).toBe(0)
   expect(stdout).toContain('> hi there\nhelper: hi there\n')
 })
+
+test('an agent directory\'s memory/ folder is read by the dev server, and an edited file reaches the next run', async () => {
+  mkdirSync(join(dir, 'server', 'agents', 'notes', 'memory'), { recursive: true })
+  writeFileSync(join(dir, 'server', 'agents', 'notes', 'agent.ts'), `import { defineAgent } from ${JSON.stringify(join(repo, 'src/index.ts'))}
+export default defineAgent({
+  driver: { async run(context) {
+    const outcome = await context.tools.recall_faq.call({})
+    context.write(Object.keys(context.tools).join(',') + ' ' + outcome.output.items.map(item => item.text).join(' / '))
+  } },
+})
+`)
+  const faq = join(dir, 'server', 'agents', 'notes', 'memory', 'faq.md')
+  writeFileSync(faq, '- Support answers within one day.\n')
+  expect(await runText('notes', 'hi')).toEqual({ status: 200, text: 'recall_faq Support answers within one day.' })
+  writeFileSync(faq, '- Support answers within one hour.\n- Weekends are closed.\n')
+  const { utimesSync } = await import('node:fs')
+  utimesSync(faq, new Date(), new Date(Date.now() + 5000))
+  expect(await runText('notes', 'hi')).toEqual({ status: 200, text: 'recall_faq Support answers within one hour. / Weekends are closed.' })
+})

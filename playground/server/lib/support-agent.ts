@@ -5,7 +5,7 @@
 import type { LanguageModel } from 'ai'
 import { createWorkspace, defineAgent } from '../../../src/index.ts'
 import type { AgentDefinition, AgentDriver } from '../../../src/index.ts'
-import { memory, workspaceJsonlMemoryStore } from '../../../src/capabilities/index.ts'
+import { localEmbedderIfInstalled, memory, workspaceJsonlMemoryStore } from '../../../src/capabilities/index.ts'
 import { supportDriver } from './support-driver.ts'
 
 /** Provider packages tried, in order, when their API key is set. They are not dependencies of this package. */
@@ -37,12 +37,18 @@ export interface SupportAgentOptions {
   workspaceDir: string
   /** `'scripted'` forces the deterministic driver; `'auto'` (default) uses a provider model when a key and package are there. */
   driver?: 'auto' | 'scripted'
+  /**
+   * `'auto'` (default): semantic search with `localEmbedder()` when its optional packages are
+   * installed (they are devDependencies here); `'off'` (or `SUPPORT_AGENT_EMBED=off`): full text only.
+   */
+  embed?: 'auto' | 'off'
 }
 
 /** Builds the `support` agent over `workspaceDir`. */
 export async function createSupportAgent(options: SupportAgentOptions): Promise<AgentDefinition> {
   const model = options.driver === 'scripted' ? undefined : await providerModel()
   const driver: AgentDriver = model ? { model, maxSteps: 6 } : supportDriver()
+  const embed = options.embed === 'off' || process.env.SUPPORT_AGENT_EMBED === 'off' ? undefined : await localEmbedderIfInstalled()
   return defineAgent({
     name: 'support',
     instructions: [
@@ -62,6 +68,7 @@ export async function createSupportAgent(options: SupportAgentOptions): Promise<
             // without a user the store is off for the run rather than shared.
             scope: ({ user }) => (user?.id ? { agent: 'support', ...(user.tenant ? { tenant: user.tenant } : {}), user: user.id } : undefined),
             write: { mode: 'tool', policy: 'require-approval' },
+            ...(embed ? { embed } : {}),
           },
         },
       }),

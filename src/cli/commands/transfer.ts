@@ -11,6 +11,9 @@ import { agentError, toErrorShape } from '../../errors.ts'
 import { memoryStoreConfigOf } from '../../memory/capability.ts'
 import { openMemoryStore } from '../../memory/open-store.ts'
 import { eraseMemoryScope, exportMemoryScope, hardDeleteMemoryRecord, importMemoryScope, type MemoryErasureReport } from '../../memory/retention.ts'
+import { embedMemoryScope } from '../../memory/embeddings.ts'
+import type { AgentDefinition } from '../../agent/types.ts'
+import type { MemoryStoreAdapter, MemoryTarget } from '../../memory/types.ts'
 import { formatError } from '../format.ts'
 import { loadAgent, resolveRoot } from '../load-agent.ts'
 
@@ -19,7 +22,7 @@ const DEFAULT_USER = 'demo'
 const commonArgs = {
   agent: { type: 'string', description: 'Agent name: server/agents/<name>.ts or server/agents/<name>/agent.ts', required: true },
   root: { type: 'string', description: 'Project root holding server/agents (default: cwd, or ./playground when cwd has playground/server/agents)' },
-  user: { type: 'string', description: `User id whose scope is exported or imported into (default: ${DEFAULT_USER})`, default: DEFAULT_USER },
+  user: { type: 'string', description: `User id whose scope is exported, imported or erased (default: ${DEFAULT_USER})`, default: DEFAULT_USER },
   store: { type: 'string', description: 'Memory store name (default: the only store, or the store named "agent")' },
   tenant: { type: 'string', description: 'Tenant of the user, for agents whose scopes name one (default: none)' },
 } as const
@@ -80,6 +83,23 @@ export const exportCommand = defineCommand({
   }),
 })
 
+/**
+ * After an import into a store with `embed` (issue 17, vectors "computed at write (batched)"):
+ * embeds the scope's records that have no stored vector yet, in batches, and returns the line to
+ * print. An embedder failure is a warning line, never a failed import: the next search embeds them.
+ */
+export async function embedAfterImport(agent: AgentDefinition, store: string, adapter: MemoryStoreAdapter, target: MemoryTarget): Promise<string | undefined> {
+  const model = memoryStoreConfigOf(agent, store).embed
+  if (!model) return undefined
+  try {
+    const { embedded } = await embedMemoryScope(adapter, target, model)
+    return `embedded ${embedded} ${embedded === 1 ? 'record' : 'records'} for semantic search`
+  }
+  catch (error) {
+    return `warning: the records are imported, but their vectors could not be computed (${error instanceof Error ? error.message : String(error)}); the first search computes them`
+  }
+}
+
 /** The lines `agent memory erase` prints for a report: the count, then one line per copy rewritten, removed, denied or left. */
 export function formatErasure(report: MemoryErasureReport, where: string): string[] {
   const lines = [`erased ${report.erased} ${report.erased === 1 ? 'record' : 'records'} of ${where}${report.ids.length ? `: ${report.ids.join(', ')}` : ''}`]
@@ -125,6 +145,8 @@ async function importFile(args: { agent: string; root?: string; user: string; st
   const { agent, opened } = await openScope(args)
   const counts = await importMemoryScope(opened.adapter, opened.target, data, { audit: { via: 'import', agent: agent.name, user: args.user } })
   print(`imported ${counts.added} ${counts.added === 1 ? 'record' : 'records'} into store ${opened.store}, scope ${JSON.stringify(opened.target.scope)} (${counts.skipped} already present, ${counts.duplicates} duplicates, ${counts.renamed} renamed, ${counts.expired} expired by retention)`)
+  const embedded = await embedAfterImport(agent, opened.store, opened.adapter, opened.target)
+  if (embedded) print(embedded)
 }
 
 /**

@@ -19,6 +19,7 @@
  * weights: title A, content B, tags C) by `./sql/core.ts`.
  */
 import { agentError, isAgentError } from '../../errors.ts'
+import { importOptional } from '../../optional-dependency.ts'
 import { sha256HexSync } from '../../log/digest.ts'
 import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
 import { createStorage } from 'unstorage'
@@ -114,7 +115,7 @@ const WEIGHT_OF_FIELD = ['A', 'B', 'C'] as const
  *
  * @throws AgentError `MEMORY_STORE_OPTIONS_INVALID` (now) for options that are not exactly one
  * of `connectionString` (a non-empty string) and `pool`, or an unknown key. Operations throw
- * `MEMORY_POSTGRES_DRIVER_MISSING` when `pg` is not installed, `MEMORY_POSTGRES_UNAVAILABLE` when
+ * `DEPENDENCY_MISSING` when `pg` is not installed (`DEPENDENCY_LOAD_FAILED` when it fails to load), `MEMORY_POSTGRES_UNAVAILABLE` when
  * the server cannot be reached or the connection was lost (the operation did not happen; retry),
  * `MEMORY_POSTGRES_FAILED` for other errors, and the adapter errors of the JSONL store.
  */
@@ -235,13 +236,7 @@ function checkVector(vector: readonly number[]): void {
 }
 
 async function createPool(connectionString: string): Promise<PostgresPoolLike> {
-  let pg: { default?: { Pool: new (config: object) => PostgresPoolLike }; Pool?: new (config: object) => PostgresPoolLike }
-  try {
-    pg = await import('pg')
-  }
-  catch (error) {
-    throw agentError('MEMORY_POSTGRES_DRIVER_MISSING', 'postgresMemoryStore() needs the package "pg", which is not installed', 'run `npm install pg` (8.x)', { package: 'pg' }, error)
-  }
+  const pg = await importOptional<{ default?: { Pool: new (config: object) => PostgresPoolLike }; Pool?: new (config: object) => PostgresPoolLike }>('pg', 'postgresMemoryStore()')
   const Pool = pg.Pool ?? pg.default!.Pool
   const pool = new Pool({ connectionString })
   // An idle client whose backend was terminated emits `error` on the pool: the next query reconnects.

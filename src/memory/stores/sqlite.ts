@@ -30,6 +30,7 @@ import type { Workspace } from '../../workspace/types.ts'
 import type { MemoryRecord, MemoryStoreFactory } from '../types.ts'
 import { foldLines, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import type { MemoryLogStoreAdapter } from './workspace-jsonl.ts'
+import { eraseRecordVectors, type MemoryVectorEntry, type MemoryVectorStore } from '../vectors-store.ts'
 
 /** Options of {@link sqliteMemoryStore}. Unknown keys are errors. */
 export interface SqliteMemoryStoreOptions {
@@ -125,7 +126,7 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
     kind: 'sqlite',
     file,
     create() {
-      adapter ??= sqlMemoryAdapter(sqliteBackend(handle), { hash: sha256 })
+      adapter ??= withSqliteVectors(sqlMemoryAdapter(sqliteBackend(handle), { hash: sha256 }), handle)
       return adapter
     },
     exportLog: () => exclusive(handle(), async h => linesText(h)),
@@ -212,6 +213,8 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     // Erased payloads are overwritten with zeros in the file, not left in free pages.
     db.pragma('secure_delete = ON')
     if ((db.pragma('user_version', { simple: true }) as number) !== SCHEMA_VERSION) migrate(db, file)
+    // Record vectors of hybrid search (issue 17): a table of its own, so no schema version change.
+    db.exec(VECTORS_SCHEMA)
   }
   catch (error) {
     db?.close()
@@ -286,6 +289,76 @@ function addPartitionStats(statements: SqliteHandle['statements'], partition: st
 function insertRecord(statements: SqliteHandle['statements'], row: SqlRecordRow): void {
   statements.insertRecord.run(row.seq, row.id, row.partition, row.status, row.kind, row.createdMs, row.contentHash, row.record, row.haystack, ...row.lengths)
   if (row.titleTerms.length + row.contentTerms.length + row.tagTerms.length > 0) statements.insertFts.run(row.seq, row.titleTerms.join(' '), row.contentTerms.join(' '), row.tagTerms.join(' '))
+}
+
+const VECTORS_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS memory_vectors (
+    id INTEGER PRIMARY KEY,
+    record_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    dims INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    UNIQUE (record_id, model)
+  );
+`
+
+/** The adapter with its record vectors in the database ({@link sqliteVectorStore}); `hardDelete` removes the record's vectors too. */
+function withSqliteVectors(adapter: SqlMemoryStoreAdapter, handle: () => SqliteHandle): SqlMemoryStoreAdapter {
+  const vectors = sqliteVectorStore(handle)
+  return {
+    ...adapter,
+    vectors,
+    async hardDelete(target, id, options) {
+      const erased = await adapter.hardDelete(target, id, options)
+      if (erased) await eraseRecordVectors(vectors, [id])
+      return erased
+    },
+  }
+}
+
+/**
+ * Record vectors in the table `memory_vectors` (issue 17): one row per record and model, the
+ * vector as a BLOB of little-endian float32. `read` takes the rows added since the cursor (the
+ * highest row id seen); `write` replaces a record's row of the same model (it gets a new row id,
+ * so other processes read it again); `remove` deletes the rows of erased records and checkpoints
+ * the WAL, so with `secure_delete` the vectors are gone from the database file and the -wal file.
+ */
+function sqliteVectorStore(handle: () => SqliteHandle): MemoryVectorStore {
+  return {
+    read: cursor => exclusive(handle(), async (h) => {
+      const after = typeof cursor === 'number' ? cursor : 0
+      const rows = query(h, () => h.db.prepare('SELECT id, record_id, model, dims, vector FROM memory_vectors WHERE id > ? ORDER BY id').all(after)) as Array<{ id: number; record_id: string; model: string; dims: number; vector: Buffer }>
+      const entries: MemoryVectorEntry[] = []
+      for (const row of rows) {
+        if (row.vector.length !== row.dims * 4) continue
+        const vector = new Float32Array(row.dims)
+        for (let i = 0; i < row.dims; i++) vector[i] = row.vector.readFloatLE(i * 4)
+        entries.push({ id: row.record_id, model: row.model, vector })
+      }
+      return { entries, cursor: rows.at(-1)?.id ?? after, reset: false }
+    }),
+    write: entries => exclusive(handle(), async (h) => {
+      if (entries.length === 0) return
+      query(h, () => {
+        const insert = h.db.prepare('INSERT OR REPLACE INTO memory_vectors (record_id, model, dims, vector) VALUES (?, ?, ?, ?)')
+        h.db.transaction(() => {
+          for (const entry of entries) {
+            const bytes = Buffer.alloc(entry.vector.length * 4)
+            entry.vector.forEach((value, i) => bytes.writeFloatLE(value, i * 4))
+            insert.run(entry.id, entry.model, entry.vector.length, bytes)
+          }
+        })()
+      })
+    }),
+    remove: ids => exclusive(handle(), async (h) => {
+      if (ids.length === 0) return
+      query(h, () => {
+        const remove = h.db.prepare('DELETE FROM memory_vectors WHERE record_id = ?')
+        h.db.transaction(() => { for (const id of ids) remove.run(id) })()
+        h.db.pragma('wal_checkpoint(TRUNCATE)')
+      })
+    }),
+  }
 }
 
 /** Runs `task` after every earlier operation on the handle (one connection runs one transaction at a time). */

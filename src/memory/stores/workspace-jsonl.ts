@@ -9,11 +9,13 @@
  * option `path` (default `"memory/memory.jsonl"`, a workspace-relative JSONL file path).
  */
 import { agentError } from '../../errors.ts'
+import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../../text.ts'
 import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import type { LogAccessOptions } from '../../log/index.ts'
-import { cloneRecord, currentInstant, isInstant, newRecordId, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
+import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, validateScope } from '../scope.ts'
+import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
 import type {
   MemoryAppendOptions,
   MemoryAudit,
@@ -141,6 +143,8 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
   hardDelete(target: MemoryTarget, id: string, options: MemoryDeleteOptions): Promise<boolean>
   /** The open log (for verify and compact). */
   readonly log: MemoryLog
+  /** The log's vector sidecar (`<log key>.vectors`, issue 17); erasing a record removes its vectors. */
+  readonly vectors?: MemoryVectorStore
 }
 
 /**
@@ -148,11 +152,14 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
  * JSONL store and the in-memory store. Every method validates the target and then sees only the
  * records of exactly `target.store` and `target.scope`. Search is served by the partition's
  * search index (`createSearchIndex()` of `../search.ts`, one per store and exact scope). Records
- * returned are copies.
+ * returned are copies. Record vectors (hybrid search) go to `options.vectors`, by default the
+ * log's sidecar `<log key>.vectors` in its workspace.
  */
-export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
+export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVectorStore } = {}): MemoryLogStoreAdapter {
+  const vectors = options.vectors ?? workspaceVectorStore(log.workspace, `${log.key}.vectors`)
   return {
     log,
+    vectors,
     async search(target, query) {
       checkTarget(target)
       let built: number | undefined
@@ -176,6 +183,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
       }, servedBy(target))
       if (!erased) return false
       await log.compact()
+      await eraseRecordVectors(vectors, [id])
       return true
     },
     async read(target, id) {
@@ -199,42 +207,7 @@ export function memoryLogAdapter(log: MemoryLog): MemoryLogStoreAdapter {
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
-        const remember: MemoryEventDraft = {
-          type: 'remember',
-          recordId,
-          store: target.store,
-          scope: target.scope,
-          version: 1,
-          at,
-          audit,
-          kind: input.kind,
-          content: input.content,
-          tags: input.tags ?? [],
-          metadata: input.metadata ?? {},
-          pinned: input.pinned ?? false,
-          supersedes,
-          provenance: input.provenance ?? {},
-          createdAt: input.createdAt ?? at,
-        }
-        // Optional fields only when given (the line leaves absent ones out; its member order is its own).
-        if (input.title !== undefined) remember.title = input.title
-        if (input.confidence !== undefined) remember.confidence = input.confidence
-        if (input.episode !== undefined) remember.episode = input.episode
-        if (input.keywords !== undefined) remember.keywords = input.keywords
-        if (input.topics !== undefined) remember.topics = input.topics
-        if (input.rawExtract !== undefined) remember.rawExtract = input.rawExtract
-        if (input.recallTriggers !== undefined) remember.recallTriggers = input.recallTriggers
-        const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({
-          type: 'supersede',
-          recordId: id,
-          store: target.store,
-          scope: target.scope,
-          version: state.records.get(id)!.version + 1,
-          at,
-          audit,
-          supersededBy: recordId,
-        }))
-        return [remember, ...supersedeEvents]
+        return rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: id => state.records.get(id)!.version })
       }, servedBy(target))
       if (duplicate) {
         const existing = cloneRecord(duplicate)
@@ -303,11 +276,15 @@ export function checkInput(input: MemoryRecordInput): void {
   if (input.supersedes !== undefined && !(Array.isArray(input.supersedes) && input.supersedes.every(id => typeof id === 'string'))) throw invalidInput('`supersedes` must be a list of record ids')
   if (input.provenance !== undefined && !isPlainObject(input.provenance)) throw invalidInput('`provenance` must be an object')
   if (input.createdAt !== undefined && !isInstant(input.createdAt)) throw invalidInput('`createdAt` must be an ISO 8601 instant')
+  if (input.occurredAt !== undefined && !isInstant(input.occurredAt)) throw invalidInput('`occurredAt` must be an ISO 8601 instant with a zone or a date such as 2024-05-01')
   if (input.episode !== undefined && !(isPlainObject(input.episode) && typeof input.episode.observation === 'string' && (['thoughts', 'action', 'result'] as const).every(field => input.episode![field] === undefined || typeof input.episode![field] === 'string'))) throw invalidInput('`episode` must be { observation, thoughts?, action?, result? } of strings')
   if (input.rawExtract !== undefined && typeof input.rawExtract !== 'string') throw invalidInput('`rawExtract` must be a string')
   for (const field of ['keywords', 'topics', 'recallTriggers'] as const) {
     if (input[field] !== undefined && !(Array.isArray(input[field]) && input[field].every(item => typeof item === 'string'))) throw invalidInput(`\`${field}\` must be a list of strings`)
   }
+  // Every string is valid Unicode and metadata/provenance are at most MAX_JSON_DEPTH deep (src/text.ts).
+  const problem = findTextProblem(input, MAX_JSON_DEPTH + 1)
+  if (problem) throw invalidInput(`the record input was refused: ${describeTextProblem(problem)}`)
 }
 
 export function checkAudit(options: MemoryAppendOptions | MemoryDeleteOptions): MemoryAudit {

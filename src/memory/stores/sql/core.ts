@@ -20,10 +20,11 @@ import { canonicalJson } from '../../../log/index.ts'
 import { parseMemoryLine } from '../../event-log.ts'
 import { hash53, contentKey, contentKeyHash } from '../../dedupe.ts'
 import { searchableContent, searchableTags } from '../../kinds.ts'
-import { HEADER_FIELDS, PAYLOAD_FIELDS, cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, newRecordId, parseInstant, partitionKey, type MemoryEvent, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
+import { HEADER_FIELDS, PAYLOAD_FIELDS, cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, newRecordId, parseInstant, partitionKey, rememberDrafts, type MemoryEvent, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
 import { sameContent } from '../../dedupe.ts'
 import { sameScope } from '../../scope.ts'
-import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, searchRecords, snippetOf } from '../../../search/search.ts'
+import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, snippetOf } from '../../../search/search.ts'
+import { searchRecords } from '../../search-index.ts'
 import { tokenize } from '../../../search/text.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryTarget } from '../../types.ts'
 import { checkAudit, checkDeleteOptions, checkInput, checkTarget, tombstone, type MemoryLogStoreAdapter } from '../workspace-jsonl.ts'
@@ -329,30 +330,8 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
-        const remember: MemoryEventDraft = {
-          type: 'remember',
-          recordId,
-          store: target.store,
-          scope: target.scope,
-          version: 1,
-          at,
-          audit,
-          kind: input.kind,
-          content: input.content,
-          tags: input.tags ?? [],
-          metadata: input.metadata ?? {},
-          pinned: input.pinned ?? false,
-          supersedes,
-          provenance: input.provenance ?? {},
-          createdAt: input.createdAt ?? at,
-        }
-        if (input.title !== undefined) remember.title = input.title
-        if (input.confidence !== undefined) remember.confidence = input.confidence
-        if (input.episode !== undefined) remember.episode = input.episode
-        if (input.keywords !== undefined) remember.keywords = input.keywords
-        if (input.topics !== undefined) remember.topics = input.topics
-        const supersedeEvents = supersedes.map((id): MemoryEventDraft => ({ type: 'supersede', recordId: id, store: target.store, scope: target.scope, version: known.get(id)!.record!.version + 1, at, audit, supersededBy: recordId }))
-        const [record] = await commit(tx, [remember, ...supersedeEvents], known)
+        const drafts = rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: id => known.get(id)!.record!.version })
+        const [record] = await commit(tx, drafts, known)
         return { record: record! }
       })
       if ('duplicate' in outcome) {

@@ -1,0 +1,300 @@
+/**
+ * Durable record vectors (issue 17): where the vectors of a store live, and the in-process cache
+ * that embeds what is missing, keeps what was loaded, and serves per-partition exact search.
+ *
+ * A record's content never changes after it is written (a change is a new record that
+ * supersedes it), so one vector per record id and embedding model stays valid for the record's
+ * life. Vectors are stored next to the records ({@link MemoryVectorStore}): the log-backed stores
+ * keep them in a sidecar of the log in the workspace (`<log key>.vectors`, one JSON line per
+ * vector, see docs/log-format.md "Vector sidecar"); a database store can keep them in a column by
+ * implementing the same three methods. Every line names its model, so a changed model
+ * re-embeds and never mixes vectors of two models.
+ */
+import { embed, embedMany } from 'ai'
+import type { EmbeddingModel } from 'ai'
+import type { Workspace } from '../workspace/types.ts'
+import type { MemoryRecord, MemoryVectorEntry, MemoryVectorRead, MemoryVectorStore } from './types.ts'
+import { createVectorIndex, decodeVector, encodeVector, normalizeVector, type VectorIndex } from '../search/vectors.ts'
+
+export type { MemoryVectorEntry, MemoryVectorRead, MemoryVectorStore } from './types.ts'
+
+/**
+ * The id recorded with each vector: `provider/modelId` of an AI SDK model object, or the model
+ * id string itself (gateway ids such as `"openai/text-embedding-3-small"`).
+ */
+export function embeddingModelId(model: EmbeddingModel): string {
+  if (typeof model === 'string') return model
+  const { provider, modelId } = model as { provider?: unknown; modelId?: unknown }
+  return `${typeof provider === 'string' ? provider : 'unknown'}/${typeof modelId === 'string' ? modelId : 'unknown'}`
+}
+
+const decoder = new TextDecoder()
+const workspaceStores = new WeakMap<Workspace, Map<string, MemoryVectorStore>>()
+
+/**
+ * The vector sidecar at `key` of `workspace` (one store object per workspace and key, so that
+ * every adapter over the same log shares its cache): one canonical JSON line per entry,
+ * `{"dims":512,"id":"mem_…","model":"provider/model","vector":"<base64 float32 LE>"}`, appended
+ * (`workspace.append`); `remove` rewrites the value without the ids' lines (`workspace.replace`
+ * only while no other writer appended, else it reads again). Reads take only the bytes appended
+ * since the cursor; a replaced value is read again whole (`reset`). Lines that do not parse (a
+ * torn last line, an edited line) are skipped: the record is embedded again.
+ */
+export function workspaceVectorStore(workspace: Workspace, key: string): MemoryVectorStore {
+  let byKey = workspaceStores.get(workspace)
+  if (!byKey) workspaceStores.set(workspace, byKey = new Map())
+  const known = byKey.get(key)
+  if (known) return known
+  const store: MemoryVectorStore = {
+    async read(cursor) {
+      const from = cursor as { offset: number; identity?: string } | undefined
+      const stat = await workspace.stat(key)
+      if (!stat) return { entries: [], cursor: { offset: 0 }, reset: (from?.offset ?? 0) > 0 }
+      const reset = from !== undefined && (stat.size < from.offset || stat.id !== from.identity)
+      const start = from === undefined || reset ? 0 : from.offset
+      const bytes = await workspace.readBytes(key, start) ?? new Uint8Array()
+      // Only complete lines: a line still being appended is read next time.
+      const end = bytes.lastIndexOf(10) + 1
+      const entries: MemoryVectorEntry[] = []
+      for (const line of decoder.decode(bytes.subarray(0, end)).split('\n')) {
+        const entry = parseEntry(line)
+        if (entry) entries.push(entry)
+      }
+      return { entries, cursor: { offset: start + end, ...(stat.id !== undefined ? { identity: stat.id } : {}) }, reset: reset && from.offset > 0 }
+    },
+    async write(entries) {
+      if (entries.length === 0 || !workspace.writable) return
+      await workspace.append(key, entries.map(entryLine).join(''))
+    },
+    async remove(ids) {
+      if (ids.length === 0 || !workspace.writable) return
+      const gone = new Set(ids)
+      for (;;) {
+        const stat = await workspace.stat(key)
+        if (!stat) return
+        const bytes = await workspace.readBytes(key, 0) ?? new Uint8Array()
+        const lines = decoder.decode(bytes).split('\n')
+        const kept = lines.filter(line => line !== '' && !gone.has(parseEntry(line)?.id ?? lineId(line)))
+        if (kept.length === lines.filter(line => line !== '').length) return
+        if (await workspace.replace(key, kept.map(line => `${line}\n`).join(''), { ifSize: stat.size })) return
+      }
+    },
+  }
+  byKey.set(key, store)
+  return store
+}
+
+/** A vector store in process memory (for adapters that bring none): lost with the process. */
+export function memoryVectorStore(): MemoryVectorStore {
+  let entries: MemoryVectorEntry[] = []
+  let generation = 0
+  return {
+    async read(cursor) {
+      const from = cursor as { generation: number; count: number } | undefined
+      const reset = from !== undefined && from.generation !== generation
+      const start = from === undefined || reset ? 0 : from.count
+      return { entries: entries.slice(start), cursor: { generation, count: entries.length }, reset }
+    },
+    async write(added) {
+      entries.push(...added)
+    },
+    async remove(ids) {
+      const gone = new Set(ids)
+      if (!entries.some(entry => gone.has(entry.id))) return
+      entries = entries.filter(entry => !gone.has(entry.id))
+      generation++
+    },
+  }
+}
+
+function entryLine(entry: MemoryVectorEntry): string {
+  // Keys in sorted order: the line is canonical JSON, like the log's.
+  return `${JSON.stringify({ dims: entry.vector.length, id: entry.id, model: entry.model, vector: encodeVector(entry.vector) })}\n`
+}
+
+function lineId(line: string): string {
+  const match = /"id":"([^"\\]*)"/.exec(line)
+  return match ? match[1]! : ''
+}
+
+function parseEntry(line: string): MemoryVectorEntry | undefined {
+  if (line === '') return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  }
+  catch {
+    return undefined
+  }
+  if (value === null || typeof value !== 'object') return undefined
+  const { dims, id, model, vector } = value as Record<string, unknown>
+  if (typeof id !== 'string' || id === '' || typeof model !== 'string' || typeof dims !== 'number') return undefined
+  const decoded = decodeVector(vector, dims)
+  return decoded ? { id, model, vector: decoded } : undefined
+}
+
+/** Most characters of a record sent to the embedder (title, content and tags joined). */
+export const EMBED_INPUT_CHARS = 8192
+
+/** Query vectors kept per embedding model (least recently used dropped first). */
+export const QUERY_CACHE_SIZE = 512
+
+/** The text embedded for a record: title, content and tags, cut at {@link EMBED_INPUT_CHARS} on a code point boundary. */
+export function embeddingText(record: Pick<MemoryRecord, 'title' | 'content' | 'tags'>): string {
+  const text = [record.title, record.content, record.tags.length > 0 ? record.tags.join(', ') : undefined].filter(Boolean).join('\n')
+  return Array.from(text).slice(0, EMBED_INPUT_CHARS).join('')
+}
+
+/** Counters of one {@link RecordVectors} (for tests and the benchmark). */
+export interface RecordVectorStats {
+  /** Record texts sent to the embedder. */
+  embeddedRecords: number
+  /** Query texts sent to the embedder (cache misses). */
+  embeddedQueries: number
+  /** Vectors taken in from the store. */
+  loaded: number
+}
+
+/**
+ * The vectors of one store and embedding model in this process: loaded from its
+ * {@link MemoryVectorStore} on first use (and then only what other writers added), missing ones
+ * embedded in batches (`embedMany`, chunked by the model's `maxEmbeddingsPerCall`) and written
+ * back, one exact {@link VectorIndex} per partition.
+ */
+export interface RecordVectors {
+  readonly model: string
+  readonly stats: RecordVectorStats
+  /**
+   * Makes sure every record of `records` has a vector: reads what the store gained, embeds the
+   * rest in one batch and stores them. Concurrent calls in one tick share one embedder call.
+   *
+   * @throws what the embedder throws (nothing is stored then; the next call tries again).
+   */
+  ensure(records: readonly MemoryRecord[], abortSignal?: AbortSignal): Promise<void>
+  /** The index of one partition holding the vectors of `records` (call {@link ensure} first). */
+  index(partition: string, records: readonly MemoryRecord[]): VectorIndex | undefined
+  /** The unit query vector of `text` (cached, at most {@link QUERY_CACHE_SIZE} texts). */
+  query(text: string, abortSignal?: AbortSignal): Promise<Float32Array>
+  /** Drops ids from this cache (after the store removed them). */
+  forget(ids: readonly string[]): void
+}
+
+const caches = new WeakMap<MemoryVectorStore, Map<string, RecordVectors>>()
+
+/** The {@link RecordVectors} of `store` and `model`, one per pair in this process. */
+export function recordVectors(store: MemoryVectorStore, model: EmbeddingModel): RecordVectors {
+  let byModel = caches.get(store)
+  if (!byModel) caches.set(store, byModel = new Map())
+  const id = embeddingModelId(model)
+  let vectors = byModel.get(id)
+  if (!vectors) byModel.set(id, vectors = createRecordVectors(store, model, id))
+  return vectors
+}
+
+/**
+ * Removes the vectors of `ids` from `store` (every model) and from this process's caches of it:
+ * the erasure path (hard delete, scope erase, retention expiry).
+ */
+export async function eraseRecordVectors(store: MemoryVectorStore, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return
+  await store.remove(ids)
+  for (const vectors of caches.get(store)?.values() ?? []) vectors.forget(ids)
+}
+
+function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id: string): RecordVectors {
+  const byId = new Map<string, Float32Array>()
+  const indexes = new Map<string, VectorIndex>()
+  const queries = new Map<string, Float32Array>()
+  const stats: RecordVectorStats = { embeddedRecords: 0, embeddedQueries: 0, loaded: 0 }
+  let cursor: unknown
+  let dimensions: number | undefined
+  let pending: { records: Map<string, MemoryRecord>; done: Promise<void> } | undefined
+
+  function take(entries: readonly MemoryVectorEntry[]): void {
+    for (const entry of entries) {
+      if (entry.model !== id) continue
+      // The first vector seen fixes the length: a model whose output changed length is a new model id in practice.
+      dimensions ??= entry.vector.length
+      if (entry.vector.length !== dimensions) continue
+      byId.set(entry.id, entry.vector)
+      stats.loaded++
+      for (const index of indexes.values()) if (index.has(entry.id)) index.set(entry.id, entry.vector)
+    }
+  }
+
+  async function refresh(): Promise<void> {
+    const read = await store.read(cursor)
+    if (read.reset) {
+      byId.clear()
+      indexes.clear()
+    }
+    cursor = read.cursor
+    take(read.entries)
+  }
+
+  async function embedBatch(records: readonly MemoryRecord[], abortSignal?: AbortSignal): Promise<void> {
+    const { embeddings } = await embedMany({ model, values: records.map(embeddingText), maxRetries: 0, ...(abortSignal ? { abortSignal } : {}) })
+    stats.embeddedRecords += records.length
+    const entries = records.map((record, i) => ({ id: record.id, model: id, vector: normalizeVector(embeddings[i]!) }))
+    const length = entries[0]?.vector.length
+    if (length !== undefined) dimensions ??= length
+    const fitting = entries.filter(entry => entry.vector.length === dimensions)
+    for (const entry of fitting) byId.set(entry.id, entry.vector)
+    await store.write(fitting)
+  }
+
+  return {
+    model: id,
+    stats,
+    async ensure(records, abortSignal) {
+      if (records.every(record => byId.has(record.id))) return
+      await refresh()
+      const missing = records.filter(record => !byId.has(record.id))
+      if (missing.length === 0) return
+      if (!pending) {
+        const batch = new Map<string, MemoryRecord>()
+        const done = new Promise<void>((resolve, reject) => {
+          // A macrotask later: every write of this turn of the event loop joins the batch.
+          setTimeout(() => {
+            pending = undefined
+            embedBatch([...batch.values()], abortSignal).then(resolve, reject)
+          }, 0)
+        })
+        pending = { records: batch, done }
+      }
+      for (const record of missing) pending.records.set(record.id, record)
+      await pending.done
+    },
+    index(partition, records) {
+      if (dimensions === undefined) return undefined
+      let index = indexes.get(partition)
+      if (!index) indexes.set(partition, index = createVectorIndex(dimensions))
+      for (const record of records) {
+        if (index.has(record.id)) continue
+        const vector = byId.get(record.id)
+        if (vector) index.set(record.id, vector)
+      }
+      return index
+    },
+    async query(text, abortSignal) {
+      const known = queries.get(text)
+      if (known) {
+        queries.delete(text)
+        queries.set(text, known)
+        return known
+      }
+      const { embedding } = await embed({ model, value: text, maxRetries: 0, ...(abortSignal ? { abortSignal } : {}) })
+      stats.embeddedQueries++
+      const vector = normalizeVector(embedding)
+      queries.set(text, vector)
+      if (queries.size > QUERY_CACHE_SIZE) queries.delete(queries.keys().next().value!)
+      return vector
+    },
+    forget(ids) {
+      for (const gone of ids) {
+        byId.delete(gone)
+        for (const index of indexes.values()) index.delete(gone)
+      }
+    },
+  }
+}

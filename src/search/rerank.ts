@@ -1,0 +1,112 @@
+/**
+ * The re-ranking levers applied to the best candidates of a ranking (bounded: at most
+ * `depth` candidates, each read once): a proximity bonus for query terms found near each other,
+ * and a boost for a record whose tag the query names.
+ */
+import { idf } from './bm25f.ts'
+import type { ScoredSlot } from './slots.ts'
+import type { IndexState } from './state.ts'
+import { forEachSurface, stemWord, tokenizeWords } from './text.ts'
+import type { SearchDocument } from './types.ts'
+
+/** Re-ranking settings with every field set. */
+export interface RerankParams {
+  /** Candidates re-ranked. */
+  readonly depth: number
+  /** Near = at most this many token positions apart. */
+  readonly window: number
+  /** Bonus per near pair × the smaller idf; 0 is off. */
+  readonly proximityWeight: number
+  /** Score multiplier of a record with a tag the query names; 1 is off. */
+  readonly tagBoost: number
+}
+
+/** Most query terms whose pairs are looked for (the pairs grow with the square). */
+const MAX_PROXIMITY_TERMS = 16
+
+/** True when re-ranking can change a score for a query of `terms`. */
+export function rerankOn(params: RerankParams, terms: ReadonlyMap<string, number>): boolean {
+  return params.depth > 0 && terms.size > 0 && (params.tagBoost !== 1 || (params.proximityWeight > 0 && terms.size >= 2))
+}
+
+/**
+ * A scorer of candidates for the query terms `terms`: `(slot, score)` gives the score with the
+ * proximity bonus added and the tag boost applied. Scores of 0 (records the ranking did not find)
+ * stay 0. `matched(slot)` is how many query terms the ranking found in a slot: a record with fewer
+ * than two is not read for proximity.
+ */
+export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, params: RerankParams, terms: ReadonlyMap<string, number>, matched: (slot: number) => number): (candidate: ScoredSlot) => number {
+  const { slots, vocabulary, text } = state
+  const ids: number[] = []
+  const idfs: number[] = []
+  for (const term of terms.keys()) {
+    const id = vocabulary.termIds.get(term)
+    if (id === undefined || vocabulary.termFrequency[id]! === 0 || ids.length >= MAX_PROXIMITY_TERMS) continue
+    ids.push(id)
+    idfs.push(idf(slots.live, vocabulary.termFrequency[id]!))
+  }
+  const proximity = params.proximityWeight > 0 && ids.length >= 2
+  const indexOf = new Map(ids.map((id, at) => [id, at]))
+  const count = ids.length
+  const last = new Float64Array(count)
+  const found = new Uint8Array(count * count)
+  let position = 0
+  let bonus = 0
+  const visit = (surface: string) => {
+    const sid = vocabulary.surfaceIds.get(surface)
+    const at = sid === undefined ? undefined : indexOf.get(vocabulary.surfaceTerms[sid]!)
+    if (at !== undefined) {
+      for (let other = 0; other < count; other++) {
+        if (other === at || position - last[other]! > params.window) continue
+        const pair = other < at ? other * count + at : at * count + other
+        if (found[pair] === 1) continue
+        found[pair] = 1
+        bonus += params.proximityWeight * Math.min(idfs[at]!, idfs[other]!)
+      }
+      last[at] = position
+    }
+    position++
+  }
+  const nearBonus = (record: D): number => {
+    last.fill(Number.NEGATIVE_INFINITY)
+    found.fill(0)
+    bonus = 0
+    position = 0
+    const tags = text.tags(record)
+    for (const field of [text.title(record), text.content(record), tags.length === 0 ? '' : tags.join(' \n ')]) {
+      if (field === '') continue
+      forEachSurface(field, visit)
+      // Fields are apart: no pair across them.
+      position += params.window + 1
+    }
+    return bonus
+  }
+  const named = (record: D): boolean => {
+    for (const tag of text.tags(record)) {
+      const tagTerms = termsOfTag(tag, vocabulary.irregular)
+      if (tagTerms.length > 0 && tagTerms.every(term => terms.has(term))) return true
+    }
+    return false
+  }
+  return ({ slot, score }) => {
+    if (score === 0) return 0
+    const record = slots.records[slot]!
+    const near = proximity && matched(slot) >= 2 ? score + nearBonus(record) : score
+    return params.tagBoost !== 1 && named(record) ? near * params.tagBoost : near
+  }
+}
+
+const TAG_CACHE_MAX = 10_000
+const tagTermCache = [new Map<string, string[]>(), new Map<string, string[]>()] as const
+
+/** The terms of a tag (cached: tags repeat across records and searches). */
+function termsOfTag(tag: string, irregular: boolean): string[] {
+  const cache = tagTermCache[irregular ? 0 : 1]
+  let terms = cache.get(tag)
+  if (terms === undefined) {
+    terms = irregular ? tokenizeWords(tag).map(token => token.term) : tokenizeWords(tag).map(token => stemWord(token.surface, false))
+    if (cache.size >= TAG_CACHE_MAX) cache.clear()
+    cache.set(tag, terms)
+  }
+  return terms
+}

@@ -1,0 +1,206 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { AgentTool, CapabilityContext, ToolExecutionContext } from '../../src/agent/types.ts'
+import { memory } from '../../src/memory/capability.ts'
+import { eraseMemoryScope } from '../../src/memory/retention.ts'
+import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
+import type { MemoryStoreOptions } from '../../src/memory/types.ts'
+import { adapterVectors, hybridSearch } from '../../src/memory/hybrid-search.ts'
+import { embeddingText } from '../../src/memory/vectors-store.ts'
+import { encodeVector, normalizeVector } from '../../src/search/vectors.ts'
+import { createWorkspace } from '../../src/workspace/workspace.ts'
+import { countingEmbedder, wordVector, type CountingEmbedder } from '../search/vectors-embedder.ts'
+
+const run = promisify(execFile)
+const CHILD = fileURLToPath(new URL('./vectors-child.ts', import.meta.url))
+const folders: string[] = []
+afterAll(() => { for (const folder of folders) rmSync(folder, { recursive: true, force: true }) })
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'vam-vectors-'))
+  folders.push(dir)
+  return dir
+}
+
+const sidecarOf = (dir: string) => join(dir, 'memory', 'memory.jsonl.vectors')
+const target = { store: 'agent', scope: { agent: 'support' } }
+const audit = { via: 'api' }
+
+/** The memory tools of one store over the workspace in `dir`, called as the host calls them (input validated first). */
+async function toolsOver(dir: string, model: CountingEmbedder, extra: Partial<MemoryStoreOptions> = {}) {
+  const tools: Record<string, AgentTool> = {}
+  const context = {
+    agent: 'support', run: { runId: 'run_1', threadId: 'thread_1' }, metadata: {},
+    tools: { add(name: string, tool: AgentTool) { tools[name] = tool } }, instructions: { add() {} }, prompt: { add() {} }, messages: { transform() {} }, onFinish() {},
+    workspace: createWorkspace({ dir }),
+  } as unknown as CapabilityContext
+  const factory = workspaceJsonlMemoryStore()
+  await memory({ stores: { agent: { adapter: factory, scope: { agent: 'support' }, write: { mode: 'tool' }, embed: model, ...extra } } }).resolve(context)
+  const call = async (name: string, input: unknown): Promise<any> => {
+    const tool = tools[name]!
+    const exec: ToolExecutionContext = { agent: 'support', runId: 'run_1', threadId: 'thread_1', toolName: name, toolCallId: 'call_1', metadata: {} }
+    return tool.execute(tool.inputSchema.parse(input), exec)
+  }
+  const adapter = factory.create({ store: 'agent', agent: 'support', workspace: (context as unknown as { workspace: ReturnType<typeof createWorkspace> }).workspace, writable: true })
+  return { call, adapter }
+}
+
+function sidecarLines(dir: string): Array<{ dims: number; id: string; model: string; vector: string }> {
+  return readFileSync(sidecarOf(dir), 'utf8').split('\n').filter(Boolean).map(line => JSON.parse(line))
+}
+
+const facts = ['Caroline adopted two children last spring', 'Melanie goes surfing every weekend', 'Jon opened a dance studio downtown']
+
+describe('durable record vectors', () => {
+  it('memory_remember computes the record vector at write and stores it beside the log with the model id', async () => {
+    const dir = tempDir()
+    const model = countingEmbedder()
+    const { call } = await toolsOver(dir, model)
+    const created = await call('memory_remember', { kind: 'semantic', content: facts[0] })
+    expect(created.action).toBe('created')
+    expect(created.warnings).toBeUndefined()
+    expect(model.batches).toEqual([[facts[0]]])
+    const lines = sidecarLines(dir)
+    expect(lines).toEqual([{ dims: 16, id: created.record.id, model: 'test/bag-of-words', vector: encodeVector(normalizeVector(wordVector(facts[0]!))) }])
+  })
+
+  it('a restart in a second process loads the stored vectors and embeds only the query', async () => {
+    const dir = tempDir()
+    const model = countingEmbedder()
+    const { call } = await toolsOver(dir, model)
+    const ids: string[] = []
+    for (const content of facts) ids.push((await call('memory_remember', { kind: 'semantic', content })).record.id)
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD, dir, 'who likes surfing on weekends'], { cwd: process.cwd() })
+    const child = JSON.parse(stdout) as { ids: string[]; batches: string[][] }
+    expect(child.batches).toEqual([['who likes surfing on weekends']])
+    expect(child.ids[0]).toBe(ids[1])
+  }, 60_000)
+
+  it('a changed embedding model embeds every record again and keeps the two models\' vectors apart', async () => {
+    const dir = tempDir()
+    const { call } = await toolsOver(dir, countingEmbedder())
+    for (const content of facts) await call('memory_remember', { kind: 'semantic', content })
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD, dir, 'dance studio', 'other-model'], { cwd: process.cwd() })
+    const child = JSON.parse(stdout) as { batches: string[][] }
+    expect(child.batches.flat().sort()).toEqual([...facts, 'dance studio'].sort())
+    const models = sidecarLines(dir).map(line => line.model)
+    expect(models.filter(m => m === 'test/bag-of-words')).toHaveLength(3)
+    expect(models.filter(m => m === 'test/other-model')).toHaveLength(3)
+  }, 60_000)
+
+  it('an embedder failure never loses the write, and the next search embeds the record', async () => {
+    const dir = tempDir()
+    const model = countingEmbedder()
+    const { call } = await toolsOver(dir, model)
+    model.fail = true
+    const created = await call('memory_remember', { kind: 'semantic', content: facts[1] })
+    expect(created.action).toBe('created')
+    expect(created.warnings).toHaveLength(1)
+    expect(created.warnings[0]).toMatch(/vector .* could not be computed yet .*embedding service unavailable.* the next search computes it/)
+    expect((await call('memory_read', { id: created.record.id })).record.content).toBe(facts[1])
+    expect(existsSync(sidecarOf(dir))).toBe(false)
+    model.fail = false
+    const found = await call('memory_search', { query: 'Melanie surfing' })
+    expect(found.results.map((r: { id: string }) => r.id)).toEqual([created.record.id])
+    expect(model.batches).toContainEqual([facts[1]])
+    expect(sidecarLines(dir).map(line => line.id)).toEqual([created.record.id])
+  })
+
+  it('a search while the embedder is down answers with the full-text results', async () => {
+    const dir = tempDir()
+    const model = countingEmbedder()
+    const { call } = await toolsOver(dir, model)
+    for (const content of facts) await call('memory_remember', { kind: 'semantic', content })
+    model.fail = true
+    const found = await call('memory_search', { query: 'dance studio' })
+    expect(found.results.map((r: { content: string }) => r.content)).toEqual([facts[2]])
+  })
+
+  it('each distinct query is embedded once (query cache)', async () => {
+    const dir = tempDir()
+    const model = countingEmbedder()
+    const { call } = await toolsOver(dir, model)
+    for (const content of facts) await call('memory_remember', { kind: 'semantic', content })
+    await call('memory_search', { query: 'children adopted' })
+    await call('memory_search', { query: 'children adopted' })
+    await call('memory_search', { query: 'surfing' })
+    expect(model.batches.filter(batch => batch[0] === 'children adopted')).toHaveLength(1)
+    expect(model.batches.filter(batch => batch[0] === 'surfing')).toHaveLength(1)
+  })
+
+  it('records written in one tick share one embedder call', async () => {
+    const dir = tempDir()
+    const model = countingEmbedder()
+    const adapter = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'support', workspace: createWorkspace({ dir }), writable: true })
+    const records = await Promise.all(facts.map(content => adapter.append(target, { kind: 'semantic', content }, { audit })))
+    const vectors = adapterVectors(adapter, model)
+    await Promise.all(records.map(record => vectors.ensure([record])))
+    expect(model.batches).toHaveLength(1)
+    expect(model.batches[0]!.sort()).toEqual(records.map(embeddingText).sort())
+  })
+
+  it('hardDelete removes the record\'s vector from the stored bytes and keeps the others', async () => {
+    const dir = tempDir()
+    const { call, adapter } = await toolsOver(dir, countingEmbedder())
+    const ids: string[] = []
+    for (const content of facts) ids.push((await call('memory_remember', { kind: 'semantic', content })).record.id)
+    const erasedVector = encodeVector(normalizeVector(wordVector(facts[0]!)))
+    expect(readFileSync(sidecarOf(dir), 'utf8')).toContain(erasedVector)
+    expect(await adapter.hardDelete(target, ids[0]!, { audit })).toBe(true)
+    const bytes = readFileSync(sidecarOf(dir))
+    expect(bytes.includes(Buffer.from(ids[0]!))).toBe(false)
+    expect(bytes.includes(Buffer.from(erasedVector))).toBe(false)
+    expect(sidecarLines(dir).map(line => line.id)).toEqual(ids.slice(1))
+    // The erased record is gone from this process's vector ranking too.
+    const hits = await hybridSearch(adapter, target, { query: 'adopted two children last spring' }, { model: countingEmbedder() })
+    expect(hits.map(hit => hit.record.id)).not.toContain(ids[0])
+  })
+
+  it('eraseMemoryScope removes the vectors of every record of the scope from the stored bytes', async () => {
+    const dir = tempDir()
+    const { call, adapter } = await toolsOver(dir, countingEmbedder())
+    const ids: string[] = []
+    for (const content of facts) ids.push((await call('memory_remember', { kind: 'semantic', content })).record.id)
+    expect(await eraseMemoryScope(adapter, target, { audit })).toMatchObject({ erased: 3 })
+    const bytes = readFileSync(sidecarOf(dir))
+    for (const id of ids) expect(bytes.includes(Buffer.from(id))).toBe(false)
+    for (const content of facts) expect(bytes.includes(Buffer.from(encodeVector(normalizeVector(wordVector(content)))))).toBe(false)
+  })
+
+  it('hybrid search applies the event-time window to the vector ranking too', async () => {
+    const dir = tempDir()
+    const { call } = await toolsOver(dir, countingEmbedder())
+    await call('memory_remember', { kind: 'episodic', content: 'Melanie goes surfing every weekend', occurredAt: '2021-06-01' })
+    await call('memory_remember', { kind: 'episodic', content: 'Jon opened a dance studio', occurredAt: '2023-06-01' })
+    // "weekend surfing" is nearest to Melanie's record by vector, which lies outside the window.
+    const found = await call('memory_search', { query: 'weekend surfing', occurredAfter: '2022-01-01' })
+    expect(found.results.map((r: { content: string }) => r.content)).not.toContain('Melanie goes surfing every weekend')
+    const all = await call('memory_search', { query: 'weekend surfing' })
+    expect(all.results[0].content).toBe('Melanie goes surfing every weekend')
+  })
+
+  it('a torn last line of the vector sidecar is skipped and its record embedded again', async () => {
+    const dir = tempDir()
+    const { call } = await toolsOver(dir, countingEmbedder())
+    for (const content of facts) await call('memory_remember', { kind: 'semantic', content })
+    const size = readFileSync(sidecarOf(dir)).length
+    truncateSync(sidecarOf(dir), size - 20)
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD, dir, 'dance studio'], { cwd: process.cwd() })
+    const child = JSON.parse(stdout) as { ids: string[]; batches: string[][] }
+    expect(child.batches.flat().sort()).toEqual([facts[2], 'dance studio'].sort())
+  }, 60_000)
+
+  it('an edited sidecar line (not a vector of the right length) is skipped and its record embedded again', async () => {
+    const dir = tempDir()
+    const { call } = await toolsOver(dir, countingEmbedder())
+    const id = (await call('memory_remember', { kind: 'semantic', content: facts[0] })).record.id
+    writeFileSync(sidecarOf(dir), `${JSON.stringify({ dims: 16, id, model: 'test/bag-of-words', vector: 'AAAA' })}\n`)
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD, dir, 'children'], { cwd: process.cwd() })
+    expect((JSON.parse(stdout) as { batches: string[][] }).batches.flat().sort()).toEqual([facts[0], 'children'].sort())
+  }, 60_000)
+})
