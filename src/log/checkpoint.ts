@@ -99,7 +99,7 @@ export async function loadPartitions(handle: LogHandle<any, any, any>, keys: rea
   }
 }
 
-/** Reports a checkpoint section that could not be loaded and forgets the state read from it. */
+/** Reports a checkpoint section that could not be loaded (the caller then replays the log in full). */
 export function sectionIgnored(handle: LogHandle<any, any, any>, error: SectionUnreadable): void {
   const checkpoint = checkpointKey(handle.key)
   warn(handle, { code: 'MEMORY_LOG_CHECKPOINT_IGNORED', key: handle.key, message: `the checkpoint "${checkpoint}" of the memory log "${handle.key}" was ignored (a section of it is unreadable: ${error.message}); the log is replayed in full`, details: { checkpoint, reason: error.message } })
