@@ -12,13 +12,13 @@ import { knownSyncHash, lineHasher } from './digest.ts'
 import { scheduleHead } from './head.ts'
 import { MAX_WRITE_ATTEMPTS, requireWritable, reset, type LogHandle } from './handle.ts'
 import { serializeEvent } from './line-writer.ts'
-import { sync } from './replay.ts'
+import { preparePartitions, sync } from './replay.ts'
 import { quarantineTail } from './torn-tail.ts'
 import type { LogEventDraft } from './types.ts'
 import { utf8Length } from './utf8.ts'
 
 /** Appends the events `build` returns as one all-or-nothing write; see `EventLog.write`. */
-export async function appendEvents<State, Draft extends LogEventDraft, Result>(handle: LogHandle<State, Draft, Result>, build: (state: State) => Draft[] | Promise<Draft[]>): Promise<Result[]> {
+export async function appendEvents<State, Draft extends LogEventDraft, Result>(handle: LogHandle<State, Draft, Result>, build: (state: State) => Draft[] | Promise<Draft[]>, partitions?: readonly string[]): Promise<Result[]> {
   requireWritable(handle)
   const { workspace, key, fold } = handle
   return workspace.withLock(handle.lockKey, async () => {
@@ -31,8 +31,15 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
         await quarantineTail(handle)
         continue
       }
+      await preparePartitions(handle, partitions, true)
       const built = build(handle.state)
       const drafts = built instanceof Promise ? await built : built
+      // A draft of a partition the build did not name and the state has not loaded: load it, build again.
+      const touched = fold.partitions && drafts.length > 0 ? fold.partitions.missing(handle.state, [...new Set(drafts.map(draft => fold.partitions!.of(draft)))]) : []
+      if (touched.length > 0) {
+        await preparePartitions(handle, touched, true)
+        continue
+      }
       if (drafts.length === 0) {
         scheduleCheckpoint(handle)
         return []

@@ -11,11 +11,12 @@
  * digest `lastDigest`; the lines it covers are then trusted, as a database trusts its checkpoint.
  */
 import { canonicalJson } from './canonical-json.ts'
-import { sha256Hex, sha256HexSync } from './digest.ts'
+import { knownSyncHash, sha256Hex, sha256HexSync } from './digest.ts'
 import { EMPTY, utf8Decoder, warn, type LogHandle } from './handle.ts'
 import { checkLine, checkLineSync } from './line-check.ts'
 import { INTERNED_MAX } from './line-writer.ts'
-import type { LogCheckpointCodec } from './types.ts'
+import type { LogCheckpointCodec, LogCheckpointSource } from './types.ts'
+import { utf8Length } from './utf8.ts'
 
 /** What a checkpoint covers: the log up to `offset` bytes, `lines` lines, the last one with `lastDigest`. */
 export interface MemoryLogCheckpointStamp {
@@ -42,11 +43,66 @@ export function checkpointKey(logKey: string): string {
   return `${logKey}.checkpoint`
 }
 
-/** The checkpoint text of `state` as folded from the log text `stamp` describes. */
-export async function serializeCheckpoint<State>(codec: LogCheckpointCodec<State>, stamp: MemoryLogCheckpointStamp, state: State, digest: (text: string) => string | Promise<string>): Promise<string> {
-  const { stamp: members, body } = await codec.encode(state, digest)
-  const head = { type: codec.type, v: codec.version, offset: stamp.offset, lines: stamp.lines, lastDigest: stamp.lastDigest, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1, ...members }
-  return `${JSON.stringify(head)}\n${body}`
+/**
+ * The checkpoint text of `state` as folded from the log text `stamp` describes, and what to call
+ * once it is stored (with the byte offset of its body).
+ */
+export async function serializeCheckpoint<State>(codec: LogCheckpointCodec<State>, stamp: MemoryLogCheckpointStamp, state: State, digest: (text: string) => string | Promise<string>, source: LogCheckpointSource): Promise<{ text: string; stored: () => void }> {
+  const { stamp: members, body, stored } = await codec.encode(state, digest, source)
+  const head = JSON.stringify({ type: codec.type, v: codec.version, offset: stamp.offset, lines: stamp.lines, lastDigest: stamp.lastDigest, lastLineStart: stamp.lastLineStart, hasV1: stamp.hasV1, ...members })
+  return { text: `${head}\n${body}`, stored: () => stored?.(utf8Length(head) + 1) }
+}
+
+/** A checkpoint section that could not be loaded (gone, edited, or replaced by another writer's checkpoint). */
+export class SectionUnreadable extends Error {}
+
+/** The handle's checkpoint as the source of the sections its state has not loaded yet. */
+export function checkpointSource(handle: LogHandle<any, any, any>): LogCheckpointSource {
+  const key = checkpointKey(handle.key)
+  return {
+    async read(start, end) {
+      const bytes = await handle.workspace.readBytes(key, start, end)
+      if (!bytes || bytes.length !== end - start) throw new Error(`the checkpoint "${key}" is gone or shorter than its directory says`)
+      return bytes
+    },
+    digest: (text) => {
+      const hash = knownSyncHash()
+      return hash ? hash(text) : sha256Hex(text)
+    },
+    intern(value) {
+      if (!Object.isFrozen(value)) return value
+      const text = canonicalJson(value)
+      const known = handle.interned.get(text)
+      if (known !== undefined) return known
+      if (handle.interned.size < INTERNED_MAX) handle.interned.set(text, value)
+      return value
+    },
+  }
+}
+
+/**
+ * Loads the checkpoint sections of the partitions `keys` (`undefined`: all) that the handle's
+ * state has not loaded yet (call under the log's lock).
+ *
+ * @throws SectionUnreadable when one cannot be loaded (the caller replays the log in full).
+ */
+export async function loadPartitions(handle: LogHandle<any, any, any>, keys: readonly string[] | undefined): Promise<void> {
+  const partitions = handle.fold.partitions
+  if (!partitions) return
+  const missing = partitions.missing(handle.state, keys)
+  if (missing.length === 0) return
+  try {
+    await partitions.load(handle.state, missing, checkpointSource(handle))
+  }
+  catch (error) {
+    throw new SectionUnreadable(error instanceof Error ? error.message : String(error))
+  }
+}
+
+/** Reports a checkpoint section that could not be loaded (the caller then replays the log in full). */
+export function sectionIgnored(handle: LogHandle<any, any, any>, error: SectionUnreadable): void {
+  const checkpoint = checkpointKey(handle.key)
+  warn(handle, { code: 'MEMORY_LOG_CHECKPOINT_IGNORED', key: handle.key, message: `the checkpoint "${checkpoint}" of the memory log "${handle.key}" was ignored (a section of it is unreadable: ${error.message}); the log is replayed in full`, details: { checkpoint, reason: error.message } })
 }
 
 /** The stamp of a checkpoint text, or why it is not a checkpoint `codec` reads. Parses line 1 only. */
@@ -86,13 +142,39 @@ export async function storeCheckpoint(handle: LogHandle<any, any, any>): Promise
   if (!codec || handle.lines === 0 || handle.lastDigest === null || handle.tail.length > 0 || handle.skipped > 0) return false
   const indexesBuilt = handle.indexesBuilt
   const { offset, lines, lastDigest, lastLineStart, hasV1 } = handle
-  const text = await serializeCheckpoint(codec, { offset, lines, lastDigest, lastLineStart, hasV1 }, handle.state, (await sha256HexSync()) ?? sha256Hex)
+  const { text, stored } = await serializeCheckpoint(codec, { offset, lines, lastDigest, lastLineStart, hasV1 }, handle.state, (await sha256HexSync()) ?? sha256Hex, checkpointSource(handle))
   const written = await handle.workspace.replace(checkpointKey(handle.key), text, { ifSizeOf: { key: handle.key, size: offset } })
   if (written) {
+    stored()
     handle.checkpointLines = lines
     handle.checkpointIndexes = indexesBuilt
   }
   return written
+}
+
+/** First read of a checkpoint: enough for a stamp line and a directory of a few hundred partitions. */
+const HEAD_READ_BYTES = 256 * 1024
+
+/**
+ * The stamp of the handle's checkpoint and the text its codec decodes: the stamp line and the
+ * {@link LogCheckpointCodec.headBytes} after it (the whole checkpoint when the codec reads it all);
+ * `undefined` when there is no checkpoint.
+ */
+async function readCheckpointHead(handle: LogHandle<any, any, any>, codec: LogCheckpointCodec<unknown>): Promise<{ text: string; stamp: MemoryLogCheckpointHead | string } | undefined> {
+  const key = checkpointKey(handle.key)
+  let bytes = await handle.workspace.readBytes(key, 0, HEAD_READ_BYTES)
+  if (bytes === undefined) return undefined
+  let stampEnd = bytes.indexOf(10)
+  if (stampEnd === -1 && bytes.length === HEAD_READ_BYTES) {
+    bytes = (await handle.workspace.readBytes(key, 0)) ?? EMPTY
+    stampEnd = bytes.indexOf(10)
+  }
+  const stamp = readCheckpointStamp(codec, utf8Decoder.decode(stampEnd === -1 ? bytes : bytes.subarray(0, stampEnd + 1)))
+  if (typeof stamp === 'string') return { text: '', stamp }
+  const after = codec.headBytes?.({ ...stamp.members, v: stamp.version })
+  const end = after === undefined ? undefined : stampEnd + 1 + after
+  if (end === undefined || end > bytes.length) bytes = (await handle.workspace.readBytes(key, 0, end)) ?? EMPTY
+  return { text: utf8Decoder.decode(end === undefined ? bytes : bytes.subarray(0, end)), stamp }
 }
 
 /**
@@ -110,15 +192,15 @@ export async function loadCheckpoint(handle: LogHandle<any, any, any>, size: num
     warn(handle, { code: 'MEMORY_LOG_CHECKPOINT_IGNORED', key, message: `the checkpoint "${checkpoint}" of the memory log "${key}" was ignored (${reason}); the log is replayed in full`, details: { checkpoint, reason } })
     return undefined
   }
-  let text: string | undefined
+  let head: Awaited<ReturnType<typeof readCheckpointHead>>
   try {
-    text = await workspace.readText(checkpoint)
+    head = await readCheckpointHead(handle, codec)
   }
   catch (error) {
     return ignore(`it could not be read: ${(error as Error).message}`)
   }
-  if (text === undefined) return undefined
-  const stamp = readCheckpointStamp(codec, text)
+  if (head === undefined) return undefined
+  const { text, stamp } = head
   if (typeof stamp === 'string') return ignore(stamp)
   if (stamp.offset > size) return ignore(`it covers ${stamp.offset} bytes and the log has ${size} (the log was truncated or rewritten)`)
   const bytes = (await workspace.readBytes(key, stamp.lastLineStart)) ?? EMPTY

@@ -7,7 +7,7 @@
  * its head lost lines. Its limit: lines appended in the last {@link HEAD_DELAY_MS} before a
  * crash or a cut are not yet anchored. It holds no record content.
  */
-import type { LogHandle } from './handle.ts'
+import { utf8Decoder, type LogHandle } from './handle.ts'
 
 /** Longest time, in ms, between a write and the head write that anchors it. */
 export const HEAD_DELAY_MS = 50
@@ -28,8 +28,10 @@ export function headKey(logKey: string): string {
 
 /** The head of the log at `key`, `undefined` when there is none, or why it is malformed. */
 export async function readHead(handle: LogHandle<any, any, any>): Promise<LogHead | string | undefined> {
-  const text = await handle.workspace.readText(headKey(handle.key))
-  if (text === undefined) return undefined
+  // Bytes, not text: the fs driver reads them synchronously (no thread-pool round trip on every cold open).
+  const bytes = await handle.workspace.readBytes(headKey(handle.key))
+  if (bytes === undefined) return undefined
+  const text = utf8Decoder.decode(bytes)
   let value: Record<string, unknown>
   try {
     value = JSON.parse(text) as Record<string, unknown>

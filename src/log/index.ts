@@ -14,8 +14,8 @@ import { appendEvents } from './append.ts'
 import { scheduleCheckpoint, writeCheckpoint } from './checkpoint-schedule.ts'
 import { compactHandle } from './compaction.ts'
 import { openHandle, type LogHandle } from './handle.ts'
-import { sync } from './replay.ts'
-import { DEFAULT_CHECKPOINT_EVERY, type EventLog, type LogEventDraft, type LogFold, type MemoryLogCompaction, type MemoryLogOptions } from './types.ts'
+import { preparePartitions, sync } from './replay.ts'
+import { DEFAULT_CHECKPOINT_EVERY, type EventLog, type LogAccessOptions, type LogEventDraft, type LogFold, type MemoryLogCompaction, type MemoryLogOptions } from './types.ts'
 
 export * from './types.ts'
 export { canonicalJson } from './canonical-json.ts'
@@ -36,8 +36,8 @@ export function openEventLog<State, Draft extends LogEventDraft, Result>(workspa
   return {
     workspace,
     key: handle.key,
-    view: read => view(handle, read),
-    write: build => appendEvents(handle, build),
+    view: (read, access) => view(handle, read, access),
+    write: (build, access) => appendEvents(handle, build, access?.partitions),
     compact: () => compactHandle(handle),
     checkpoint: () => handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle)),
     indexBuilt: (records) => {
@@ -57,15 +57,18 @@ export function compactEventLog<State, Draft extends LogEventDraft>(workspace: W
   return compactHandle(openHandle(fold, workspace, key, {}))
 }
 
-async function view<State, T>(handle: LogHandle<State, any, any>, read: (state: State) => T): Promise<T> {
-  // Fast path: nothing changed since we last looked, so the state is current. `read` runs in
-  // the same synchronous turn, so no in-process write can interleave.
-  if (handle.seen) {
+async function view<State, T>(handle: LogHandle<State, any, any>, read: (state: State) => T, access: LogAccessOptions | undefined): Promise<T> {
+  const keys = access?.partitions
+  const loaded = () => (handle.fold.partitions?.missing(handle.state, keys).length ?? 0) === 0
+  // Fast path: nothing changed since we last looked and the partitions read are loaded, so the
+  // state is current. `read` runs in the same synchronous turn, so no in-process write can interleave.
+  if (handle.seen && loaded()) {
     const stat = await handle.workspace.stat(handle.key)
-    if ((stat?.size ?? 0) === handle.seen.size && stat?.id === handle.seen.id) return read(handle.state)
+    if ((stat?.size ?? 0) === handle.seen.size && stat?.id === handle.seen.id && loaded()) return read(handle.state)
   }
   return handle.workspace.withLock(handle.lockKey, async () => {
     await sync(handle)
+    await preparePartitions(handle, keys)
     // Many lines read past the last checkpoint (a log without one, or another writer's appends): write one.
     scheduleCheckpoint(handle)
     return read(handle.state)

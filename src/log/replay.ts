@@ -6,7 +6,7 @@
  * with its number, never skipped unless the log was opened with `readPastCorruption`.
  */
 import { agentError } from '../errors.ts'
-import { loadCheckpoint } from './checkpoint.ts'
+import { loadCheckpoint, loadPartitions, sectionIgnored, SectionUnreadable } from './checkpoint.ts'
 import { sha256HexSync } from './digest.ts'
 import { headProblem, readHead, type LogHead } from './head.ts'
 import { EMPTY, reset, utf8Decoder, warn, type LogHandle } from './handle.ts'
@@ -22,6 +22,35 @@ import type { LogEvent, LogEventDraft } from './types.ts'
  * @throws AgentError `MEMORY_LOG_CORRUPT` with the first bad line; read errors of the workspace.
  */
 export async function sync(handle: LogHandle<any, any, any>, forWrite = false, checkHead = true): Promise<void> {
+  try {
+    await syncFrom(handle, forWrite, checkHead, true)
+  }
+  catch (error) {
+    if (!(error instanceof SectionUnreadable)) throw error
+    // A checkpoint section that does not load: the checkpoint vouches for nothing; replay the log.
+    sectionIgnored(handle, error)
+    await syncFrom(handle, forWrite, checkHead, false)
+  }
+}
+
+/**
+ * Loads the partitions `keys` (`undefined`: all) of the handle's state that its checkpoint holds
+ * and it has not loaded yet, before a read or a write that uses them (call under the log's lock,
+ * after a {@link sync}). A section that does not load makes the log replay in full.
+ */
+export async function preparePartitions(handle: LogHandle<any, any, any>, keys: readonly string[] | undefined, forWrite = false): Promise<void> {
+  try {
+    await loadPartitions(handle, keys)
+  }
+  catch (error) {
+    if (!(error instanceof SectionUnreadable)) throw error
+    sectionIgnored(handle, error)
+    reset(handle)
+    await syncFrom(handle, forWrite, true, false)
+  }
+}
+
+async function syncFrom(handle: LogHandle<any, any, any>, forWrite: boolean, checkHead: boolean, fromCheckpoint: boolean): Promise<void> {
   const { workspace, key } = handle
   const stat = await workspace.stat(key)
   const size = stat?.size ?? 0
@@ -32,9 +61,9 @@ export async function sync(handle: LogHandle<any, any, any>, forWrite = false, c
     // Read before the log: a head written after this read could name lines the read misses.
     const head = handle.offset === 0 && checkHead ? await readHead(handle) : undefined
     // A replay from the start may begin at a checkpoint that matches the log instead.
-    const fromCheckpoint = handle.offset === 0 && size > 0 ? await loadCheckpoint(handle, size) : undefined
+    const afterCheckpoint = fromCheckpoint && handle.offset === 0 && size > 0 ? await loadCheckpoint(handle, size) : undefined
     const start = handle.offset
-    const bytes = fromCheckpoint ?? (await workspace.readBytes(key, start)) ?? EMPTY
+    const bytes = afterCheckpoint ?? (await workspace.readBytes(key, start)) ?? EMPTY
     try {
       await scanBytes(handle, bytes)
       handle.seen = { size: start + bytes.length, id: stat?.id }
@@ -126,6 +155,13 @@ export async function scanBytes<State, Draft extends LogEventDraft>(handle: LogH
     committedCount = line
     committedDigest = prev
     committedLineStart = lineStart
+  }
+  // Lines of partitions whose checkpoint section is not loaded yet: load those sections first.
+  const partitions = fold.partitions
+  if (partitions && partitions.missing(handle.state, undefined).length > 0) {
+    const keys = new Set<string>()
+    for (const { event, line } of events) if (line <= committedCount) keys.add(partitions.of(event))
+    await loadPartitions(handle, [...keys])
   }
   skipped += foldCommitted(handle, events, committedCount)
   handle.lines = committedCount

@@ -86,6 +86,39 @@ export interface LogFold<State, Draft extends LogEventDraft, Result> {
   internedValues(state: State): Iterable<unknown>
   /** How the state is written into and read from a checkpoint; without it the log writes none. */
   checkpoint?: LogCheckpointCodec<State>
+  /** How the state splits into partitions a checkpoint loads one at a time; without it a checkpoint loads whole. */
+  partitions?: LogPartitions<State, Draft>
+}
+
+/**
+ * The partitions of a fold's state (the memory fold: one per store and scope). A checkpoint may
+ * hold each partition in its own section that is read only when the partition is first used:
+ * the engine loads the partitions a read or a write names before running it, and the partition
+ * of every line it folds after the checkpoint before folding that line.
+ */
+export interface LogPartitions<State, Draft extends LogEventDraft> {
+  /** The partition an event belongs to (every event of a record names the same one). */
+  of(event: Draft): string
+  /** Of `keys` (`undefined`: every partition), those whose section is not loaded yet; empty when all are. */
+  missing(state: State, keys: readonly string[] | undefined): string[]
+  /**
+   * Reads, checks and folds into `state` the sections of the partitions `keys` (from
+   * {@link LogPartitions.missing}) out of `source`, the checkpoint the state was decoded from.
+   *
+   * @throws Error when a section cannot be read, does not have the digest the checkpoint names
+   * or is malformed (the engine then replays the log in full, with a `MEMORY_LOG_CHECKPOINT_IGNORED` warning).
+   */
+  load(state: State, keys: readonly string[], source: LogCheckpointSource): Promise<void>
+}
+
+/** The checkpoint a state was decoded from, for sections read on first use. */
+export interface LogCheckpointSource {
+  /** Bytes `start` to `end` (exclusive) of the checkpoint. @throws Error when it is gone or shorter. */
+  read(start: number, end: number): Promise<Uint8Array>
+  /** SHA-256 hex of a text. */
+  digest(text: string): string | Promise<string>
+  /** The frozen value of the log equal to `value` (see {@link LogEventSchema.internedField}), so that loaded records share it with later lines; `value` when there is none yet. */
+  intern?(value: unknown): unknown
 }
 
 /** The state part of a checkpoint (the log writes the stamp line that binds it to the log). */
@@ -99,9 +132,14 @@ export interface LogCheckpointCodec<State> {
    * The lines after the stamp (each ended by `\n`) and members added to the stamp. May yield to
    * the event loop between slices; the state does not change meanwhile (the log's lock is held).
    */
-  encode(state: State, digest: (text: string) => string | Promise<string>): Promise<{ stamp: Record<string, unknown>; body: string }>
+  encode(state: State, digest: (text: string) => string | Promise<string>, source: LogCheckpointSource): Promise<LogCheckpointBody>
   /** Why the codec's stamp members are malformed, or `undefined`. */
   checkStamp(stamp: Record<string, unknown>): string | undefined
+  /**
+   * How many bytes after the stamp line {@link LogCheckpointCodec.decode} reads (the rest is read
+   * on first use through {@link LogPartitions.load}); `undefined`: the whole checkpoint.
+   */
+  headBytes?(stamp: Record<string, unknown>): number | undefined
   /**
    * The state of a checkpoint: `text` is the whole checkpoint, `bodyStart` where the line after
    * the stamp begins. `digest` is `undefined` without a synchronous SHA-256 (derived parts that
@@ -112,6 +150,15 @@ export interface LogCheckpointCodec<State> {
   decode(text: string, bodyStart: number, stamp: Record<string, unknown>, digest: ((text: string) => string) | undefined): State
   /** How a decoded checkpoint state differs from the state a replay of the lines it covers folds, or `undefined` when they agree (verification). */
   difference(checkpoint: State, replayed: State): string | undefined
+}
+
+/** What {@link LogCheckpointCodec.encode} gives: members added to the stamp, the lines after it, and what to do once it is stored. */
+export interface LogCheckpointBody {
+  stamp: Record<string, unknown>
+  /** The lines after the stamp, each ended by `\n`. */
+  body: string
+  /** Called once the checkpoint was stored, with the byte offset where `body` starts in it (sections not loaded now live there). */
+  stored?(bodyStart: number): void
 }
 
 /** Options of an open log. */
@@ -161,6 +208,15 @@ export interface MemoryLogWarning {
   details: Record<string, unknown>
 }
 
+/** What a read or a write of an open log touches. */
+export interface LogAccessOptions {
+  /**
+   * The partitions ({@link LogPartitions.of}) the callback reads: only their checkpoint sections
+   * are loaded before it runs; it must not look at other partitions. Default: every partition.
+   */
+  partitions?: readonly string[]
+}
+
 /** An open log: the folded state of one workspace key, kept current. */
 export interface EventLog<State, Draft extends LogEventDraft, Result> {
   readonly workspace: Workspace
@@ -172,7 +228,7 @@ export interface EventLog<State, Draft extends LogEventDraft, Result> {
    *
    * @throws AgentError `MEMORY_LOG_CORRUPT` when the log fails verification; read errors of the workspace.
    */
-  view<T>(read: (state: State) => T): Promise<T>
+  view<T>(read: (state: State) => T, options?: LogAccessOptions): Promise<T>
   /**
    * Appends the events `build` returns as one all-or-nothing write. `build` runs under the log's
    * lock with the current state; it may throw to write nothing, and it runs again when another
@@ -183,7 +239,7 @@ export interface EventLog<State, Draft extends LogEventDraft, Result> {
    * `MEMORY_LOG_BUSY` when other writers kept winning for 1,000 attempts; whatever `build`
    * throws; write errors of the workspace.
    */
-  write(build: (state: State) => Draft[] | Promise<Draft[]>): Promise<Result[]>
+  write(build: (state: State) => Draft[] | Promise<Draft[]>, options?: LogAccessOptions): Promise<Result[]>
   /** Rewrites the log atomically (see `compactLog`). */
   compact(): Promise<MemoryLogCompaction>
   /**

@@ -7,7 +7,7 @@
  */
 import type { Workspace } from '../workspace/types.ts'
 import { checkpointKey, readCheckpointStamp } from './checkpoint.ts'
-import { sha256HexSync } from './digest.ts'
+import { sha256Hex, sha256HexSync } from './digest.ts'
 import { EMPTY, scratchHandle, utf8Decoder, type LogHandle } from './handle.ts'
 import { headProblem, readHead, type LogHead } from './head.ts'
 import { CorruptLine, digestOf } from './line-check.ts'
@@ -56,8 +56,9 @@ async function checkpointProblem(scratch: LogHandle<any, any, any>, bytes: Uint8
   const codec = scratch.fold.checkpoint
   if (!codec) return undefined
   const key = checkpointKey(scratch.key)
-  const text = await scratch.workspace.readText(key)
-  if (text === undefined) return undefined
+  const checkpoint = await scratch.workspace.readBytes(key, 0)
+  if (checkpoint === undefined) return undefined
+  const text = utf8Decoder.decode(checkpoint)
   const stamp = readCheckpointStamp(codec, text)
   if (typeof stamp === 'string') return undefined
   if (stamp.offset > scratch.offset) return { line: scratch.lines + 1, reason: `the log ends at line ${scratch.lines}, but its checkpoint "${key}" covers ${stamp.lines} lines: lines were removed from its end` }
@@ -66,7 +67,11 @@ async function checkpointProblem(scratch: LogHandle<any, any, any>, bytes: Uint8
   await scanBytes(covered, bytes.subarray(0, stamp.offset))
   let difference: string | undefined
   try {
-    const state = codec.decode(text, text.indexOf('\n') + 1, { ...stamp.members, v: stamp.version }, await sha256HexSync())
+    const hash = await sha256HexSync()
+    const state = codec.decode(text, text.indexOf('\n') + 1, { ...stamp.members, v: stamp.version }, hash)
+    // Every section, read from the bytes already in hand: the whole state is compared.
+    const partitions = scratch.fold.partitions
+    if (partitions) await partitions.load(state, partitions.missing(state, undefined), { read: async (start, end) => checkpoint.subarray(start, end), digest: hash ?? sha256Hex })
     difference = codec.difference(state, covered.state)
   }
   catch (error) {

@@ -2,23 +2,28 @@
  * The memory state in a checkpoint of the log (the log engine writes the stamp line that binds
  * it to the log; format and trust rule: docs/log-format.md, "Checkpoints").
  *
- * Version 2 (version 1 had no index line and still loads). After the stamp, which adds
- * `indexDigest` (the SHA-256 hex of the index line), the **state line**: `values` (per shared
- * field, the distinct values records share), `records` (in the state's order; a shared field
- * holds an index into its `values` list), `partitions` (`[partitionKey, [record index, ...]]` in
- * creation order) and `erased` (ids). Then the **index line**, `{"indexes":[[partitionKey,
- * snapshot], ...]}`: the search index of every partition whose index was built, as a
- * {@link MemorySearchIndexSnapshot} whose record numbers count in the partition's creation order.
+ * Version 3 holds one **section** per partition (store and scope), so that an open reads only the
+ * partitions it serves. After the stamp, which adds `directoryDigest` (SHA-256 hex of the
+ * directory line) and `directoryBytes` (its UTF-8 length with its `\n`), the **directory line**
+ * `{"partitions":[[partitionKey, start, bytes, records, digest], ...],"erased":[ids]}`: per
+ * partition where its section starts (bytes after the directory line), its length without its
+ * `\n`, its record count and the SHA-256 hex of its text. Then one **section line** per
+ * partition, `{"values":{field:[...]},"records":[...],"index":snapshot|null}`: its records in
+ * creation order (a shared field holds an index into its `values` list) and the snapshot of its
+ * search index ({@link MemorySearchIndexSnapshot}, record numbers in creation order) when it was built.
+ *
+ * Version 2 (read, no longer written): a state line of every record, partition and erased id, and
+ * an index line with the index snapshots (`indexDigest` in the stamp). Version 1: no index line.
  */
-import { canonicalJson, type LogCheckpointCodec } from '../log/index.ts'
+import { canonicalJson, utf8Length, type LogCheckpointBody, type LogCheckpointCodec, type LogCheckpointSource, type LogPartitions } from '../log/index.ts'
 import { createSearchIndex, restoreSearchIndex, searchIndexFormat, type MemorySearchIndex, type MemorySearchIndexSnapshot } from './search-index.ts'
-import { emptyRecordState, type MemoryRecordState } from './records.ts'
+import { emptyRecordState, forgetDuplicates, partitionKey, type MemoryCheckpointOrder, type MemoryCheckpointSection, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRecord } from './types.ts'
 
 /** Restores a partition's index from its snapshot over the partition's records; throws when it does not fit. */
 export type MemorySearchIndexRestore = (snapshot: MemorySearchIndexSnapshot, records: readonly MemoryRecord[]) => MemorySearchIndex
 
-const VERSION = 2
+const VERSION = 3
 // Fields whose values records share (a scope, an audit block, `[]`, `{}`): stored once each, and
 // shared again on load, as a replay shares them (memory per record stays that of a replay).
 const SHARED_FIELDS = ['scope', 'audit', 'tags', 'metadata', 'provenance', 'supersedes'] as const
@@ -28,12 +33,30 @@ const SHARED_MAX_CHARS = 512
 export const memoryCheckpointCodec: LogCheckpointCodec<MemoryRecordState> = {
   type: 'memory-log-checkpoint',
   version: VERSION,
-  reads: [1, VERSION],
-  encode: encodeState,
-  checkStamp: stamp => (stamp.v === VERSION && typeof stamp.indexDigest !== 'string' ? 'the checkpoint stamp is malformed' : undefined),
-  // Without a synchronous SHA-256 the index line is not checked, so not used: indexes are built on first search.
-  decode: (text, start, stamp, digest) => decodeState(text, start, stamp, createSearchIndex, digest ? { restore: restoreSearchIndex, format: searchIndexFormat(), digest } : undefined),
+  reads: [1, 2, VERSION],
+  encode: encodeSections,
+  checkStamp(stamp) {
+    if (stamp.v === 2 && typeof stamp.indexDigest !== 'string') return 'the checkpoint stamp is malformed'
+    if (stamp.v === VERSION && (typeof stamp.directoryDigest !== 'string' || !Number.isSafeInteger(stamp.directoryBytes) || (stamp.directoryBytes as number) < 1)) return 'the checkpoint stamp is malformed'
+    return undefined
+  },
+  headBytes: stamp => (stamp.v === VERSION ? stamp.directoryBytes as number : undefined),
+  // Without a synchronous SHA-256 a version 2 index line (and a version 3 directory) is not checked: such an index is built on first search.
+  decode: (text, start, stamp, digest) => stamp.v === VERSION
+    ? decodeDirectory(text, start, stamp, digest)
+    : decodeState(text, start, stamp, createSearchIndex, digest ? { restore: restoreSearchIndex, format: searchIndexFormat(), digest } : undefined),
   difference: stateDifference,
+}
+
+/** The partitions of the memory state (one per store and scope), loaded from their checkpoint sections on first use. */
+export const memoryPartitions: LogPartitions<MemoryRecordState, MemoryEventDraft> = {
+  of: event => partitionKey(event.store, event.scope),
+  missing(state, keys) {
+    const sections = state.sections
+    if (!sections || sections.size === 0) return []
+    return keys === undefined ? [...sections.keys()] : keys.filter(key => sections.has(key))
+  },
+  load: loadSections,
 }
 
 /** The first difference between two states in their records, partitions or erased ids, or `undefined`. */
@@ -53,14 +76,130 @@ function stateDifference(checkpoint: MemoryRecordState, replayed: MemoryRecordSt
 }
 
 /**
- * The state line and index line of `state`, with the search index of every partition whose index
- * is built (pending updates are taken in first; indexes never built are left out, not built).
- * Made in slices with a turn of the event loop between them; only `digest` may take a promise.
+ * The directory line and one section line per partition of `state` (see the file comment), with
+ * the search index of every partition whose index is built (pending updates are taken in first;
+ * indexes never built are left out, not built). The section of a partition not loaded is copied
+ * from `source` (its text, checked against its digest), not decoded. Made in slices with a turn
+ * of the event loop between them.
  *
- * @throws Error when an index holds a record its partition does not (the checkpoint is not written).
+ * @throws Error when an index holds a record its partition does not, or a copied section no
+ * longer has its digest (the checkpoint is not written).
  */
-async function encodeState(state: MemoryRecordState, digest: (text: string) => string | Promise<string>): Promise<{ stamp: Record<string, unknown>; body: string }> {
+async function encodeSections(state: MemoryRecordState, digest: (text: string) => string | Promise<string>, source: LogCheckpointSource): Promise<LogCheckpointBody> {
   const turn = turns()
+  const { ranks, next, partitionOrder } = creationOrder(state)
+  const sections = new Map<string, { text: string; bytes: number; records: number; digest: string }>()
+  for (const [key, ids] of state.partitions) {
+    const text = encodeSection(state, key, ids, ranks)
+    sections.set(key, { text, bytes: utf8Length(text), records: ids.length, digest: await digest(text) })
+    await turn.maybe()
+  }
+  const unloaded = new Map<MemoryCheckpointSection, string>()
+  for (const [key, section] of state.sections ?? []) unloaded.set(section, key)
+  for (const run of readRuns([...unloaded.keys()])) {
+    const bytes = await source.read(run.start, run.end)
+    for (const section of run.sections) {
+      const key = unloaded.get(section)!
+      const text = textDecoder.decode(bytes.subarray(section.start - run.start, section.end - run.start))
+      if ((await digest(text)) !== section.digest) throw new Error(`the section of partition ${key} in the checkpoint no longer has its digest`)
+      sections.set(key, { text, bytes: section.end - section.start, records: section.records, digest: section.digest })
+    }
+    await turn.maybe()
+  }
+  let at = 0
+  const directory: Array<[string, number, number, number, string]> = []
+  const texts: string[] = []
+  for (const key of partitionOrder) {
+    const section = sections.get(key)!
+    directory.push([key, at, section.bytes, section.records, section.digest])
+    texts.push(section.text)
+    at += section.bytes + 1
+  }
+  const directoryLine = JSON.stringify({ partitions: directory, erased: [...state.erased], next })
+  const directoryBytes = utf8Length(directoryLine) + 1
+  const body = `${directoryLine}\n${texts.join('\n')}${texts.length > 0 ? '\n' : ''}`
+  return {
+    stamp: { directoryDigest: await digest(directoryLine), directoryBytes },
+    body,
+    // The sections still not loaded now live in the new checkpoint, and its ranks are the state's.
+    stored(bodyStart) {
+      const order = state.order
+      if (!order) return
+      for (const [index, entry] of directory.entries()) {
+        order.partitions.set(entry[0], index)
+        const section = state.sections?.get(entry[0])
+        if (!section) continue
+        section.start = bodyStart + directoryBytes + entry[1]
+        section.end = section.start + entry[2]
+      }
+      for (const [id, rank] of ranks) order.records.set(id, rank)
+      order.next = next
+    },
+  }
+}
+
+/**
+ * The creation order the checkpoint records: a rank per loaded record (kept from the checkpoint
+ * the state was read from; records created since get the next ones), the next free rank, and
+ * every partition key in creation order.
+ */
+function creationOrder(state: MemoryRecordState): { ranks: Map<string, number>; next: number; partitionOrder: string[] } {
+  const order = state.order
+  const ranks = new Map<string, number>()
+  let next = order?.next ?? 0
+  for (const record of state.records.values()) {
+    if (order?.records.has(record.id)) continue
+    ranks.set(record.id, next++)
+  }
+  if (!order) return { ranks, next, partitionOrder: [...state.partitions.keys()] }
+  const ranked = [...order.partitions.keys()].filter(key => state.partitions.has(key) || state.sections?.has(key)).sort((a, b) => order.partitions.get(a)! - order.partitions.get(b)!)
+  const created = [...state.partitions.keys()].filter(key => !order.partitions.has(key))
+  for (const [id, rank] of order.records) if (!ranks.has(id)) ranks.set(id, rank)
+  return { ranks, next, partitionOrder: [...ranked, ...created] }
+}
+
+/**
+ * Once every section is loaded: the records and partitions maps put in creation order (the
+ * checkpoint's by rank, then those created after it, as they came), as a replay orders them.
+ */
+function settleOrder(state: MemoryRecordState): void {
+  const order = state.order
+  if (!order || (state.sections && state.sections.size > 0)) return
+  const sorted = <T>(entries: Array<[string, T]>, rank: Map<string, number>) => [
+    ...entries.filter(([key]) => rank.has(key)).sort(([a], [b]) => rank.get(a)! - rank.get(b)!),
+    ...entries.filter(([key]) => !rank.has(key)),
+  ]
+  const records = sorted([...state.records], order.records)
+  state.records.clear()
+  for (const [id, record] of records) state.records.set(id, record)
+  const partitions = sorted([...state.partitions], order.partitions)
+  state.partitions.clear()
+  for (const [key, ids] of partitions) state.partitions.set(key, ids)
+  state.order = undefined
+  state.sections = undefined
+}
+
+/** The section line of one loaded partition: its records (shared values stored once) and its built index. */
+function encodeSection(state: MemoryRecordState, key: string, ids: readonly string[], ranks: ReadonlyMap<string, number>): string {
+  const records = ids.map(id => state.records.get(id)!)
+  const { values, packed } = packRecords(records)
+  const index = state.indexes.get(key)
+  let snapshot: MemorySearchIndexSnapshot | undefined
+  // An index that took an erase holds the erased words until it is rebuilt: never persisted.
+  if (index?.snapshot && !state.erasedPartitions?.has(key)) {
+    const numbers = new Map<string, number>()
+    for (let number = 0; number < ids.length; number++) numbers.set(ids[number]!, number)
+    snapshot = index.snapshot((record) => {
+      const number = numbers.get(record.id)
+      if (number === undefined) throw new Error(`the search index of partition ${key} holds record "${record.id}", which the partition does not`)
+      return number
+    })
+  }
+  return JSON.stringify({ values, records: packed, order: ids.map(id => ranks.get(id)!), index: snapshot ?? null })
+}
+
+/** Records with their shared fields (scope, audit, `[]`, `{}`) replaced by an index into a list of distinct values. */
+function packRecords(records: readonly MemoryRecord[]): { values: Record<string, unknown[]>; packed: Array<Record<string, unknown>> } {
   const values: Record<string, unknown[]> = {}
   const indexes: Record<string, Map<string, number>> = {}
   // Records share their scope, audit and empty values as objects (replay interns them): look an
@@ -71,11 +210,8 @@ async function encodeState(state: MemoryRecordState, digest: (text: string) => s
     indexes[field] = new Map()
     byObject[field] = new Map()
   }
-  const positions = new Map<string, number>()
-  const records: Array<Record<string, unknown>> = []
-  for (const record of state.records.values()) {
-    if (records.length % 1000 === 999) await turn.maybe()
-    positions.set(record.id, records.length)
+  const packed: Array<Record<string, unknown>> = []
+  for (const record of records) {
     const copy: Record<string, unknown> = { ...record }
     for (const field of SHARED_FIELDS) {
       const value = copy[field]
@@ -93,37 +229,145 @@ async function encodeState(state: MemoryRecordState, digest: (text: string) => s
       }
       copy[field] = at
     }
-    records.push(copy)
+    packed.push(copy)
   }
-  const partitions = [...state.partitions].map(([key, ids]) => [key, ids.map(id => positions.get(id)!)])
-  const snapshots: Array<[string, MemorySearchIndexSnapshot]> = []
-  for (const [key, index] of state.indexes) {
-    const ids = state.partitions.get(key)
-    // An index that took an erase holds the erased words until it is rebuilt: never persisted.
-    if (!ids || !index.snapshot || state.erasedPartitions?.has(key)) continue
-    let numbers: Map<string, number> | undefined
-    const snapshot = index.snapshot((record) => {
-      if (!numbers) {
-        numbers = new Map()
-        for (let number = 0; number < ids.length; number++) numbers.set(ids[number]!, number)
+  return { values, packed }
+}
+
+/** Records of a packed list with their shared fields resolved (scopes frozen, as replay shares them). */
+function unpackRecords(values: Record<string, unknown[]>, packed: unknown[], intern?: (value: unknown) => unknown): MemoryRecord[] {
+  if (values === null || typeof values !== 'object' || !Array.isArray(packed)) throw new Error('the checkpoint state is malformed')
+  for (const field of SHARED_FIELDS) {
+    const list = values[field]
+    if (!Array.isArray(list)) throw new Error('the checkpoint state is malformed')
+    // Replay freezes shared scopes (their partition key is cached by object) and shares them with later lines.
+    if (field === 'scope') for (const [at, scope] of list.entries()) list[at] = intern ? intern(Object.freeze(scope)) : Object.freeze(scope)
+  }
+  const records: MemoryRecord[] = []
+  for (const item of packed) {
+    const record = item as Record<string, unknown>
+    if (record === null || typeof record !== 'object' || typeof record.id !== 'string') throw new Error('the checkpoint state is malformed')
+    for (const field of SHARED_FIELDS) {
+      const value = record[field]
+      if (typeof value === 'number') {
+        const shared = values[field]![value]
+        if (shared === undefined) throw new Error('the checkpoint state is malformed')
+        record[field] = shared
       }
-      const number = numbers.get(record.id)
-      if (number === undefined) throw new Error(`the search index of partition ${key} holds record "${record.id}", which the partition does not`)
-      return number
-    })
-    if (snapshot) snapshots.push([key, snapshot])
-    await turn.maybe()
+    }
+    // One string for equal instants, as a replay keeps them.
+    if (record.createdAt === record.updatedAt) record.createdAt = record.updatedAt
+    records.push(record as unknown as MemoryRecord)
   }
-  const indexLine = JSON.stringify({ indexes: snapshots })
-  // The records array written in slices, a turn of the event loop between them.
-  const recordTexts: string[] = []
-  for (let start = 0; start < records.length; start += 1000) {
-    recordTexts.push(JSON.stringify(records.slice(start, start + 1000)).slice(1, -1))
-    await turn.maybe()
+  return records
+}
+
+const textDecoder = new TextDecoder('utf-8')
+/** Sections closer than this many bytes are read in one range. */
+const READ_GAP_BYTES = 64 * 1024
+
+/** Sections grouped into runs of nearby bytes, each run one read. */
+function readRuns(sections: readonly MemoryCheckpointSection[]): Array<{ start: number; end: number; sections: MemoryCheckpointSection[] }> {
+  const runs: Array<{ start: number; end: number; sections: MemoryCheckpointSection[] }> = []
+  for (const section of [...sections].sort((a, b) => a.start - b.start)) {
+    const last = runs.at(-1)
+    if (last && section.start - last.end <= READ_GAP_BYTES) {
+      last.end = Math.max(last.end, section.end)
+      last.sections.push(section)
+    }
+    else runs.push({ start: section.start, end: section.end, sections: [section] })
   }
-  const rest = JSON.stringify({ partitions, erased: [...state.erased] }).slice(1)
-  const stateLine = `{"values":${JSON.stringify(values)},"records":[${recordTexts.join(',')}],${rest}`
-  return { stamp: { indexDigest: await digest(indexLine) }, body: `${stateLine}\n${indexLine}\n` }
+  return runs
+}
+
+/**
+ * Reads the sections of `keys`, checks each against the digest the directory names and folds it
+ * into `state` (records, ids in creation order, the index restored from its snapshot or told
+ * every record).
+ *
+ * @throws Error when a section is unreadable, has another digest or is malformed.
+ */
+async function loadSections(state: MemoryRecordState, keys: readonly string[], source: LogCheckpointSource): Promise<void> {
+  const sections = state.sections
+  if (!sections) return
+  const wanted = new Map<MemoryCheckpointSection, string>()
+  for (const key of keys) {
+    const section = sections.get(key)
+    if (section) wanted.set(section, key)
+  }
+  const format = searchIndexFormat()
+  for (const run of readRuns([...wanted.keys()])) {
+    const bytes = await source.read(run.start, run.end)
+    for (const section of run.sections) {
+      const key = wanted.get(section)!
+      const text = textDecoder.decode(bytes.subarray(section.start - run.start, section.end - run.start))
+      if ((await source.digest(text)) !== section.digest) throw new Error(`the section of partition ${key} does not have the digest its directory names`)
+      loadSection(state, key, text, section.records, format, source.intern)
+      sections.delete(key)
+    }
+  }
+  settleOrder(state)
+}
+
+function loadSection(state: MemoryRecordState, key: string, text: string, count: number, format: string, intern: ((value: unknown) => unknown) | undefined): void {
+  const body = JSON.parse(text) as { values: Record<string, unknown[]>; records: unknown[]; order: unknown[]; index: MemorySearchIndexSnapshot | null }
+  if (body === null || typeof body !== 'object' || !Array.isArray(body.order) || !body.order.every(rank => Number.isSafeInteger(rank))) throw new Error(`the section of partition ${key} is malformed`)
+  const records = unpackRecords(body.values, body.records, intern)
+  if (records.length !== count || body.order.length !== count) throw new Error(`the section of partition ${key} holds ${records.length} records, its directory says ${count}`)
+  const ids: string[] = []
+  for (const record of records) {
+    if (state.records.has(record.id) || state.erased.has(record.id) || partitionKey(record.store, record.scope) !== key) throw new Error(`the section of partition ${key} is malformed`)
+    ids.push(record.id)
+  }
+  // Written under another tokenization: stale, not corrupt; that index is built again on its first search.
+  const snapshot = body.index !== null && typeof body.index === 'object' && body.index.format === format ? body.index : undefined
+  let index: MemorySearchIndex
+  if (snapshot) index = restoreSearchIndex(snapshot, records)
+  else {
+    index = state.createIndex()
+    for (const record of records) index.update(record)
+  }
+  for (const [at, record] of records.entries()) {
+    state.records.set(record.id, record)
+    state.order?.records.set(record.id, body.order[at] as number)
+  }
+  state.partitions.set(key, ids)
+  state.indexes.set(key, index)
+  forgetDuplicates(state, key)
+}
+
+/**
+ * The state of a version 3 checkpoint as far as its directory (line 2): the erased ids and, per
+ * partition, where its section is; no record is read until its partition is loaded.
+ *
+ * @throws Error when the directory is missing, not of the stamp's length or digest, or malformed.
+ */
+function decodeDirectory(text: string, start: number, stamp: Record<string, unknown>, digest: ((text: string) => string) | undefined): MemoryRecordState {
+  const end = text.indexOf('\n', start)
+  if (start === 0 || end === -1) throw new Error('the checkpoint has no complete directory line')
+  const line = text.slice(start, end)
+  const directoryBytes = stamp.directoryBytes as number
+  if (utf8Length(line) + 1 !== directoryBytes) throw new Error('the directory line of the checkpoint does not have the length its stamp names')
+  if (digest && digest(line) !== stamp.directoryDigest) throw new Error('the directory line of the checkpoint does not have the digest its stamp names')
+  const body = JSON.parse(line) as { partitions: unknown[]; erased: unknown[]; next: unknown }
+  if (body === null || typeof body !== 'object' || !Array.isArray(body.partitions) || !Array.isArray(body.erased) || !Number.isSafeInteger(body.next)) throw new Error('the checkpoint directory is malformed')
+  const sectionsStart = utf8Length(text.slice(0, start)) + directoryBytes
+  const state = emptyRecordState(createSearchIndex)
+  const sections = new Map<string, MemoryCheckpointSection>()
+  for (const entry of body.partitions) {
+    const [key, at, bytes, records, sectionDigest] = Array.isArray(entry) ? entry : []
+    if (typeof key !== 'string' || sections.has(key) || ![at, bytes, records].every(count => Number.isSafeInteger(count) && count >= 0) || typeof sectionDigest !== 'string') throw new Error('the checkpoint directory is malformed')
+    sections.set(key, { start: sectionsStart + at, end: sectionsStart + at + bytes, records, digest: sectionDigest })
+  }
+  for (const id of body.erased) {
+    if (typeof id !== 'string') throw new Error('the checkpoint directory is malformed')
+    state.erased.add(id)
+  }
+  state.sections = sections
+  const order: MemoryCheckpointOrder = { records: new Map(), partitions: new Map(), next: body.next as number }
+  for (const key of sections.keys()) order.partitions.set(key, order.partitions.size)
+  state.order = order
+  return state
 }
 
 /** Longest run of checkpoint work between two turns of the event loop, in ms. */
@@ -160,30 +404,10 @@ function decodeState(text: string, start: number, stamp: Record<string, unknown>
   if (start === 0 || end === -1) throw new Error('the checkpoint has no complete state line')
   const snapshots = indexes && stamp.v !== 1 ? readIndexLine(text, end + 1, stamp.indexDigest as string, indexes.format, indexes.digest) : new Map<string, MemorySearchIndexSnapshot>()
   const body = JSON.parse(text.slice(start, end)) as { values: Record<string, unknown[]>; records: Array<Record<string, unknown>>; partitions: Array<[string, number[]]>; erased: string[] }
-  if (!body || !Array.isArray(body.records) || !Array.isArray(body.partitions) || !Array.isArray(body.erased) || typeof body.values !== 'object') throw new Error('the checkpoint state is malformed')
-  for (const field of SHARED_FIELDS) {
-    const list = body.values[field]
-    if (!Array.isArray(list)) throw new Error('the checkpoint state is malformed')
-    // Replay freezes shared scopes (their partition key is cached by object).
-    if (field === 'scope') for (const scope of list) Object.freeze(scope)
-  }
+  if (!body || !Array.isArray(body.partitions) || !Array.isArray(body.erased)) throw new Error('the checkpoint state is malformed')
   const state = emptyRecordState(createIndex)
-  const records: MemoryRecord[] = []
-  for (const record of body.records) {
-    if (record === null || typeof record !== 'object' || typeof record.id !== 'string') throw new Error('the checkpoint state is malformed')
-    for (const field of SHARED_FIELDS) {
-      const value = record[field]
-      if (typeof value === 'number') {
-        const shared = body.values[field]![value]
-        if (shared === undefined) throw new Error('the checkpoint state is malformed')
-        record[field] = shared
-      }
-    }
-    // One string for equal instants, as a replay keeps them.
-    if (record.createdAt === record.updatedAt) record.createdAt = record.updatedAt
-    records.push(record as unknown as MemoryRecord)
-    state.records.set(record.id, record as unknown as MemoryRecord)
-  }
+  const records = unpackRecords(body.values, body.records)
+  for (const record of records) state.records.set(record.id, record)
   for (const [key, positions] of body.partitions) {
     const ids: string[] = []
     const members: MemoryRecord[] = []

@@ -7,7 +7,7 @@
 import type { Workspace } from '../workspace/types.ts'
 import { compactEventLog, openEventLog, parseEventLine, verifyEventLog, type EventLog, type LogFold, type MemoryLogCompaction, type MemoryLogOptions, type MemoryLogVerification } from '../log/index.ts'
 import { createSearchIndex } from './search-index.ts'
-import { memoryCheckpointCodec } from './checkpoint-state.ts'
+import { memoryCheckpointCodec, memoryPartitions } from './checkpoint-state.ts'
 import {
   applyEvent,
   emptyRecordState,
@@ -70,6 +70,7 @@ export const memoryFold: LogFold<MemoryRecordState, MemoryEventDraft, MemoryReco
     for (const record of state.records.values()) yield record.scope
   },
   checkpoint: memoryCheckpointCodec,
+  partitions: memoryPartitions,
 }
 
 /**

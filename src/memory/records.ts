@@ -107,6 +107,40 @@ export interface MemoryRecordState {
   contentKeys: MemoryDuplicateIndex
   /** Makes the index of a new partition (the log passes `createSearchIndex` of `search.ts`). */
   createIndex: () => MemorySearchIndex
+  /**
+   * Partitions (key: {@link partitionKey}) the checkpoint this state was read from holds and that
+   * are not loaded yet: none of their records, ids or index is in the maps above until their
+   * section is loaded (checkpoint-state.ts, `memoryPartitions`).
+   */
+  sections?: Map<string, MemoryCheckpointSection>
+  /**
+   * While some sections are not loaded: the creation order of what the checkpoint holds, so that
+   * once every section is loaded the maps are in the order a replay gives (records and partitions
+   * created after the checkpoint come after its own). Ranks are sort keys, not positions.
+   */
+  order?: MemoryCheckpointOrder
+}
+
+/** Ranks of a checkpoint's records (those loaded) and partitions (all), and the next free record rank. */
+export interface MemoryCheckpointOrder {
+  records: Map<string, number>
+  partitions: Map<string, number>
+  next: number
+}
+
+/** Where the section of a partition not loaded yet is in the checkpoint: bytes `start` to `end` (exclusive, without its `\n`). */
+export interface MemoryCheckpointSection {
+  start: number
+  end: number
+  /** Records the section holds. */
+  records: number
+  /** SHA-256 hex of the section's text. */
+  digest: string
+}
+
+/** Forgets the duplicate map of a partition (its records just changed wholesale: a section was loaded). */
+export function forgetDuplicates(state: MemoryRecordState, partition: string): void {
+  (state.contentKeys as Partial<DuplicateMaps>).built?.delete(partition)
 }
 
 /** Looks up the active record holding a `duplicateKey(partition, kind, content)` of dedupe.ts. */

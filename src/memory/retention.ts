@@ -255,16 +255,18 @@ export async function applyMemoryRetention(adapter: MemoryStoreAdapter, target: 
     return result
   }
   const { log } = adapter
+  // Only the target's partition is read (its checkpoint section, when not loaded yet).
+  const served = { partitions: [partitionKey(target.store, target.scope)] }
   if (retention.maxAgeMs !== undefined) {
     const cutoff = now.getTime() - retention.maxAgeMs
-    const erased = await log.write(state => olderThan(state, target, cutoff).map(record => eraseEvent(record, audit, at, MAX_AGE_REASON)))
+    const erased = await log.write(state => olderThan(state, target, cutoff).map(record => eraseEvent(record, audit, at, MAX_AGE_REASON)), served)
     result.erased.push(...erased.map(record => record.id))
   }
   if (retention.maxItems !== undefined) {
     const maxItems = retention.maxItems
     const expired = await log.write(state => overLimit(state, target, maxItems).map((record): MemoryEventDraft => retention.hardDelete
       ? eraseEvent(record, audit, at, MAX_ITEMS_REASON)
-      : { type: 'delete', recordId: record.id, store: record.store, scope: record.scope, version: record.version + 1, at, audit, reason: MAX_ITEMS_REASON }))
+      : { type: 'delete', recordId: record.id, store: record.store, scope: record.scope, version: record.version + 1, at, audit, reason: MAX_ITEMS_REASON }), served)
     for (const record of expired) (retention.hardDelete ? result.erased : result.deleted).push(record.id)
   }
   if (result.erased.length > 0) {

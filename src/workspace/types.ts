@@ -54,11 +54,12 @@ export interface Workspace {
    */
   stat(key: string): Promise<WorkspaceValueStat | undefined>
   /**
-   * The bytes of the text value at `key` from byte `start` to its end (empty when `start` is at
-   * or past the end); `undefined` when the key does not exist. Used to tail a log: fs reads from
-   * the offset, Redis `GETRANGE`, memory slices at a known append boundary.
+   * The bytes of the text value at `key` from byte `start` (default 0) to byte `end` (exclusive;
+   * default and at most the end of the value), empty when `start` is at or past that end;
+   * `undefined` when the key does not exist. Used to tail a log and to read one section of a
+   * checkpoint: fs reads that range of the file, Redis `GETRANGE start end-1`, memory slices.
    */
-  readBytes(key: string, start?: number): Promise<Uint8Array | undefined>
+  readBytes(key: string, start?: number, end?: number): Promise<Uint8Array | undefined>
   /** Removes a key (no error when it does not exist). */
   remove(key: string): Promise<void>
   /** Whether a key exists. */

@@ -174,12 +174,12 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
         return text === undefined ? undefined : { size: Buffer.byteLength(text, 'utf8') }
       })
     },
-    async readBytes(key, start = 0) {
+    async readBytes(key, start = 0, end) {
       key = checkKey(key)
       const native = nativeFor(key)
-      if (native) return native.readBytes(start)
+      if (native) return native.readBytes(start, end)
       const text = rawToText(await storage.getItemRaw(key))
-      return text === undefined ? undefined : Buffer.from(text, 'utf8').subarray(start)
+      return text === undefined ? undefined : Buffer.from(text, 'utf8').subarray(start, end)
     },
     async remove(key) {
       key = checkKey(key)
@@ -213,7 +213,8 @@ interface NativeText {
   file?: string
   redis?: { client: RedisClient; key: string }
   stat(): Promise<WorkspaceValueStat | undefined>
-  readBytes(start: number): Promise<Uint8Array | undefined>
+  /** Bytes from `start` to `end` (exclusive; default: the end of the value). */
+  readBytes(start: number, end?: number): Promise<Uint8Array | undefined>
 }
 
 function nativeText(storage: Storage, key: string): NativeText | undefined {
@@ -342,8 +343,8 @@ function fsText(key: string, file: string): NativeText {
         return Promise.reject(error)
       }
     },
-    async readBytes(start) {
-      return readBytesNow(start)
+    async readBytes(start, end) {
+      return readBytesNow(start, end)
     },
   }
 
@@ -378,7 +379,7 @@ function fsText(key: string, file: string): NativeText {
     }
   }
 
-  function readBytesNow(start: number): Uint8Array | undefined {
+  function readBytesNow(start: number, end?: number): Uint8Array | undefined {
     let fd: number
     try {
       fd = openSync(file, 'r')
@@ -388,7 +389,7 @@ function fsText(key: string, file: string): NativeText {
       throw readFailed(error as NodeJS.ErrnoException)
     }
     try {
-      const size = fstatSync(fd).size
+      const size = Math.min(fstatSync(fd).size, end ?? Number.POSITIVE_INFINITY)
       if (start >= size) return new Uint8Array(0)
       const buffer = Buffer.allocUnsafe(size - start)
       let filled = 0
@@ -646,11 +647,15 @@ function memoryText(map: Map<string, unknown>, relativeKey: string): NativeText 
       const entry = cache()
       return entry && { size: entry.bytes }
     },
-    async readBytes(start) {
+    async readBytes(start, end) {
       const entry = cache()
       if (!entry) return undefined
-      if (start >= entry.bytes) return new Uint8Array(0)
+      if (start >= Math.min(entry.bytes, end ?? entry.bytes)) return new Uint8Array(0)
       const chars = entry.marks.get(start)
+      if (end !== undefined && end < entry.bytes) {
+        const endChars = entry.marks.get(end)
+        return chars !== undefined && endChars !== undefined ? Buffer.from(entry.text.slice(chars, endChars), 'utf8') : Buffer.from(entry.text, 'utf8').subarray(start, end)
+      }
       return chars !== undefined ? Buffer.from(entry.text.slice(chars), 'utf8') : Buffer.from(entry.text, 'utf8').subarray(start)
     },
   }
@@ -725,11 +730,12 @@ function redisText(client: RedisClient, redisKey: string): NativeText {
       if (length === 0 && (await client.exists(redisKey)) === 0) return undefined
       return { size: length }
     },
-    async readBytes(start) {
+    async readBytes(start, end) {
       const length = await client.strlen(redisKey)
       if (length === 0 && (await client.exists(redisKey)) === 0) return undefined
-      if (start >= length) return new Uint8Array(0)
-      return client.getrangeBuffer(redisKey, start, -1)
+      if (start >= Math.min(length, end ?? length)) return new Uint8Array(0)
+      // GETRANGE's end is inclusive.
+      return client.getrangeBuffer(redisKey, start, end === undefined ? -1 : Math.min(end, length) - 1)
     },
   }
 }

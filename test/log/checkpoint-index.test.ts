@@ -2,7 +2,7 @@
  * Search indexes persisted in checkpoints (docs/log-format.md, "Checkpoints"): a restored index
  * answers every search as a fresh rebuild from the log, before and after further writes; only
  * built indexes are persisted; a version 1 checkpoint still loads; an index line that fails its
- * checks makes the whole checkpoint ignored (full replay); a cold open that replayed many lines
+ * checks when it is read makes the whole checkpoint ignored (full replay); a cold open that replayed many lines
  * writes a checkpoint.
  */
 import { createHash } from 'node:crypto'
@@ -20,6 +20,7 @@ import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jso
 import type { MemoryRecord, MemorySearchQuery, MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
+import { resealCheckpoint } from '../helpers/checkpoint.ts'
 
 const KEY = 'memory:memory.jsonl'
 const CHECKPOINT = 'memory:memory.jsonl.checkpoint'
@@ -61,12 +62,30 @@ function lines(text: string): string[] {
   return text.split('\n')
 }
 
-/** A checkpoint text with line 3 replaced by `indexLine` and the stamp's digest made to match it. */
-function withIndexLine(text: string, indexLine: string): string {
-  const [stamp, state] = lines(text)
-  const head = JSON.parse(stamp!) as Record<string, unknown>
+interface Section { values: unknown; records: unknown[]; order: number[]; index: MemorySearchIndexSnapshot | null }
+
+/** The partitions of a version 3 checkpoint text, each with its parsed section. */
+function sectionsOf(text: string): Array<{ key: string; section: Section }> {
+  const [, directory, ...rest] = lines(text)
+  return (JSON.parse(directory!) as { partitions: Array<[string]> }).partitions.map(([key], at) => ({ key, section: JSON.parse(rest[at]!) as Section }))
+}
+
+/** The partitions whose section holds an index snapshot. */
+const indexedKeys = (text: string) => sectionsOf(text).filter(({ section }) => section.index !== null).map(({ key }) => key)
+
+/** A version 3 checkpoint of one partition written as version 2 (state line, index line with `indexDigest`), or version 1 (no index line). */
+function asOlderVersion(text: string, version: 1 | 2): string {
+  const [stampLine, directoryLine] = lines(text)
+  const [{ key, section }] = sectionsOf(text) as [{ key: string; section: Section }]
+  const head = JSON.parse(stampLine!) as Record<string, unknown>
+  delete head.directoryDigest
+  delete head.directoryBytes
+  head.v = version
+  const stateLine = JSON.stringify({ values: section.values, records: section.records, partitions: [[key, section.records.map((_, at) => at)]], erased: (JSON.parse(directoryLine!) as { erased: string[] }).erased })
+  if (version === 1) return `${JSON.stringify(head)}\n${stateLine}\n`
+  const indexLine = JSON.stringify({ indexes: section.index ? [[key, section.index]] : [] })
   head.indexDigest = sha256(indexLine)
-  return `${JSON.stringify(head)}\n${state}\n${indexLine}\n`
+  return `${JSON.stringify(head)}\n${stateLine}\n${indexLine}\n`
 }
 
 const step = fc.record({
@@ -180,11 +199,10 @@ describe('search indexes in checkpoints', () => {
     await adapter.search(target('alice'), { query: 'tea' })
     expect(await adapter.log.checkpoint()).toBe(true)
     const text = readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8')
-    const head = JSON.parse(lines(text)[0]!) as { v: number; indexDigest: string }
-    expect(head.v).toBe(2)
-    expect(head.indexDigest).toBe(sha256(lines(text)[2]!))
-    const { indexes } = JSON.parse(lines(text)[2]!) as { indexes: Array<[string, MemorySearchIndexSnapshot]> }
-    expect(indexes.map(([key]) => key)).toEqual([partitionKey('agent', target('alice').scope)])
+    const head = JSON.parse(lines(text)[0]!) as { v: number; directoryDigest: string }
+    expect(head.v).toBe(3)
+    expect(head.directoryDigest).toBe(sha256(lines(text)[1]!))
+    expect(indexedKeys(text)).toEqual([partitionKey('agent', target('alice').scope)])
     expect(await indexBuilt(adapter.log.workspace, 'bob')).toBe(false)
     const opened = createWorkspace({ dir })
     expect(await indexBuilt(opened, 'alice')).toBe(true)
@@ -192,7 +210,7 @@ describe('search indexes in checkpoints', () => {
     expect((await store(opened).search(target('bob'), { query: 'coffee' })).map(hit => hit.record.content)).toEqual(['likes coffee'])
   })
 
-  describe('a checkpoint of version 1, or with an index line of another tokenizer format, loads and builds its indexes on first search', () => {
+  describe('a checkpoint of version 1, or with an index of another tokenizer format, loads and builds its indexes on first search; one of version 2 restores them', () => {
     async function searchedCheckpoint() {
       const dir = tempDir()
       const adapter = store(createWorkspace({ dir }))
@@ -212,21 +230,25 @@ describe('search indexes in checkpoints', () => {
 
     it('version 1 (two lines)', async () => {
       const { dir, path, expected } = await searchedCheckpoint()
-      const [stamp, state] = lines(readFileSync(path, 'utf8'))
-      const head = JSON.parse(stamp!) as Record<string, unknown>
-      delete head.indexDigest
-      head.v = 1
-      writeFileSync(path, `${JSON.stringify(head)}\n${state}\n`)
+      writeFileSync(path, asOlderVersion(readFileSync(path, 'utf8'), 1))
       const { warnings, built, hits } = await openAndSearch(dir)
       expect(warnings).toEqual([])
       expect(built).toBe(false)
       expect(hits).toEqual(expected)
     })
 
+    it('version 2 (state line and index line)', async () => {
+      const { dir, path, expected } = await searchedCheckpoint()
+      writeFileSync(path, asOlderVersion(readFileSync(path, 'utf8'), 2))
+      const { warnings, built, hits } = await openAndSearch(dir)
+      expect(warnings).toEqual([])
+      expect(built).toBe(true)
+      expect(hits).toEqual(expected)
+    })
+
     it('another tokenizer format', async () => {
       const { dir, path, expected } = await searchedCheckpoint()
-      const text = readFileSync(path, 'utf8')
-      writeFileSync(path, withIndexLine(text, lines(text)[2]!.replace(/"format":"[^"]*"/, '"format":"0:older"')))
+      writeFileSync(path, resealCheckpoint(readFileSync(path, 'utf8').replace(/"format":"[^"]*"/, '"format":"0:older"')))
       const { warnings, built, hits } = await openAndSearch(dir)
       expect(warnings).toEqual([])
       expect(built).toBe(false)
@@ -234,7 +256,7 @@ describe('search indexes in checkpoints', () => {
     })
   })
 
-  describe('an index line that fails its checks: the checkpoint is ignored with a warning and the log replayed, never a wrong result', () => {
+  describe('a section that fails its checks when it is read: the checkpoint is ignored with a warning and the log replayed, never a wrong result', () => {
     async function damaged(damage: (text: string) => string) {
       const dir = tempDir()
       const adapter = store(createWorkspace({ dir }))
@@ -255,16 +277,16 @@ describe('search indexes in checkpoints', () => {
       expect(await damaged(text => text.replace(/"terms":\["[^"]/, match => `${match.slice(0, -1)}z`))).toContain('digest')
     })
 
-    it('a missing index line', async () => {
-      expect(await damaged(text => lines(text).slice(0, 2).join('\n') + '\n')).toContain('index line')
+    it('a missing section line', async () => {
+      expect(await damaged(text => lines(text).slice(0, 2).join('\n') + '\n')).toContain('shorter')
     })
 
-    it('a snapshot whose records do not fit its partition (digest recomputed)', async () => {
-      expect(await damaged(text => withIndexLine(text, lines(text)[2]!.replace(/"slots":3/, '"slots":2')))).toContain('search index')
+    it('a snapshot whose records do not fit its partition (digests recomputed)', async () => {
+      expect(await damaged(text => resealCheckpoint(text.replace(/"slots":3/, '"slots":2')))).toContain('search index')
     })
 
-    it('the index of a partition the checkpoint does not hold (digest recomputed)', async () => {
-      expect(await damaged(text => withIndexLine(text, lines(text)[2]!.replace(/\["\[\\"agent\\"/, '["[\\"other\\"')))).toContain('does not hold')
+    it('records of another partition than the directory names (digests recomputed)', async () => {
+      expect(await damaged(text => resealCheckpoint(lines(text).map((line, at) => (at === 2 ? line.replace('"user":"alice"', '"user":"mallory"') : line)).join('\n')))).toContain('malformed')
     })
   })
 
@@ -294,9 +316,9 @@ describe('search indexes in checkpoints', () => {
     // An erase event without the compaction that follows it in hardDelete (a crash in between, or another process's erase).
     await adapter.log.write(state => [{ type: 'erase', recordId: secret.id, store: 'agent', scope: alice.scope, version: state.records.get(secret.id)!.version + 1, at: new Date().toISOString(), audit }])
     expect(await adapter.log.checkpoint()).toBe(true)
-    const [, state, indexLine] = lines(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8'))
-    expect(`${state}${indexLine}`).not.toContain('SECRET')
-    expect((JSON.parse(indexLine!) as { indexes: Array<[string]> }).indexes.map(([key]) => key)).toEqual([partitionKey('agent', target('bob').scope)])
+    const text = readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8')
+    expect(text).not.toContain('SECRET')
+    expect(indexedKeys(text)).toEqual([partitionKey('agent', target('bob').scope)])
     const opened = store(createWorkspace({ dir }))
     expect(await opened.search(alice, { query: 'secret' })).toEqual([])
     expect((await opened.search(alice, { query: 'tea' })).map(hit => hit.record.content)).toEqual(['likes tea'])
@@ -324,9 +346,9 @@ describe('a cold open that replayed many lines writes a checkpoint', () => {
     const reopened = createWorkspace({ dir })
     const starts: number[] = []
     const readBytes = reopened.readBytes.bind(reopened)
-    reopened.readBytes = async (key, start) => {
+    reopened.readBytes = async (key, start, end) => {
       if (key === KEY) starts.push(start ?? 0)
-      return readBytes(key, start)
+      return readBytes(key, start, end)
     }
     expect(await openMemoryLog(reopened, KEY, { onWarning: warning => warnings.push(warning) }).view(state => state.records.size)).toBe(6)
     expect(Math.min(...starts)).toBeGreaterThan(0)
@@ -353,11 +375,10 @@ describe('a cold open that replayed many lines writes a checkpoint', () => {
     await large.export(target('alice'))
     await settle()
     // The open's own checkpoint (6 lines replayed) holds no index: nothing was searched yet.
-    expect(JSON.parse(lines(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8'))[2]!).indexes).toEqual([])
+    expect(indexedKeys(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8'))).toEqual([])
     expect(await large.search(target('alice'), { query: 'fact' })).toHaveLength(6)
     await settle()
-    const indexes = JSON.parse(lines(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8'))[2]!).indexes as Array<[string, unknown]>
-    expect(indexes.map(([key]) => key)).toEqual([partitionKey('agent', target('alice').scope)])
+    expect(indexedKeys(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8'))).toEqual([partitionKey('agent', target('alice').scope)])
   })
 
   it('a checkpoint written after the index was built makes the one scheduled for it unnecessary', async () => {

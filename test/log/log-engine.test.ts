@@ -184,7 +184,7 @@ describe('log engine state', () => {
     const dir = tempDir()
     const base = createWorkspace({ dir })
     const starts: number[] = []
-    const counted: Workspace = { ...base, readBytes: async (key, start) => { starts.push(start ?? 0); return base.readBytes(key, start) } }
+    const counted: Workspace = { ...base, readBytes: async (key, start, end) => { if (key === KEY) starts.push(start ?? 0); return base.readBytes(key, start, end) } }
     const log = openMemoryLog(counted, KEY)
     const writer = store(createWorkspace({ dir }))
     await writer.append(alice, { kind: 'semantic', content: 'one' }, { audit })

@@ -11,6 +11,7 @@
 import { agentError } from '../../errors.ts'
 import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../../text.ts'
 import { openMemoryLog, type MemoryLog } from '../event-log.ts'
+import type { LogAccessOptions } from '../../log/index.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, validateScope } from '../scope.ts'
@@ -168,7 +169,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
         const found = index.search(query)
         if (wasBuilt === false && index.built) built = index.size
         return found
-      })
+      }, servedBy(target))
       // A large index just built: the log may persist it (a checkpoint), so a cold open need not build it again.
       if (built !== undefined) log.indexBuilt(built)
       return hits.map(hit => ({ ...hit, record: cloneRecord(hit.record) }))
@@ -179,7 +180,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       const [erased] = await log.write((state) => {
         const existing = findInScope(state, target, id)
         return existing ? [tombstone('erase', target, existing, audit, options.reason)] : []
-      })
+      }, servedBy(target))
       if (!erased) return false
       await log.compact()
       await eraseRecordVectors(vectors, [id])
@@ -187,7 +188,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
     },
     async read(target, id) {
       checkTarget(target)
-      const record = await log.view(state => findInScope(state, target, id))
+      const record = await log.view(state => findInScope(state, target, id), servedBy(target))
       return record && cloneRecord(record)
     },
     async append(target, input, options) {
@@ -207,7 +208,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
         return rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: id => state.records.get(id)!.version })
-      })
+      }, servedBy(target))
       if (duplicate) {
         const existing = cloneRecord(duplicate)
         options.onDuplicate?.(cloneRecord(existing))
@@ -221,14 +222,19 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       const [record] = await log.write((state) => {
         const existing = findInScope(state, target, id)
         return existing && existing.status !== 'deleted' ? [tombstone('delete', target, existing, audit, options.reason)] : []
-      })
+      }, servedBy(target))
       return record && cloneRecord(record)
     },
     async export(target) {
       checkTarget(target)
-      return log.view(state => partitionRecords(state, target.store, target.scope).map(record => cloneRecord(record)))
+      return log.view(state => partitionRecords(state, target.store, target.scope).map(record => cloneRecord(record)), servedBy(target))
     },
   }
+}
+
+/** The log access of an operation on `target`: only its partition is loaded (ids of other scopes answer as unknown). */
+function servedBy(target: MemoryTarget): LogAccessOptions {
+  return { partitions: [partitionKey(target.store, target.scope)] }
 }
 
 /** The active record of the scope and kind with the same normalized content, unless this write supersedes it. */

@@ -1,0 +1,157 @@
+/**
+ * Checkpoint sections (docs/log-format.md, "Checkpoints", version 3): an open reads the stamp and
+ * the directory, then only the section of each partition it serves or a later line touches; a
+ * section is checked against its digest when it is read (an edited one makes the open replay the
+ * log); a checkpoint written meanwhile copies the sections never loaded; verifyLog reads them all.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/event-log.ts'
+import { partitionKey } from '../../src/memory/records.ts'
+import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
+import type { MemoryTarget } from '../../src/memory/types.ts'
+import { createWorkspace } from '../../src/workspace/workspace.ts'
+import type { Workspace } from '../../src/workspace/types.ts'
+import { resealCheckpoint } from '../helpers/checkpoint.ts'
+
+const KEY = 'memory:memory.jsonl'
+const CHECKPOINT = 'memory:memory.jsonl.checkpoint'
+const USERS = ['alice', 'bob', 'chloé', 'dan', '太郎']
+const target = (user: string): MemoryTarget => ({ store: 'agent', scope: { agent: 'support', user } })
+const keyOf = (user: string) => partitionKey('agent', target(user).scope)
+const audit = { via: 'api' }
+const store = (workspace: Workspace, checkpointEvery?: number | false) => workspaceJsonlMemoryStore(checkpointEvery === undefined ? {} : { checkpointEvery }).create({ store: 'agent', agent: 'support', workspace, writable: true })
+
+/** A log of three records per user and a checkpoint of it (every index built); returns its folder. */
+async function logWithCheckpoint(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'vam-sections-'))
+  const adapter = store(createWorkspace({ dir }), false)
+  for (const user of USERS) {
+    for (const content of [`${user} likes tea`, `${user} runs daily`, `${user} owns a cat`]) await adapter.append(target(user), { kind: 'semantic', content }, { audit })
+    await adapter.search(target(user), { query: 'tea' })
+  }
+  expect(await openMemoryLog(createWorkspace({ dir }), KEY).checkpoint()).toBe(true)
+  return dir
+}
+
+/** A workspace over `dir` that records the byte ranges read of the checkpoint. */
+function countedWorkspace(dir: string) {
+  const workspace = createWorkspace({ dir })
+  const ranges: Array<[number, number | undefined]> = []
+  const readBytes = workspace.readBytes.bind(workspace)
+  workspace.readBytes = async (key, start, end) => {
+    if (key === CHECKPOINT) ranges.push([start ?? 0, end])
+    return readBytes(key, start, end)
+  }
+  return { workspace, ranges }
+}
+
+/** The whole state of a fresh open (as the property test of log-checkpoint.test.ts compares it). */
+async function wholeState(workspace: Workspace, checkpointEvery?: false) {
+  const warnings: MemoryLogWarning[] = []
+  const log = openMemoryLog(workspace, KEY, { onWarning: warning => warnings.push(warning), ...(checkpointEvery === false ? { checkpointEvery } : {}) })
+  const state = await log.view(state => JSON.parse(JSON.stringify({ records: [...state.records.values()], partitions: [...state.partitions], erased: [...state.erased] })) as unknown)
+  return { state, warnings }
+}
+
+/** The section line of `user` in a checkpoint text. */
+function sectionLine(text: string, user: string): number {
+  const directory = JSON.parse(text.split('\n')[1]!) as { partitions: Array<[string]> }
+  return 2 + directory.partitions.findIndex(([key]) => key === keyOf(user))
+}
+
+describe('checkpoint sections', () => {
+  it('an open that serves one scope reads the directory and that scope\'s section only', async () => {
+    const dir = await logWithCheckpoint()
+    const { workspace, ranges } = countedWorkspace(dir)
+    const log = openMemoryLog(workspace, KEY)
+    const hits = await store(workspace).search(target('bob'), { query: 'tea' })
+    expect(hits.map(hit => hit.record.content)).toEqual(['bob likes tea'])
+    // The stamp and directory, then one section: a range that is not the whole checkpoint.
+    expect(ranges).toHaveLength(2)
+    const size = readFileSync(join(dir, 'memory/memory.jsonl.checkpoint')).length
+    const [start, end] = ranges[1]!
+    expect(end! - start).toBeLessThan(size / 3)
+    expect(await log.view(state => ({ records: state.records.size, partitions: [...state.partitions.keys()], unloaded: state.sections?.size, indexBuilt: state.indexes.get(keyOf('bob'))?.built }), { partitions: [keyOf('bob')] }))
+      .toEqual({ records: 3, partitions: [keyOf('bob')], unloaded: 4, indexBuilt: true })
+    // Reads and writes in that scope read nothing more of the checkpoint.
+    const bob = store(workspace)
+    await bob.append(target('bob'), { kind: 'semantic', content: 'bob likes jazz' }, { audit })
+    expect(await bob.export(target('bob'))).toHaveLength(4)
+    expect(ranges).toHaveLength(2)
+    // A read of every partition loads the rest and gives the state of a full replay.
+    expect(await log.view(state => state.records.size)).toBe(16)
+    expect((await wholeState(workspace)).state).toEqual((await wholeState(createWorkspace({ dir }), false)).state)
+  })
+
+  it('a line after the checkpoint of a partition not loaded loads its section before it is folded', async () => {
+    const dir = await logWithCheckpoint()
+    const writer = store(createWorkspace({ dir }), false)
+    const [first] = await writer.export(target('dan'))
+    await writer.append(target('dan'), { kind: 'semantic', content: 'dan likes rum', supersedes: [first!.id] }, { audit })
+    await writer.delete(target('dan'), (await writer.export(target('dan')))[1]!.id, { audit })
+    const { workspace } = countedWorkspace(dir)
+    const log = openMemoryLog(workspace, KEY)
+    expect(await store(workspace).export(target('alice'))).toHaveLength(3)
+    const dan = await log.view(state => state.partitions.get(keyOf('dan'))?.map(id => state.records.get(id)!.status), { partitions: [keyOf('alice')] })
+    expect(dan).toEqual(['superseded', 'deleted', 'active', 'active'])
+    expect((await wholeState(workspace)).state).toEqual((await wholeState(createWorkspace({ dir }), false)).state)
+  })
+
+  it('an edited section is detected when it is read: the checkpoint is ignored with a warning and the log replayed; verifyLog reports it', async () => {
+    const dir = await logWithCheckpoint()
+    const path = join(dir, 'memory/memory.jsonl.checkpoint')
+    const text = readFileSync(path, 'utf8')
+    const at = sectionLine(text, 'chloé')
+    writeFileSync(path, text.split('\n').map((line, index) => (index === at ? line.replace('chloé likes tea', 'chloé likes rum') : line)).join('\n'))
+    const warnings: MemoryLogWarning[] = []
+    const workspace = createWorkspace({ dir })
+    openMemoryLog(workspace, KEY, { onWarning: warning => warnings.push(warning) })
+    const adapter = store(workspace)
+    // A scope whose section is intact: nothing to report.
+    expect((await adapter.search(target('alice'), { query: 'tea' })).map(hit => hit.record.content)).toEqual(['alice likes tea'])
+    expect(warnings).toEqual([])
+    expect((await adapter.export(target('chloé'))).map(record => record.content)).toContain('chloé likes tea')
+    expect(warnings.map(warning => warning.code)).toEqual(['MEMORY_LOG_CHECKPOINT_IGNORED'])
+    expect(warnings[0]!.message).toContain('digest')
+    const verified = await verifyLog(createWorkspace({ dir }), KEY)
+    expect(verified).toMatchObject({ ok: false, firstBad: { line: 15 } })
+    expect(verified.firstBad!.reason).toContain('digest')
+  })
+
+  it('verifyLog compares the state of every section with the replay, also of partitions no open served', async () => {
+    const dir = await logWithCheckpoint()
+    const path = join(dir, 'memory/memory.jsonl.checkpoint')
+    const text = readFileSync(path, 'utf8')
+    const at = sectionLine(text, '太郎')
+    writeFileSync(path, resealCheckpoint(text.split('\n').map((line, index) => (index === at ? line.replace('太郎 owns a cat', '太郎 owns a dog') : line)).join('\n')))
+    // Resealed, the edit passes every check an open makes: the open trusts it (docs/log-format.md, trust rule).
+    expect((await store(createWorkspace({ dir })).export(target('太郎'))).map(record => record.content)).toContain('太郎 owns a dog')
+    const verified = await verifyLog(createWorkspace({ dir }), KEY)
+    expect(verified).toMatchObject({ ok: false, firstBad: { line: 15 } })
+    expect(verified.firstBad!.reason).toMatch(/record "mem_[0-9a-f]{32}" differs/)
+  })
+
+  it('a checkpoint written while some partitions are not loaded copies their sections; the open keeps reading them from the new one', async () => {
+    const dir = await logWithCheckpoint()
+    const path = join(dir, 'memory/memory.jsonl.checkpoint')
+    const before = readFileSync(path, 'utf8')
+    const warnings: MemoryLogWarning[] = []
+    const workspace = createWorkspace({ dir })
+    const log = openMemoryLog(workspace, KEY, { onWarning: warning => warnings.push(warning) })
+    const adapter = store(workspace)
+    await adapter.append(target('alice'), { kind: 'semantic', content: 'alice likes jazz' }, { audit })
+    expect(await log.checkpoint()).toBe(true)
+    const after = readFileSync(path, 'utf8')
+    expect(after).not.toBe(before)
+    for (const user of ['bob', 'chloé', 'dan', '太郎']) expect(after.split('\n')[sectionLine(after, user)]).toBe(before.split('\n')[sectionLine(before, user)])
+    expect(await log.view(state => state.sections?.size, { partitions: [keyOf('alice')] })).toBe(4)
+    // The sections not loaded now live at other offsets of the new checkpoint.
+    expect((await adapter.search(target('dan'), { query: 'cat' })).map(hit => hit.record.content)).toEqual(['dan owns a cat'])
+    expect(warnings).toEqual([])
+    expect(await verifyLog(createWorkspace({ dir }), KEY)).toEqual({ ok: true, lines: 16 })
+    expect((await wholeState(createWorkspace({ dir }))).state).toEqual((await wholeState(createWorkspace({ dir }), false)).state)
+  })
+})
