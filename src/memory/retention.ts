@@ -171,7 +171,8 @@ async function eraseRecords(store: MemoryLogStoreAdapter, build: (state: MemoryR
  * copy of the records' text in the workspace (approval inputs, transcripts, history, torn
  * leftovers, a stale checkpoint: see erasure.ts) is rewritten or removed, and the report says
  * which. Search, read, export and recall know none of the records afterwards, in the same
- * process at once. A second call erases 0 and writes nothing. Other scopes and stores of the log are untouched.
+ * process at once. A second call erases 0 and writes nothing. Other scopes and stores of the log
+ * are untouched.
  *
  * A store that erases by itself (the SQL stores: `hardDelete` without a memory log) erases record
  * by record, and copies are erased only in `options.workspace` when given.
