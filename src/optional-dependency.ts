@@ -4,8 +4,9 @@
  * unstorage's Redis driver). They are loaded the first time their store is used, never when an
  * entry point is imported, so an app installs only the ones it uses.
  *
- * Source: issue 14, "native and service clients as optional peer dependencies loaded only when
- * their store is used; a missing one is an error that names the package to install".
+ * Native and service clients are optional peer dependencies, loaded only when their store is
+ * used, so an app pays only for the stores it uses; a missing one is an error that names the
+ * package to install.
  */
 import { createRequire } from 'node:module'
 import { isAbsolute } from 'node:path'

@@ -101,7 +101,7 @@ export function resolveApproval(agent: AgentDefinition, approvalId: string, opti
     start()
     emit({ type: 'approval-decision', approvalId: decided.id, toolCallId: decided.toolCallId, approved: options.approved, ...(options.reason ? { reason: options.reason } : {}), ...(options.approver ? { approver: options.approver } : {}) })
     if (decided.via === 'mcp') {
-      // The MCP call that asked is still open and runs (or refuses) the call itself (issue 6).
+      // The MCP call that asked is still open and runs (or refuses) the call itself.
       handOverDecision(decided)
       return settled([])
     }

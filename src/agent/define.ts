@@ -33,7 +33,7 @@ const modelDriverSchema = z.strictObject({
   temperature: z.number().optional(),
 })
 const customRunDriverSchema = z.strictObject({ run: fn })
-// Provider-backed (issue 6): the provider object may carry its own fields; the driver may not.
+// Provider-backed: the provider object may carry its own fields; the driver may not.
 const providerDriverSchema = z.strictObject({
   provider: z.looseObject({ run: fn, name: z.string().min(1).optional() }),
   approvalTimeoutMs: z.number().int().positive().optional(),

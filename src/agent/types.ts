@@ -94,7 +94,7 @@ export interface CapabilityContext {
   user?: AgentUser
   metadata: Record<string, unknown>
   workspace?: Workspace
-  /** The agent's model when its driver is model-backed (`{ model }`), else `undefined` (history() summaries, issue 5). */
+  /** The agent's model when its driver is model-backed (`{ model }`), else `undefined` (history() summarizes with it). */
   model?: LanguageModel
   tools: { add(name: string, tool: AgentTool): void }
   instructions: { add(text: string): void }
@@ -173,8 +173,8 @@ export interface CustomRunDriver {
  * Where the MCP bridge of one provider-backed invocation listens: Streamable HTTP on loopback
  * (`http://127.0.0.1:<random port>/mcp`), refusing every request without
  * `Authorization: Bearer <token>` (401). The token is 32 random bytes (64 hex), new for each invocation;
- * the server stops when the invocation ends. Source: issue 6, "Streamable HTTP on loopback with a
- * random bearer token per invocation".
+ * the server stops when the invocation ends, so a token is worth nothing outside its invocation and
+ * nothing off this machine can reach the tools.
  */
 export interface McpEndpoint {
   /** Streamable HTTP URL of the bridge, on 127.0.0.1. */
@@ -293,7 +293,7 @@ export interface ApprovalRequest {
   fingerprint?: string
   decision?: { approved: boolean; reason?: string; approver?: string; decidedAt: string }
   /**
-   * `'mcp'` when the call came through the MCP bridge (issue 6): the bridge call that waits for the
+   * `'mcp'` when the call came through the MCP bridge: the bridge call that waits for the
    * decision runs it, so {@link resolveApproval} only stores and hands over the decision.
    */
   via?: 'mcp'

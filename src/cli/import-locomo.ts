@@ -6,7 +6,7 @@ import type { MemoryAudit, MemoryProvenance, MemoryRecordInput, MemoryStoreAdapt
  * Import of LoCoMo conversations (protocol: `shared/data/locomo/README.md`, "Retrieval protocol"):
  * each observation `session_N_observation: { <speaker>: [[fact, dia_id | dia_id[]], ...] }` becomes
  * one `semantic` record whose content is the fact, tags `[speaker]`, `metadata.evidence` the
- * dia_id(s) as an array, and `createdAt` and `occurredAt` (event time, issue 17) the session's date.
+ * dia_id(s) as an array, and `createdAt` and `occurredAt` (event time) the session's date.
  * One scope per speaker.
  */
 

@@ -1,6 +1,6 @@
 /**
  * `history()`: scoped, summarized conversation memory (source: the conversation-memory document,
- * seed 004, and issue 5 "Conversation history").
+ * seed 004).
  *
  * The session's messages are stored after each response (in a history store: in memory by
  * default, the agent workspace or SQLite) and injected before each model call. When stored entries exceed `maxMessages`, the first `pinCount` and the last

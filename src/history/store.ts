@@ -4,8 +4,9 @@
  *
  * Source: the conversation-memory document (seed 004): entries with a role (`user`,
  * `assistant`, `summary`), content and timestamps, added after each response, updated, deleted
- * and cleared; a summary replaces the middle of a long conversation. Issue 5: "a summary records
- * which entries it covers, and deleting a covered entry marks its summary stale".
+ * and cleared; a summary replaces the middle of a long conversation. A summary records
+ * which entries it covers, and deleting a covered entry marks its summary stale, so a summary
+ * never stands for text that is gone.
  *
  * ## Line format (version 1)
  *

@@ -6,7 +6,7 @@ import type { ApprovalRequest } from '../agent/types.ts'
 /**
  * Approvals of calls that arrive over MCP. The MCP call stays open while the host decides, so the
  * bridge call that asked is the one that runs (or refuses) the call: `resolveApproval` stores the
- * decision and hands it over here, and never runs a bridge call itself (issue 6, "Approvals over MCP").
+ * decision and hands it over here, and never runs a bridge call itself.
  */
 
 type Waiter = (approval: ApprovalRequest) => void

@@ -39,7 +39,7 @@ export interface BridgeCallOptions {
 }
 
 /**
- * The invocation's tools served over MCP, through the host pipeline (issue 6).
+ * The invocation's tools served over MCP, through the host pipeline.
  *
  * - `list()`: exactly the invocation's resolved tools (static tools + capability tools, so memory
  *   write tools appear only when a store allows them), with the JSON Schema the model driver sends.

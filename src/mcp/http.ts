@@ -35,7 +35,7 @@ function hasToken(req: IncomingMessage, expected: Buffer): boolean {
 
 /**
  * Serves `bridge` over MCP Streamable HTTP (stateless: a fresh SDK server and transport per
- * request) at `http://127.0.0.1:<port>/mcp` (issue 6). Only loopback is bound. A request without
+ * request) at `http://127.0.0.1:<port>/mcp`. Only loopback is bound. A request without
  * `Authorization: Bearer <token>` (or with another token) gets `401` and a JSON-RPC error, and
  * reaches no tool; another path gets `404`. Host headers other than `127.0.0.1:<port>` and
  * `localhost:<port>` are refused by the SDK's DNS-rebinding protection.

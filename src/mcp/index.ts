@@ -1,5 +1,5 @@
 /**
- * The MCP bridge (issue 6): an agent invocation's resolved tools served over MCP with
+ * The MCP bridge: an agent invocation's resolved tools served over MCP with
  * `@modelcontextprotocol/sdk` 1.32, through the host's validation, policies and approvals.
  * See docs/mcp.md.
  */

@@ -46,7 +46,7 @@ export interface MemoryStoreResolution {
  * A store with `retention` resolves to its adapter behind `withRetention` (retention.ts): `maxAge`
  * hides older records at once, writes apply `maxItems` and `maxAge`, deletes erase with
  * `hardDelete`. Every path that resolves the store (tools, recall, `openMemoryStore`, the CLI)
- * gets the same behaviour (issue 5, "Retention").
+ * gets the same behaviour.
  */
 export async function resolveMemoryStore(config: MemoryStoreConfig, context: MemoryStoreResolution): Promise<{ scope: MemoryScope; adapter: MemoryStoreAdapter } | undefined> {
   let scope = config.scope
@@ -164,7 +164,7 @@ export interface MemoryCapability extends AgentCapability {
  * Options are validated now (definition time) with {@link parseMemoryOptions}; see it for the
  * errors thrown (`MEMORY_STORES_REQUIRED`, `MEMORY_ADAPTER_REQUIRED`, `MEMORY_SCOPE_REQUIRED`,
  * `MEMORY_SCOPE_INVALID`, `MEMORY_OPTIONS_INVALID`). `retention` is applied by
- * {@link resolveMemoryStore} (issue 5; see docs/memory-kinds-and-retention.md).
+ * {@link resolveMemoryStore} (see docs/memory-kinds-and-retention.md).
  *
  * At each invocation `resolve(context)`, for each store in declaration order:
  * 1. resolves the scope: the static scope, or the scope function called with
@@ -176,7 +176,7 @@ export interface MemoryCapability extends AgentCapability {
  * 2. creates the adapter: an adapter instance is used as is; a factory's
  *    `create({ store, agent, workspace, user, writable: write.mode === 'tool' })` is called
  *    (errors propagate; a non-adapter result is `MEMORY_ADAPTER_REQUIRED`).
- * 3. when the store has `recall` (issue 7), adds its prompt provider (`recallProvider`): a
+ * 3. when the store has `recall`, adds its prompt provider (`recallProvider`): a
  *    `<memory store="name">` block of preloaded and preflight records before each model call
  *    (`<memory name="name">` with `- item` lines for a store with `tools: 'named'`), sent to
  *    the model only. A store switched off for the run recalls nothing.

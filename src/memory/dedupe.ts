@@ -1,15 +1,15 @@
 /**
- * Duplicate detection of memory writes (issue 5, "Duplicates": "remembering content that is
- * already active in the same scope and kind (equal after Unicode normalization, case folding and
- * whitespace collapsing) appends nothing and returns the existing record with
- * `action: 'duplicate'`. Decided before any embedding step, inside the scope only").
+ * Duplicate detection of memory writes (hosted-memory document, duplicate suppression):
+ * remembering content that is already active in the same scope and kind (equal after Unicode
+ * normalization, case folding and whitespace collapsing) appends nothing and returns the existing record with
+ * `action: 'duplicate'`. Decided before any embedding step, inside the scope only.
  *
  * The log's materialized state answers "which active record of this partition and kind has this
  * content?" (`MemoryRecordState.contentKeys.get(duplicateKey(...))`, records.ts). A partition's
  * map is built lazily, on its first duplicate check, and kept current by `applyEvent` from then
  * on; it holds one number per active record ({@link contentKeyHash}, a 53-bit hash of kind and
- * normalized content), never the normalized text, so a replay pays nothing for it (issue 3,
- * "Benchmark": memory and cold open). A write looks its key up inside the log's write lock, so
+ * normalized content), never the normalized text, so a replay pays nothing for it (in memory or
+ * cold-open time). A write looks its key up inside the log's write lock, so
  * the check is O(length of the content) per remember and race-free. This module imports nothing
  * from the log so that records.ts can use it.
  */

@@ -1,5 +1,5 @@
 /**
- * Embeddings of the memory capability (issue 17): `localEmbedder()`, an offline sentence
+ * Embeddings of the memory capability: `localEmbedder()`, an offline sentence
  * embedder whose weights ship inside registry packages, and the write-time embedding of records
  * written through the memory tools.
  *
@@ -106,8 +106,8 @@ export async function localEmbedderIfInstalled(options: LocalEmbedderOptions = {
 }
 
 /**
- * Computes and stores the vectors of records just written through a store with `embed` (issue
- * 17, "computed at write"): concurrent writes of one tick share one embedder call. Returns
+ * Computes and stores the vectors of records just written through a store with `embed`
+ * (vectors are computed at write): concurrent writes of one tick share one embedder call. Returns
  * `undefined`, or a warning for the tool result when the embedder failed: the records are saved
  * all the same, and the next search embeds them (the failure never loses a write).
  */

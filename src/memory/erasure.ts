@@ -1,5 +1,5 @@
 /**
- * Erasure of every copy (issue 16, "Erasure that erases every copy"): after records are erased
+ * Erasure of every copy: after records are erased
  * from a memory log (its compaction removes their payload, and the checkpoint is rewritten), their
  * text may still sit in other values of the workspace. {@link eraseCopies} finds and rewrites them:
  *

@@ -1,5 +1,5 @@
 /**
- * Event time of a record (issue 17, "Event time"): `occurredAt` says when the remembered thing
+ * Event time of a record: `occurredAt` says when the remembered thing
  * happened, distinct from `createdAt` (when it was written). It is an ISO 8601 instant with a
  * zone or a calendar date `YYYY-MM-DD`, kept as given. This module gives its filter
  * (`occurredAfter` / `occurredBefore` of a search) and its searchable words (day, month, year and

@@ -1,5 +1,5 @@
 /**
- * Hybrid search (issue 7, issue 17): the full-text ranking and the vector ranking of one store
+ * Hybrid search: the full-text ranking and the vector ranking of one store
  * and scope, fused by weighted reciprocal rank fusion.
  *
  * Vectors are durable (vectors-store.ts): computed when a record is written through the memory
@@ -20,7 +20,7 @@ import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapt
  * Default fusion of {@link hybridSearch}, measured on the LoCoMo dev conversations with the local
  * embedder (`npm run bench:recall`, docs/search-and-recall.md "Hybrid fusion"):
  * - `rrfK` 10: `1 / (k + rank)` with k = 10 weighs the top of each ranking more than the usual
- *   60 (Cormack et al. 2009), which did better here (issue 17: 0.733 against 0.698 held-out recall@10);
+ *   60 (Cormack et al. 2009), which did better here (0.733 against 0.698 held-out recall@10);
  * - `lexicalDepth` and `vectorDepth` 100: the candidates each ranking contributes;
  * - `lexicalWeight` and `vectorWeight` 1: both rankings count alike.
  */

@@ -1,16 +1,16 @@
 /**
- * Memory kinds, episodes and keywords/topics metadata (issue 5, "Memory semantics"): the text
+ * Memory kinds, episodes and keywords/topics metadata (hosted-memory document): the text
  * that search reads from a record besides its title, content and tags.
  *
  * - An `episodic` record may carry an `episode` ({@link MemoryEpisode}); its fields are searched
  *   as part of the content (ranked index and the substring rule alike).
  * - `keywords`, `topics` and `recallTriggers` are searched as part of the tags field (same field
  *   weight as tags).
- * - the event time `occurredAt` (issue 17) adds its weekday, day, month and year words to the content.
+ * - the event time `occurredAt` adds its weekday, day, month and year words to the content.
  */
 import type { MemoryEpisode, MemoryRecord } from './types.ts'
 
-/** The built-in kinds (issue 5): facts, events, how-to and details about the user. Custom kinds are any other non-empty string. */
+/** The built-in kinds: facts, events, how-to and details about the user. Custom kinds are any other non-empty string. */
 export const BUILTIN_MEMORY_KINDS = ['semantic', 'episodic', 'procedural', 'profile'] as const
 
 /** The fields of an episode in their OTAR order. */
@@ -43,7 +43,7 @@ export function eventTimeWords(occurredAt: string | undefined): string {
 
 /**
  * The content field as search reads it: the content, then the episode's text on the next lines,
- * then the words of the event time (`occurredAt`, issue 17) on the last line.
+ * then the words of the event time (`occurredAt`) on the last line.
  */
 export function searchableContent(record: Pick<MemoryRecord, 'content' | 'episode' | 'occurredAt'>): string {
   const episode = episodeText(record.episode)

@@ -1,5 +1,5 @@
 /**
- * Recall into the prompt (issue 7): preload and preflight, rendered as one `<memory store="...">`
+ * Recall into the prompt: preload and preflight, rendered as one `<memory store="...">`
  * block per store through the host's prompt seam (`CapabilityContext.prompt.add`), so the block
  * reaches the model on each call and is never saved in the transcript.
  *

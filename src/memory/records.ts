@@ -39,7 +39,7 @@ interface MemoryEventHead {
 /** Creates a record. Its payload is the record's fields. */
 export interface MemoryRememberDraft extends MemoryEventHead, MemoryRecordContent {
   type: 'remember'
-  /** Issue 5: keywords/topics metadata (absent when not given). */
+  /** Keywords/topics metadata (absent when not given). */
   keywords?: string[]
   topics?: string[]
   /** Hosted-memory document fields (absent when not given). */
@@ -66,7 +66,7 @@ export interface MemoryDeleteDraft extends MemoryEventHead {
 }
 
 /**
- * A hard delete (format version 2, issue 3 "Compaction and erasure"): the record leaves the state
+ * A hard delete (format version 2; compaction and erasure): the record leaves the state
  * (reads, search and export no longer know it) and the next compaction removes the payload
  * (content, title, tags, metadata, provenance, ...) of every line of the record from storage,
  * keeping each line's header and `payloadDigest`, so the chain still verifies.
@@ -102,7 +102,7 @@ export interface MemoryRecordState {
   erasedPartitions?: Set<string>
   /**
    * Active records by `duplicateKey(partition, kind, content)` (dedupe.ts): the duplicate check of
-   * a write (issue 5). Built per partition on its first lookup, then kept by {@link applyEvent}.
+   * a write. Built per partition on its first lookup, then kept by {@link applyEvent}.
    */
   contentKeys: MemoryDuplicateIndex
   /** Makes the index of a new partition (the log passes `createSearchIndex` of `search.ts`). */

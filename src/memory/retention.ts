@@ -1,6 +1,7 @@
 /**
- * Retention of memory stores (issue 5, "Retention"): `maxItems` and `maxAge` expiry, hard
- * deletes, erasing a whole scope, and the portable export/import of a scope.
+ * Retention of memory stores (hosted-memory document, retention period; memory-slots document,
+ * per-scope `maxItems`): `maxItems` and `maxAge` expiry, hard deletes, erasing a whole scope,
+ * and the portable export/import of a scope.
  *
  * The operations that change the log run on log-backed adapters (the workspace JSONL, in-memory
  * and SQLite stores: `memoryLogAdapter` with its `log`), each as one `log.write(build)` whose
@@ -37,7 +38,7 @@ export const MAX_AGE_REASON = 'retention: maxAge'
 export const AGE_SWEEP_INTERVAL_MS = 60_000
 
 /**
- * A portable export of one store scope (issue 5, `retention.export`): every record of the scope
+ * A portable export of one store scope (`retention.export`): every record of the scope
  * in creation order, in any status, as `MemoryRecord`s. Written by {@link exportMemoryScope} and
  * `agent memory export`, read by {@link importMemoryScope} and `agent memory import --file`.
  * (The inspector's `exportScope` writes the same fields without `format` and `version`; import
@@ -156,7 +157,7 @@ async function eraseRecords(store: MemoryLogStoreAdapter, build: (state: MemoryR
   if (written.length === 0) erased = []
   if (written.length > 0) {
     await store.log.compact()
-    // Issue 17: the records' vectors go with them (the log's vector sidecar, or the store's table).
+    // The records' vectors go with them (the log's vector sidecar, or the store's table).
     if (store.vectors) await eraseRecordVectors(store.vectors, erased.map(record => record.id))
   }
   const copies = await eraseCopies(options.workspace ?? store.log.workspace, erasedTexts(erased), { logKey: store.log.key })
@@ -164,13 +165,14 @@ async function eraseRecords(store: MemoryLogStoreAdapter, build: (state: MemoryR
 }
 
 /**
- * Erases every record of one store scope, in any status (issue 5, "an operation to erase a whole
- * scope, idempotent, reporting the count"): one write of `erase` events, then one compaction, so
- * the content is gone from the log while the chain verifies; then every other copy of the
- * records' text in the workspace (approval inputs, transcripts, history, torn leftovers, a stale
- * checkpoint: see erasure.ts) is rewritten or removed, and the report says which. Search, read,
- * export and recall know none of the records afterwards, in the same process at once. A second
- * call erases 0 and writes nothing. Other scopes and stores of the log are untouched.
+ * Erases every record of one store scope, in any status (idempotent; returns the count of
+ * records erased), so a scope can be wiped on request: one write of `erase` events, then one
+ * compaction, so the content is gone from the log while the chain verifies; then every other
+ * copy of the records' text in the workspace (approval inputs, transcripts, history, torn
+ * leftovers, a stale checkpoint: see erasure.ts) is rewritten or removed, and the report says
+ * which. Search, read, export and recall know none of the records afterwards, in the same
+ * process at once. A second call erases 0 and writes nothing. Other scopes and stores of the log
+ * are untouched.
  *
  * A store that erases by itself (the SQL stores: `hardDelete` without a memory log) erases record
  * by record, and copies are erased only in `options.workspace` when given.
@@ -226,7 +228,7 @@ function olderThan(state: MemoryRecordState, target: MemoryTarget, cutoff: numbe
 }
 
 /**
- * Applies a store's retention to one scope now (the explicit "compact" call of issue 5; writes
+ * Applies a store's retention to one scope now (the explicit "compact" call; writes
  * through a store with retention run it too):
  * 1. `maxAge`: every record created before `now - maxAge` (any status, pinned too) is erased;
  * 2. `maxItems`: while the scope has more active records than `maxItems`, the oldest non-pinned
@@ -375,7 +377,7 @@ async function enforce(adapter: MemoryStoreAdapter, target: MemoryTarget, retent
 
 /**
  * Applies the retention of a store resolved by `memory()`/`openMemoryStore` (an adapter from
- * {@link withRetention}) to one scope now: the `compact` call of issue 5 (`maxAge` erasure does
+ * {@link withRetention}) to one scope now: the explicit `compact` call (`maxAge` erasure does
  * not wait for the next write). Returns empty lists for a store without retention.
  */
 export async function compactMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, options: { audit: MemoryAudit; now?: Date }): Promise<MemoryRetentionResult> {
@@ -389,7 +391,7 @@ export async function compactMemoryScope(adapter: MemoryStoreAdapter, target: Me
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Exports one store scope as a {@link MemoryScopeExport} (issue 5, `retention.export`): the
+ * Exports one store scope as a {@link MemoryScopeExport} (`retention.export`): the
  * adapter's `export` (every record in creation order, any status; a store with `maxAge` leaves
  * out records past it). Works with any adapter. `retention.export: false` is checked by the
  * callers that know the store's options (`agent memory export`, the inspector).
@@ -474,8 +476,8 @@ export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
 }
 
 /**
- * Imports an export file into `target` (issue 5: "export then import into an empty workspace
- * reproduces the scope exactly: ids, timestamps, provenance, audit, status"), as one
+ * Imports an export file into `target` so that export then import into an empty workspace
+ * reproduces the scope exactly (ids, timestamps, provenance, audit, status), as one
  * all-or-nothing write on a log-backed store. Each record becomes its events again: `remember`
  * (with the record's id, `createdAt` and every field), then `supersede` and `delete` events that
  * give it its status, version, `supersededBy`, `updatedAt`, `deletedAt` and `deleteReason`.

@@ -32,9 +32,9 @@ import type { MemoryEnrich, MemoryScope, MemoryScopeField, MemoryStoreAdapter, M
  *   records `recall.preload.limit` and `recall.preflight.limit` take)
  * - `recallWindow` `recall.preflight.conversationWindow` is 1..50 messages
  * - `recallMinChars`..`recallMaxChars` (200..100,000) code points for `recall.maxChars`, default
- *   `defaultRecallChars` 4,000 (issue 7, "respects a token or character budget")
- * - `episodeFieldChars` 2,000 characters of each `episode` field (issue 5)
- * - `keywords`, `topics` at most 32 each, each `keywordChars` 64 characters (issue 5)
+ *   `defaultRecallChars` 4,000 (recall keeps to a character budget)
+ * - `episodeFieldChars` 2,000 characters of each `episode` field
+ * - `keywords`, `topics` at most 32 each, each `keywordChars` 64 characters
  * - `descriptionChars` 500 characters of a store's `description`
  * - `namedStoreChars` 55 characters of the name of a store with `tools: 'named'` (so that
  *   `remember_<name>` stays within the 64 characters of a tool name; slots document, "1-55 characters")
@@ -234,7 +234,7 @@ export interface MemoryStoreConfig {
   writeFilter: MemoryWriteFilter | false | undefined
   enrich: MemoryEnrich | undefined
   maxContentLength: number
-  /** `search.mode`, default `'ranked'` (issue 7). */
+  /** `search.mode`, default `'ranked'`. */
   searchMode: 'ranked' | 'substring'
   /** `embed`: the embedding model of hybrid search, when configured. */
   embed: EmbeddingModel | undefined
@@ -399,7 +399,7 @@ const episodeText = (field: string, required: boolean) => {
   return required ? text.min(1, `episode.${field} must not be empty`) : text.min(1, `episode.${field} must not be empty when given`).optional()
 }
 
-/** An episode of an episodic record (issue 5): `observation` required, `thoughts`, `action`, `result` optional, each at most 2,000 characters. */
+/** An episode of an episodic record (hosted-memory document): `observation` required, `thoughts`, `action`, `result` optional, each at most 2,000 characters. */
 export const memoryEpisodeSchema = z.strictObject({
   observation: episodeText('observation', true).describe('What happened: user input, context, problem'),
   thoughts: episodeText('thoughts', false).describe('Why you chose your approach'),

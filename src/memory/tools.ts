@@ -39,11 +39,11 @@ export interface ActiveMemoryStore {
   read: boolean
   writeMode: 'off' | 'tool'
   writePolicy: ToolPolicy
-  /** `search.mode` of the store (issue 7); default `'ranked'`. */
+  /** `search.mode` of the store; default `'ranked'`. */
   searchMode?: 'ranked' | 'substring'
-  /** `embed` of the store: hybrid search when set (issue 7). */
+  /** `embed` of the store: hybrid search when set. */
   embed?: EmbeddingModel
-  /** `write.maxContentLength` (issue 5); default `MEMORY_LIMITS.contentChars`. */
+  /** `write.maxContentLength`; default `MEMORY_LIMITS.contentChars`. */
   maxContentLength?: number
   /** `write.filter`: a function, or `false` for none; absent = {@link defaultMemoryFilter}. */
   writeFilter?: MemoryWriteFilter | false
@@ -53,7 +53,7 @@ export interface ActiveMemoryStore {
   tools?: 'shared' | 'named'
   /** Default `limit` of `recall_<store>` (`recall.maxItems`, default 10). */
   recallItems?: number
-  /** `write.enrich` (issue 5, keywords/topics). */
+  /** `write.enrich` (keywords/topics, hosted-memory document). */
   enrich?: MemoryEnrich
   /** `retention.hardDelete`: the adapter's delete erases (the tool says so in its result). */
   hardDelete?: boolean
@@ -117,12 +117,12 @@ export interface MemorySearchResultItem {
   tags: string[]
   score: number
   createdAt: string
-  /** When the remembered thing happened (issue 17), when the record has it. */
+  /** When the remembered thing happened, when the record has it. */
   occurredAt?: string
   pinned: boolean
   /** Ranked search: the content around the best match, when the content is longer than it. */
   snippet?: string
-  /** Issue 5 fields, when the record has them. */
+  /** Hosted-memory document fields, when the record has them. */
   episode?: MemoryEpisode
   keywords?: string[]
   topics?: string[]
@@ -208,7 +208,7 @@ async function writeCannotSucceed(store: ActiveMemoryStore, tool: string, input:
   if (tool === 'memory_remember' || tool === `remember_${store.name}`) {
     const { kind, supersedes } = input as Partial<MemoryRememberInput>
     if (store.allowKinds !== undefined && typeof kind === 'string' && !store.allowKinds.includes(kind)) return true
-    // Issue 5: the quality filter runs before approval (a rejected write is never put to the user).
+    // The quality filter runs before approval (a rejected write is never put to the user).
     if (await qualityRejection(store, input as MemoryRememberInput, context)) return true
     return !(await allActive(store, supersedes ?? []))
   }
@@ -235,7 +235,7 @@ function candidateOf(store: ActiveMemoryStore, input: MemoryRememberInput): Memo
 }
 
 /**
- * The built-in quality checks and the store's `write.filter` (issue 5, "Quality filter"), in this
+ * The built-in quality checks and the store's `write.filter` (hosted-memory document, quality filter), in this
  * order: content with no visible character after normalization (white space and format
  * characters such as zero-width spaces only) is `MEMORY_CONTENT_EMPTY`; content longer than
  * `write.maxContentLength` is `MEMORY_CONTENT_TOO_LONG`; a `{ reject: reason }` from the filter is
@@ -345,7 +345,7 @@ function searchDescription(stores: readonly ActiveMemoryStore[]): string {
 
 /**
  * One search of an active store, as `memory_search` and preflight recall run it: hybrid
- * (full-text fused with vectors, issue 17) when the store has `embed`, else the adapter's
+ * (full-text fused with vectors) when the store has `embed`, else the adapter's
  * search; `occurredAfter` / `occurredBefore` honoured for every adapter (event-time.ts).
  */
 export async function searchStore(store: ActiveMemoryStore, query: MemorySearchQuery, signal?: AbortSignal): Promise<MemorySearchHit[]> {
@@ -443,7 +443,7 @@ async function rememberInto(store: ActiveMemoryStore, input: MemoryRememberInput
         rawExtract: input.rawExtract, recallTriggers: input.recallTriggers,
         supersedes: input.supersedes ? [...new Set(input.supersedes)] : undefined, occurredAt: input.occurredAt,
       }), { audit: auditOf(context), duplicates: 'skip', onDuplicate: () => { duplicate = true } })
-      // Issue 17: the vector is computed with the write; a failed embedding never fails the write (the next search retries it).
+      // The vector is computed with the write; a failed embedding never fails the write (the next search retries it).
       const embedWarning = !duplicate && store.embed && store.searchMode !== 'substring' ? await embedWrittenRecords(store.adapter, targetOf(store), [record], store.embed) : undefined
       const all = [warning, embedWarning].filter((item): item is string => item !== undefined)
       const warnings = all.length > 0 ? { warnings: all } : {}

@@ -42,7 +42,7 @@ export interface MemoryAudit {
 }
 
 /**
- * The structured episode of an `episodic` record (issue 5; hosted-memory document, "OTAR":
+ * The structured episode of an `episodic` record (hosted-memory document, "OTAR":
  * observation, thoughts, action, result). `observation` is required; every field is plain text of
  * at most `MEMORY_LIMITS.episodeFieldChars` (2,000) characters. Its text is searchable like the
  * content.
@@ -68,7 +68,7 @@ export interface MemoryRecordContent {
   pinned: boolean
   /** In [0, 1] when given. */
   confidence?: number
-  /** Episodic records only: the structured episode (issue 5). */
+  /** Episodic records only: the structured episode. */
   episode?: MemoryEpisode
 }
 
@@ -77,9 +77,9 @@ export interface MemoryRecord extends MemoryRecordContent {
   id: string
   store: string
   scope: MemoryScope
-  /** Search keywords (issue 5, "Metadata"); searchable and filterable. Absent when none were given. */
+  /** Search keywords (hosted-memory document, metadata); searchable and filterable. Absent when none were given. */
   keywords?: string[]
-  /** Topics (issue 5, "Metadata"); searchable and filterable. Absent when none were given. */
+  /** Topics (hosted-memory document, metadata); searchable and filterable. Absent when none were given. */
   topics?: string[]
   /** The user's own words the record was taken from (hosted-memory document, `rawExtract`). Stored and returned, not searched. */
   rawExtract?: string
@@ -155,7 +155,7 @@ export interface MemorySearchQuery {
   /** Most results, 1 to 100. Default 10. */
   limit?: number
   /**
-   * How records are matched and ordered (issue 7). `'ranked'` (default): BM25-style full-text
+   * How records are matched and ordered. `'ranked'` (default): BM25-style full-text
    * ranking over stemmed, accent-folded terms, always including the records the substring rule
    * returns. `'substring'`: exactly the documented rule (case-insensitive occurrences of the whole
    * query string). Stores set it from their `search.mode` option; custom adapters may ignore it.
@@ -169,7 +169,7 @@ export interface MemorySearchHit {
   score: number
   /**
    * Ranked search only: up to 160 characters of the content around the best match, cut on code
-   * point boundaries, with `…` where text was left out (issue 7, "snippets around the best match").
+   * point boundaries, with `…` where text was left out.
    */
   snippet?: string
 }
@@ -192,7 +192,8 @@ export interface MemoryAppendOptions {
   /**
    * With `duplicates: 'skip'`: called when the store found an active record of the same scope and
    * kind with the same content and appended nothing; `append` then returns that existing record
-   * (issue 5, "Duplicates"). Log-backed stores call it; a custom adapter may ignore it.
+   * (hosted-memory document, duplicate suppression). Log-backed stores call it; a custom adapter
+   * may ignore it.
    */
   onDuplicate?: (existing: MemoryRecord) => void
   /**
@@ -225,7 +226,7 @@ export interface MemoryStoreAdapter {
   /** Every record of the scope in creation order, in any status. */
   export(target: MemoryTarget): Promise<MemoryRecord[]>
   /**
-   * Where hybrid search keeps record vectors (issue 17). The log-backed stores keep them in the
+   * Where hybrid search keeps record vectors. The log-backed stores keep them in the
    * log's sidecar `<log key>.vectors` and remove them when records are erased; without it,
    * vectors live in process memory for as long as the adapter object.
    */
@@ -301,26 +302,26 @@ export interface MemoryStoreOptions {
     /** Most characters of `memory_remember.content`, 1..8,000; default 8,000 (`MEMORY_LIMITS.contentChars`). */
     maxContentLength?: number
   }
-  /** Retention of the store's records (issue 5); see {@link MemoryRetentionOptions}. */
+  /** Retention of the store's records; see {@link MemoryRetentionOptions}. */
   retention?: MemoryRetentionOptions
   /**
-   * How `memory_search` and preflight recall match (issue 7). `mode: 'ranked'` (default): BM25
+   * How `memory_search` and preflight recall match. `mode: 'ranked'` (default): BM25
    * full-text ranking that always includes the substring rule's results; `'substring'`: exactly
    * the documented rule (case-insensitive occurrences of the whole query).
    */
   search?: { mode?: 'ranked' | 'substring' }
   /**
-   * An AI SDK `EmbeddingModel` (issue 7, semantic search; `localEmbedder()` runs offline):
+   * An AI SDK `EmbeddingModel` (semantic search; `localEmbedder()` runs offline):
    * `memory_search` and preflight recall fuse the full-text ranking with cosine similarity of
    * `embedMany`/`embed` vectors by reciprocal rank fusion (`DEFAULT_FUSION`: k 10, top 100 of
    * each). Vectors are computed when `memory_remember` writes (or by the first search that needs
    * them), stored with the records (`adapter.vectors`: the log's sidecar, the SQLite table) with
-   * the model id, loaded after a restart, erased with their record (issue 17). An embedder
+   * the model id, loaded after a restart, erased with their record. An embedder
    * failure never fails a write and makes search fall back to full-text results. Ignored with
    * `search.mode: 'substring'`.
    */
   embed?: EmbeddingModel
-  /** Recall into the system prompt (issue 7; see {@link MemoryRecallOptions}). Default: none. */
+  /** Recall into the system prompt (memory-slots document; see {@link MemoryRecallOptions}). Default: none. */
   recall?: MemoryRecallOptions
 }
 
@@ -385,14 +386,14 @@ export interface MemoryWriteFilterContext {
 /** A quality filter's answer: keep the write (`'accept'`, `true` or nothing) or refuse it with a reason for the model. */
 export type MemoryWriteVerdict = 'accept' | true | undefined | void | { reject: string }
 
-/** `write.filter` of a store (issue 5, "Quality filter"). */
+/** `write.filter` of a store (hosted-memory document, quality filter). */
 export type MemoryWriteFilter = (candidate: MemoryWriteCandidate, context: MemoryWriteFilterContext) => MemoryWriteVerdict | Promise<MemoryWriteVerdict>
 
 /** `write.enrich` of a store: keywords and topics to add to a record before it is written. */
 export type MemoryEnrich = (candidate: MemoryWriteCandidate) => { keywords?: string[]; topics?: string[] } | undefined | void | Promise<{ keywords?: string[]; topics?: string[] } | undefined | void>
 
 /**
- * Retention of one store (issue 5, "Retention"). See docs/memory-kinds-and-retention.md.
+ * Retention of one store (hosted-memory document, retention period). See docs/memory-kinds-and-retention.md.
  */
 export interface MemoryRetentionOptions {
   /**

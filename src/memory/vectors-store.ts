@@ -1,5 +1,5 @@
 /**
- * Durable record vectors (issue 17): where the vectors of a store live, and the in-process cache
+ * Durable record vectors: where the vectors of a store live, and the in-process cache
  * that embeds what is missing, keeps what was loaded, and serves per-partition exact search.
  *
  * A record's content never changes after it is written (a change is a new record that

@@ -3,8 +3,8 @@
  * (state.ts: slots, vocabulary, runs) and operations (bm25f.ts, feedback.ts, query-terms.ts,
  * substring-index.ts, snapshot.ts) behind the {@link SearchIndex} interface.
  *
- * Source: issue 7, "Ranked full-text search per scope ... Every record that the documented rule
- * returns must still be returned".
+ * Ranked full-text search per scope that never loses a match: every record that the documented
+ * substring rule (capability document) returns is still returned.
  */
 import type { Bm25fParams } from './bm25f.ts'
 import { rank, scoreSlot } from './bm25f.ts'

@@ -1,6 +1,6 @@
 /**
- * Tokenization for ranked memory search (issue 7, "tokenization that handles English inflections
- * (stemming), accents, numbers, and languages written without spaces ..., stop-words").
+ * Tokenization for ranked memory search: English inflections (stemming), accents, numbers,
+ * languages written without spaces, and stop-words.
  *
  * One function turns any text (a record field or a query) into index terms:
  * 1. Unicode NFKC, then lower case; accents are removed (NFD, combining marks dropped), so

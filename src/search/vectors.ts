@@ -1,5 +1,5 @@
 /**
- * Exact vector search over typed arrays (issue 17): the vectors of one partition in one
+ * Exact vector search over typed arrays: the vectors of one partition in one
  * contiguous `Float32Array`, L2-normalized when added, ranked by dot product (= cosine
  * similarity) with a bounded heap. Measured on the project's 2-core machines (`npm run
  * bench:recall`, 512 dimensions): see docs/search-and-recall.md; exact search is fast enough

@@ -20,7 +20,7 @@ export interface AgentHandlerOptions {
 export const DEFAULT_HANDLER_PREFIX = '/api/agents'
 
 /**
- * The agent routes for production (source: issue 4, `vite-agent-memory/server`): the same h3 v2
+ * The agent routes for production (`vite-agent-memory/server`): the same h3 v2
  * app the dev plugin serves, without the dev user list. Returns an `H3` app: call
  * `app.fetch(request)` from any web-standard server, `serve(app)` from `h3`, or mount
  * `toNodeHandler(app)` from `h3/node` as Node middleware.

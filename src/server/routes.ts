@@ -3,8 +3,8 @@
  *
  * Every route first asks `identify(event)` for the verified identity and refuses the request
  * (401) without one; scope values come only from that identity and the agent's configuration,
- * never from the request (source: issue 4, Security). Request bodies and queries are validated
- * with zod; every error is JSON `{ error: { code, message, why, fix, details? } }`.
+ * never from the request, so a client cannot reach another user's memory. Request bodies and
+ * queries are validated with zod; every error is JSON `{ error: { code, message, why, fix, details? } }`.
  */
 import { H3, getQuery, getRouterParam, type H3Event } from 'h3'
 import { z } from 'zod'

@@ -4,8 +4,8 @@ import type { AgentDefinition, AgentUser } from '../agent/types.ts'
 /**
  * The verified identity of a request: who the agent runs for and whose memory scope the
  * inspector shows. `id` is required; `tenant`, `name` and any other claim pass through to the
- * agent's scope functions as `user` (source: issue 4, "`identify(event)` returns the verified
- * identity (user, tenant, ...)").
+ * agent's scope functions as `user`: `identify(event)` returns the verified identity (user,
+ * tenant, ...), the only source of scope values.
  */
 export type AgentIdentity = AgentUser
 

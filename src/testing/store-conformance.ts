@@ -3,9 +3,9 @@
  * adapter (and every unstorage driver the JSONL store supports), as unstorage does for its drivers.
  *
  * Source: capability document, "A custom adapter implements `search`, `read`, `append`,
- * `delete`, and `export`", plus the contract written on {@link MemoryStoreAdapter}; issue 3, "A shared
- * conformance suite (`testMemoryStore()` in `./testing`)". It takes the test framework's functions
- * as an argument, so `vite-agent-memory/testing` imports no test framework.
+ * `delete`, and `export`", plus the contract written on {@link MemoryStoreAdapter}. One
+ * shared suite (`testMemoryStore()` in `./testing`) holds every store to the same contract. It
+ * takes the test framework's functions as an argument, so `vite-agent-memory/testing` imports no test framework.
  */
 import type { MemoryAudit, MemoryRecordInput, MemoryStoreAdapter, MemoryTarget } from '../memory/types.ts'
 
@@ -130,7 +130,7 @@ export function testMemoryStore(name: string, makeAdapter: () => MemoryStoreAdap
       expect(again?.tags).toEqual(['a'])
     })
 
-    // Scores are the search index's business (issue 7 ranks them): only which records match and their order are contract.
+    // Scores are the search index's business (it ranks them): only which records match and their order are contract.
     it('search matches the query case-insensitively in the title, content and tags', async () => {
       const adapter = await makeAdapter()
       const saved = await remember(adapter, alice, { title: 'Coffee order', content: 'COFFEE with milk; coffee at 9', tags: ['coffee', 'Coffee-time', 'tea'] })

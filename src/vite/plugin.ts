@@ -108,7 +108,7 @@ export function createDevMiddleware(server: ViteDevServer, options: AgentMemoryP
 }
 
 /**
- * The Vite plugin (`vite-agent-memory/vite`; source: issue 4). In `vite dev` only (`apply:
+ * The Vite plugin (`vite-agent-memory/vite`). In `vite dev` only (`apply:
  * 'serve'`, `configureServer`; nothing is added to a build or to `vite preview`), it serves the
  * agent routes of `createAgentRoutes` under `prefix`: list agents, run one and stream its events
  * as NDJSON or SSE, list/approve/deny approvals, and the memory inspector (stores, records,

@@ -17,7 +17,7 @@ export const DEFAULT_WORKSPACE_DIR = '.agent/workspace'
  * memory driver (its instance) and the Redis driver (`APPEND` on its ioredis client); conditional
  * writes (`ifSize`) are atomic across processes on fs (proper-lockfile) and across clients on
  * Redis (Lua). Any other driver falls back to a read-modify-write guarded by a per-key lock in
- * this process (documented in docs/workspace.md). Source: issue 3, "Appends that never rewrite".
+ * this process (documented in docs/workspace.md), so an append never rewrites the value it extends.
  *
  * @throws `WORKSPACE_KEY_INVALID` from any method given an empty key or one with `..` segments.
  * @throws `WORKSPACE_READ_ONLY` from write methods when `writable: false`.

@@ -15,7 +15,7 @@ export function isProviderDriver(driver: AgentDriver): driver is ProviderDriver 
 }
 
 /**
- * Runs one provider-backed invocation on a locked thread (issue 6; source: capability document,
+ * Runs one provider-backed invocation on a locked thread (source: capability document,
  * "Driver support", provider-backed row).
  *
  * Starts the invocation's MCP bridge on loopback with a new bearer token, calls

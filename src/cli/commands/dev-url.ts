@@ -1,7 +1,7 @@
 /**
  * `agent dev --url <dev server>`: the terminal chat of `agent dev`, driving a running dev server
  * (the Vite plugin's routes, or the production handler with `--token`) instead of loading the
- * agent in-process. It prints the same lines as the in-process chat (source: issue 4).
+ * agent in-process. It prints the same lines as the in-process chat.
  */
 import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'

@@ -1,6 +1,7 @@
 /**
- * `agent memory verify` and `agent memory compact` (issue 3, "Chain and verification" and
- * "Compaction and erasure"): check or rewrite a workspace memory log without loading an agent.
+ * `agent memory verify` and `agent memory compact` (the chain, verification, compaction and
+ * erasure of docs/log-format.md): check or rewrite a workspace memory log without loading an
+ * agent.
  */
 import { join, resolve } from 'node:path'
 import { defineCommand } from 'citty'

@@ -1,6 +1,6 @@
 /**
  * `agent mcp --agent <name> [--user u] [--transport stdio|http] [--port n] [--approval-timeout s]`
- * (issue 6): serves an agent's resolved tools to an external MCP client, with the user's scope
+ * serves an agent's resolved tools to an external MCP client, with the user's scope
  * fixed at start. See docs/mcp.md.
  */
 import { createInterface } from 'node:readline/promises'

@@ -1,5 +1,5 @@
 /**
- * `agent memory export` and `agent memory import --file` (issue 5, `retention.export`): a
+ * `agent memory export` and `agent memory import --file` (`retention.export`): a
  * portable JSON file of one user's memory scope, and taking it back. The `import` subcommand
  * keeps `--locomo` (LoCoMo conversations, see `../import-locomo.ts`) and adds `--file`.
  */
@@ -84,7 +84,7 @@ export const exportCommand = defineCommand({
 })
 
 /**
- * After an import into a store with `embed` (issue 17, vectors "computed at write (batched)"):
+ * After an import into a store with `embed` (vectors are computed at write, in batches):
  * embeds the scope's records that have no stored vector yet, in batches, and returns the line to
  * print. An embedder failure is a warning line, never a failed import: the next search embeds them.
  */

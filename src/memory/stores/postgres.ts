@@ -2,10 +2,9 @@
  * `postgresMemoryStore({ connectionString } | { pool })`: the memory event log and the current
  * records in Postgres (through the `pg` driver), for apps that run many instances on one database.
  *
- * Source: issue 12, "`postgresMemoryStore({ connectionString } | { pool })` on Postgres through
- * the `pg` driver: the same tables and chain; full text with `tsvector` and a ranking function;
- * vectors kept in a column and scored exactly, with a seam for pgvector; many app instances on
- * one database with no lost and no duplicated write, the chain intact".
+ * The same tables and chain as the SQLite store; full text with `tsvector` and a ranking
+ * function; vectors kept in a column and scored exactly, with a seam for pgvector; many app instances on
+ * one database with no lost and no duplicated write, the chain intact.
  *
  * ## Design
  *

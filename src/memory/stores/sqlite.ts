@@ -3,8 +3,8 @@
  * database file (better-sqlite3), for apps that want one database file, several processes
  * writing at once, and SQL to look inside.
  *
- * Source: issue 5 (the store, same contract and conformance suite as the JSONL store, exportable
- * event history) and issue 12, "`sqliteMemoryStore` on SQLite itself".
+ * Source: memory-slots document (SQLite provider). The same contract and conformance suite as the
+ * JSONL store and an exportable event history, on SQLite itself.
  *
  * ## Design
  *
@@ -215,7 +215,7 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     // Erased payloads are overwritten with zeros in the file, not left in free pages.
     db.pragma('secure_delete = ON')
     if ((db.pragma('user_version', { simple: true }) as number) !== SCHEMA_VERSION) migrate(db, file)
-    // Record vectors of hybrid search (issue 17): a table of its own, so no schema version change.
+    // Record vectors of hybrid search: a table of its own, so no schema version change.
     db.exec(VECTORS_SCHEMA)
   }
   catch (error) {
@@ -322,7 +322,7 @@ function withSqliteVectors<A extends SqlMemoryStoreAdapter>(adapter: A, handle: 
 }
 
 /**
- * Record vectors in the table `memory_vectors` (issue 17): one row per record and model, the
+ * Record vectors in the table `memory_vectors`: one row per record and model, the
  * vector as a BLOB of little-endian float32. `read` takes the rows added since the cursor (the
  * highest row id seen); `write` replaces a record's row of the same model (it gets a new row id,
  * so other processes read it again); `remove` deletes the rows of erased records and checkpoints

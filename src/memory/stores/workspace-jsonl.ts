@@ -128,7 +128,7 @@ export function checkLogPath(path: unknown): string {
 
 /**
  * The adapter of the log-backed stores: the {@link MemoryStoreAdapter} contract plus a hard
- * delete (issue 3, "Compaction and erasure"; the basis of `retention.hardDelete`).
+ * delete (compaction and erasure, docs/log-format.md; the basis of `retention.hardDelete`).
  */
 export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
   /**
@@ -143,7 +143,7 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
   hardDelete(target: MemoryTarget, id: string, options: MemoryDeleteOptions): Promise<boolean>
   /** The open log (for verify and compact). */
   readonly log: MemoryLog
-  /** The log's vector sidecar (`<log key>.vectors`, issue 17); erasing a record removes its vectors. */
+  /** The log's vector sidecar (`<log key>.vectors`); erasing a record removes its vectors. */
   readonly vectors?: MemoryVectorStore
 }
 
@@ -200,7 +200,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       const supersedes = input.supersedes && input.supersedes.length > 0 ? [...new Set(input.supersedes)] : []
       let duplicate: MemoryRecord | undefined
       const [record] = await log.write((state) => {
-        // Issue 5, "Duplicates": decided under the write lock on the current state, so parallel identical writes give one record.
+        // Duplicates (hosted-memory document): decided under the write lock on the current state, so parallel identical writes give one record.
         duplicate = options.duplicates === 'skip' ? findDuplicate(state, target, input, supersedes) : undefined
         if (duplicate) return []
         const missing = supersedes.filter(id => findInScope(state, target, id)?.status !== 'active')

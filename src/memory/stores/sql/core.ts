@@ -12,8 +12,6 @@
  *
  * Nothing of the whole store is held in memory: every operation asks the database, and a write
  * reads only the rows it needs (the chain head, the records it names, the duplicate candidates).
- *
- * Source: issue 12, "Stores that live in a database".
  */
 import { agentError } from '../../../errors.ts'
 import { canonicalJson } from '../../../log/index.ts'
