@@ -21,7 +21,7 @@ import { createStorage } from 'unstorage'
 import fsDriver from 'unstorage/drivers/fs'
 import { sha256HexSync } from '../src/log/digest.ts'
 import { currentInstant, newRecordId, type MemoryEventDraft } from '../src/memory/records.ts'
-import { formatLine } from '../src/memory/stores/sql/core.ts'
+import { formatMemoryLine } from '../src/memory/event-log.ts'
 import { postgresMemoryStore } from '../src/memory/stores/postgres.ts'
 import { sqliteMemoryStore } from '../src/memory/stores/sqlite.ts'
 import { workspaceJsonlMemoryStore } from '../src/memory/stores/workspace-jsonl.ts'
@@ -78,7 +78,7 @@ async function buildLog(): Promise<string> {
   for (let i = 0; i < RECORDS; i++) {
     const t = target(scopeOf(i))
     const draft: MemoryEventDraft = { type: 'remember', recordId: newRecordId(), store: t.store, scope: t.scope, version: 1, at, audit: { via: 'import' }, kind: 'semantic', content: content(i), tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString() }
-    const line = formatLine(draft, i + 1, prev, false, hash)
+    const line = formatMemoryLine(draft, i + 1, prev, false, hash)
     prev = line.digest
     lines.push(line.line)
   }

@@ -90,8 +90,8 @@ export async function compactHandle<State, Draft extends LogEventDraft>(handle: 
   })
 }
 
-/** Removes the payload members of a line's value and marks it `erased`. */
-function stripPayload(schema: LogEventSchema, value: Record<string, unknown>): void {
+/** Removes the payload members of a line's value and marks it `erased` (header and digests stay, so the chain verifies). */
+export function stripPayload(schema: LogEventSchema, value: Record<string, unknown>): void {
   for (const field of schema.payloadFields[value.type as string] ?? []) delete value[field]
   value.erased = true
 }

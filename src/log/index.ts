@@ -23,6 +23,8 @@ export { sha256Hex, sha256HexSync } from './digest.ts'
 export { checkpointKey } from './checkpoint.ts'
 export { verifyEventLog } from './verify.ts'
 export { parseEventLine } from './line-check.ts'
+export { serializeEvent } from './line-writer.ts'
+export { stripPayload } from './compaction.ts'
 export { utf8Length } from './utf8.ts'
 
 /**

@@ -5,7 +5,7 @@
  * checkpoint holds that state (checkpoint-state.ts). Stores open their log here.
  */
 import type { Workspace } from '../workspace/types.ts'
-import { compactEventLog, openEventLog, parseEventLine, verifyEventLog, type EventLog, type LogFold, type MemoryLogCompaction, type MemoryLogOptions, type MemoryLogVerification } from '../log/index.ts'
+import { canonicalJson, compactEventLog, openEventLog, parseEventLine, serializeEvent, stripPayload, verifyEventLog, type EventLog, type LogFold, type MemoryLogCompaction, type MemoryLogOptions, type MemoryLogVerification } from '../log/index.ts'
 import { createSearchIndex } from './search-index.ts'
 import { memoryCheckpointCodec, memoryPartitions } from './checkpoint-state.ts'
 import {
@@ -108,4 +108,27 @@ export function compactLog(workspace: Workspace, key: string): Promise<MemoryLog
 /** A parsed log line as a memory event, or why it is malformed (shape only: digests and order are checked by replay and `verifyLog`). */
 export function parseMemoryLine(value: unknown): MemoryEvent | string {
   return parseEventLine(memoryFold, value) as MemoryEvent | string
+}
+
+/**
+ * Memory event `draft` as line `seq` after the line whose digest is `prev` (`more`: not the last
+ * line of its write), with a synchronous SHA-256: the log engine's own writer, for stores that
+ * keep the lines elsewhere (the SQL stores). `event` is the draft as a replay folds it.
+ */
+export function formatMemoryLine(draft: MemoryEventDraft, seq: number, prev: string | null, more: boolean, hash: (text: string) => string): { line: string; digest: string; event: MemoryEventDraft } {
+  const written = serializeEvent(memoryFold.schema, draft, seq, prev, more, hash)
+  if (written instanceof Promise) throw new TypeError('formatMemoryLine needs a synchronous hash')
+  return { line: written.line, digest: written.digest, event: written.folded }
+}
+
+/**
+ * The line of an erased record's event with its payload removed (`erased: true`), as compaction
+ * writes it; `undefined` for a version 1 line (its digest covers the payload), an erase event
+ * or a line already stripped.
+ */
+export function strippedMemoryLine(line: string): string | undefined {
+  const value = JSON.parse(line) as Record<string, unknown>
+  if (value.v !== 2 || value.erased || value.type === memoryFold.schema.eraseType) return undefined
+  stripPayload(memoryFold.schema, value)
+  return canonicalJson(value)
 }

@@ -14,11 +14,10 @@
  * reads only the rows it needs (the chain head, the records it names, the duplicate candidates).
  */
 import { agentError } from '../../../errors.ts'
-import { canonicalJson } from '../../../log/index.ts'
-import { parseMemoryLine } from '../../event-log.ts'
+import { formatMemoryLine, parseMemoryLine, strippedMemoryLine } from '../../event-log.ts'
 import { hash53, contentKey, contentKeyHash } from '../../dedupe.ts'
 import { searchableContent, searchableTags } from '../../kinds.ts'
-import { HEADER_FIELDS, PAYLOAD_FIELDS, cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, newRecordId, parseInstant, partitionKey, rememberDrafts, type MemoryEvent, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
+import { cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, newRecordId, parseInstant, partitionKey, rememberDrafts, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
 import { sameContent } from '../../dedupe.ts'
 import { sameScope } from '../../scope.ts'
 import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, snippetOf } from '../../../search/search.ts'
@@ -178,46 +177,6 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
 }
 
 /**
- * An event draft as a version 2 line of docs/log-format.md: the header fields (with `v`, `seq`,
- * `prev`, `more` and `payloadDigest`) under `digest`, the payload fields under `payloadDigest`, the
- * line the canonical JSON of both plus `digest`.
- */
-export function formatLine(draft: MemoryEventDraft, seq: number, prev: string | null, more: boolean, hash: (text: string) => string): { line: string; digest: string; event: MemoryEvent } {
-  // Each member's canonical JSON once; the payload, header and line texts are joined from those pieces in sorted member order.
-  const members = new Map<string, string>()
-  const payloadKeys: string[] = []
-  const headerKeys: string[] = ['v', 'seq', 'prev', 'payloadDigest']
-  members.set('v', '2').set('seq', String(seq)).set('prev', prev === null ? 'null' : JSON.stringify(prev))
-  if (more) {
-    members.set('more', 'true')
-    headerKeys.push('more')
-  }
-  const payloadFieldsOfType = PAYLOAD_FIELDS[draft.type]
-  for (const [field, value] of Object.entries(draft)) {
-    if (value === undefined) continue
-    if (payloadFieldsOfType.includes(field)) payloadKeys.push(field)
-    else if (HEADER_FIELDS.includes(field)) headerKeys.push(field)
-    else continue
-    members.set(field, canonicalJson(value))
-  }
-  const join = (keys: string[]) => `{${keys.sort().map(key => `${JSON.stringify(key)}:${members.get(key)!}`).join(',')}}`
-  members.set('payloadDigest', JSON.stringify(hash(join(payloadKeys))))
-  const digest = hash(join(headerKeys))
-  members.set('digest', JSON.stringify(digest))
-  const line = join([...headerKeys, ...payloadKeys, 'digest'])
-  return { line, digest, event: JSON.parse(line) as MemoryEvent }
-}
-
-/** The line of an erased record's event with its payload removed (`erased: true`): header and digests unchanged, so the chain verifies. */
-export function strippedLine(line: string): string | undefined {
-  const value = JSON.parse(line) as Record<string, unknown> & { type: keyof typeof PAYLOAD_FIELDS; v: number; erased?: boolean }
-  if (value.v !== 2 || value.erased || value.type === 'erase') return undefined
-  for (const field of PAYLOAD_FIELDS[value.type]) delete value[field]
-  value.erased = true
-  return canonicalJson(value)
-}
-
-/**
  * Folds a whole verified JSONL text into record rows (import, and the upgrade of a database
  * written by an older schema): the only path that holds every record at once.
  */
@@ -271,7 +230,7 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
   drafts.forEach((draft, index) => {
     const conflict = eventConflict(lookup, draft, erased)
     if (conflict) throw agentError('MEMORY_WRITE_CONFLICT', `the memory write was refused: ${conflict}`, 'read the record again and retry; nothing was saved', { recordId: draft.recordId })
-    const formatted = formatLine(draft, seq + 1, digest, index < drafts.length - 1, hash)
+    const formatted = formatMemoryLine(draft, seq + 1, digest, index < drafts.length - 1, hash)
     seq++
     digest = formatted.digest
     const partition = partitionKey(draft.store, draft.scope)
@@ -303,7 +262,7 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
 /** Compaction of one erased record: the payload leaves every line of it (headers and digests stay, so the chain verifies). */
 async function stripRecordLines(tx: SqlWriteTx, id: string): Promise<void> {
   for (const { seq, line } of await tx.eventLines(id)) {
-    const stripped = strippedLine(line)
+    const stripped = strippedMemoryLine(line)
     if (stripped === undefined) {
       if ((JSON.parse(line) as { v: number }).v === 1) {
         throw agentError('MEMORY_SQL_V1_ERASE', `record "${id}" has lines of log format version 1, whose digest covers the content`, 'export the log (exportLog), compact it with `agent memory compact` (which rewrites it as version 2), and import it into a new database', { recordId: id })
