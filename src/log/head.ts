@@ -64,11 +64,12 @@ export function scheduleHead(handle: LogHandle<any, any, any>): void {
 }
 
 /**
- * Why the committed lines of the handle do not reach its head, or `undefined`: a head naming more
- * lines than the log has, or (when the log has exactly its lines) another last digest.
+ * Why a log of `lines` committed lines does not reach its head, or `undefined`: a head naming more
+ * lines than the log has, or a line `head.lines` whose digest (`digestAtHeadLine`; `undefined`
+ * when the caller does not know it) is not the head's.
  */
-export function headProblem(head: LogHead, lines: number, lastDigest: string | null, key: string): string | undefined {
+export function headProblem(head: LogHead, lines: number, digestAtHeadLine: string | null | undefined, key: string): string | undefined {
   if (head.lines > lines) return `the log ends at line ${lines}, but its head anchor "${headKey(key)}" names ${head.lines} lines: lines were removed from its end`
-  if (head.lines === lines && head.lastDigest !== lastDigest) return `line ${lines} is not the line the head anchor "${headKey(key)}" names (the log was cut and written again)`
+  if (digestAtHeadLine !== undefined && digestAtHeadLine !== head.lastDigest) return `line ${head.lines} is not the line the head anchor "${headKey(key)}" names (the log was cut and written again)`
   return undefined
 }

@@ -44,8 +44,8 @@ export async function verifyEventLog<State, Draft extends LogEventDraft>(workspa
 function headAnchorProblem(scratch: LogHandle<any, any, any>, head: LogHead | string | undefined, bytes: Uint8Array): { line: number; reason: string } | undefined {
   if (head === undefined) return undefined
   if (typeof head === 'string') return { line: scratch.lines, reason: `${head} ("${scratch.key}.head"); remove it if nothing else is wrong` }
-  const digest = head.lines < scratch.lines ? digestOf(lineText(bytes, head.lines)) : scratch.lastDigest
-  const problem = headProblem(head, scratch.lines, scratch.lastDigest, scratch.key) ?? (digest !== head.lastDigest ? `line ${head.lines} is not the line the head anchor "${scratch.key}.head" names (the log was cut and written again)` : undefined)
+  const digest = head.lines < scratch.lines ? digestOf(lineText(bytes, head.lines)) : head.lines === scratch.lines ? scratch.lastDigest : undefined
+  const problem = headProblem(head, scratch.lines, digest, scratch.key)
   return problem ? { line: Math.min(head.lines, scratch.lines + 1), reason: problem } : undefined
 }
 
