@@ -4,17 +4,16 @@
  * warning; lines appended after it (by another process or client) are seen; erasure never leaves
  * erased content in a checkpoint; fs, memory and Redis drivers.
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import { redisWorkspace, useRedisProbe } from '../helpers/redis.ts'
 import { resealCheckpoint } from '../helpers/checkpoint.ts'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { describe, expect, it } from 'vitest'
+import { runRememberLoop } from './fixtures/run-remember-loop.ts'
 import { openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/event-log.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
@@ -23,7 +22,6 @@ import type { Workspace } from '../../src/workspace/types.ts'
 
 const KEY = 'memory:memory.jsonl'
 const CHECKPOINT = 'memory:memory.jsonl.checkpoint'
-const CHILD = fileURLToPath(new URL('./fixtures/remember-loop.ts', import.meta.url))
 const alice: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }
 const bob: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'bob' } }
 const audit = { via: 'api' }
@@ -38,15 +36,6 @@ async function openState(workspace: Workspace, checkpointEvery?: false) {
   const log = openMemoryLog(workspace, KEY, { onWarning: warning => warnings.push(warning), ...(checkpointEvery === false ? { checkpointEvery } : {}) })
   const state = await log.view(state => JSON.parse(JSON.stringify({ records: [...state.records.values()], partitions: [...state.partitions], erased: [...state.erased] })) as unknown)
   return { state, warnings }
-}
-
-function runChild(dir: string, name: string, count: number): Promise<void> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, name, String(count)], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let stderr = ''
-    child.stderr.on('data', (chunk) => { stderr += chunk })
-    child.on('exit', code => (code === 0 ? done() : fail(new Error(`child ${name} exited ${code}: ${stderr}`))))
-  })
 }
 
 describe('log checkpoints', () => {
@@ -224,7 +213,7 @@ describe('log checkpoints', () => {
     const adapter = store(createWorkspace({ dir }))
     await adapter.append(alice, { kind: 'semantic', content: 'mine' }, { audit })
     expect(await adapter.log.checkpoint()).toBe(true)
-    await runChild(dir, 'other', 3)
+    await runRememberLoop(dir, 'other', 3)
     const { state, warnings } = await openState(createWorkspace({ dir }))
     expect(warnings).toEqual([])
     expect((state as { records: Array<{ content: string }> }).records.map(record => record.content)).toEqual(['mine', 'other 0', 'other 1', 'other 2'])

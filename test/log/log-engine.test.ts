@@ -3,16 +3,15 @@
  * clients; replay equals live state (property test); hard delete removes content bytes while
  * the chain verifies; tailing reads only appended bytes; compaction and `agent memory verify`.
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import { redisWorkspace, useRedisProbe } from '../helpers/redis.ts'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { describe, expect, it } from 'vitest'
+import { runRememberLoop } from './fixtures/run-remember-loop.ts'
 import { compactLog, openMemoryLog, verifyLog } from '../../src/memory/event-log.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
@@ -20,7 +19,6 @@ import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
 
 const KEY = 'memory:memory.jsonl'
-const CHILD = fileURLToPath(new URL('./fixtures/remember-loop.ts', import.meta.url))
 const alice: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }
 const bob: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'bob' } }
 const audit = { via: 'api' }
@@ -29,15 +27,6 @@ const tempDir = () => mkdtempSync(join(tmpdir(), 'vam-engine-'))
 const store = (workspace: Workspace) => workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'support', workspace, writable: true })
 const seqs = (text: string) => text.split('\n').filter(Boolean).map(line => (JSON.parse(line) as { seq: number }).seq)
 const range = (count: number) => Array.from({ length: count }, (_, index) => index + 1)
-
-function runChild(dir: string, name: string, count: number): Promise<void> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, name, String(count)], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let stderr = ''
-    child.stderr.on('data', (chunk) => { stderr += chunk })
-    child.on('exit', code => (code === 0 ? done() : fail(new Error(`child ${name} exited ${code}: ${stderr}`))))
-  })
-}
 
 describe('log engine concurrency', () => {
   it('200 concurrent remembers in one process give 200 records, a gap-free seq and a verifying chain', async () => {
@@ -51,7 +40,7 @@ describe('log engine concurrency', () => {
 
   it('2 processes x 100 remembers on one fs log give 200 records, a gap-free seq and a verifying chain', async () => {
     const dir = tempDir()
-    await Promise.all([runChild(dir, 'first', 100), runChild(dir, 'second', 100)])
+    await Promise.all([runRememberLoop(dir, 'first', 100), runRememberLoop(dir, 'second', 100)])
     const contents = (await store(createWorkspace({ dir })).export(alice)).map(record => record.content)
     expect(contents.filter(content => content.startsWith('first ')).sort()).toEqual(range(100).map(n => `first ${n - 1}`).sort())
     expect(contents.filter(content => content.startsWith('second ')).sort()).toEqual(range(100).map(n => `second ${n - 1}`).sort())
@@ -63,7 +52,7 @@ describe('log engine concurrency', () => {
     const dir = tempDir()
     const adapter = store(createWorkspace({ dir }))
     await adapter.append(alice, { kind: 'semantic', content: 'mine' }, { audit })
-    await runChild(dir, 'other', 3)
+    await runRememberLoop(dir, 'other', 3)
     expect((await adapter.export(alice)).map(record => record.content)).toEqual(['mine', 'other 0', 'other 1', 'other 2'])
   }, 30_000)
 })
