@@ -23,9 +23,7 @@ import { countNewlines } from './utf8.ts'
 export async function verifyEventLog<State, Draft extends LogEventDraft>(workspace: Workspace, key: string, fold: LogFold<State, Draft, unknown>): Promise<MemoryLogVerification> {
   const scratch = scratchHandle(fold, workspace, key, {})
   // The head first: one written after the log is read could name lines the read misses.
-  let head = await readHead(scratch)
-  // A head being replaced by another writer as it is read: read it once more before calling it malformed.
-  if (typeof head === 'string') head = await readHead(scratch)
+  const head = await readHead(scratch)
   const bytes = (await workspace.readBytes(key, 0)) ?? EMPTY
   const lines = countNewlines(bytes)
   const torn = (tail: Uint8Array) => (tail.length > 0 ? { torn: { line: scratch.lines + 1, bytes: tail.length } } : {})

@@ -674,10 +674,8 @@ interface RedisClient {
   get(key: string): Promise<string | null>
   set(key: string, value: string): Promise<unknown>
   append(key: string, value: string): Promise<number>
-  strlen(key: string): Promise<number>
-  exists(key: string): Promise<number>
-  getrangeBuffer(key: string, start: number, end: number): Promise<Buffer>
   eval(script: string, keys: number, ...args: Array<string | number>): Promise<unknown>
+  evalBuffer(script: string, keys: number, ...args: Array<string | number>): Promise<Buffer | null>
 }
 
 // Conditional writes run as Lua scripts: Redis runs each one atomically, so "check the size,
@@ -696,6 +694,18 @@ return 1`
 const REDIS_REPLACE_IF_SIZE = `if ARGV[1] ~= '' and redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return -1 end
 redis.call('SET', KEYS[1], ARGV[2])
 return 1`
+
+// Reads are single scripts too: a size taken by one command and bytes by the next could mix two
+// values of a key another client replaces or creates between them.
+const REDIS_SIZE = `if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+return redis.call('STRLEN', KEYS[1])`
+const REDIS_READ_RANGE = `if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local length = redis.call('STRLEN', KEYS[1])
+local start = tonumber(ARGV[1])
+local stop = length
+if ARGV[2] ~= '' then stop = math.min(tonumber(ARGV[2]), length) end
+if start >= stop then return '' end
+return redis.call('GETRANGE', KEYS[1], start, stop - 1)`
 
 function redisText(client: RedisClient, redisKey: string): NativeText {
   const size = (options: WorkspaceWriteOptions) => (options.ifSize === undefined ? '' : String(options.ifSize))
@@ -726,16 +736,11 @@ function redisText(client: RedisClient, redisKey: string): NativeText {
       return (await client.eval(REDIS_REPLACE_IF_SIZE, 1, redisKey, size(options), text)) !== -1
     },
     async stat() {
-      const length = await client.strlen(redisKey)
-      if (length === 0 && (await client.exists(redisKey)) === 0) return undefined
-      return { size: length }
+      const length = Number(await client.eval(REDIS_SIZE, 1, redisKey))
+      return length < 0 ? undefined : { size: length }
     },
     async readBytes(start, end) {
-      const length = await client.strlen(redisKey)
-      if (length === 0 && (await client.exists(redisKey)) === 0) return undefined
-      if (start >= Math.min(length, end ?? length)) return new Uint8Array(0)
-      // GETRANGE's end is inclusive.
-      return client.getrangeBuffer(redisKey, start, end === undefined ? -1 : Math.min(end, length) - 1)
+      return (await client.evalBuffer(REDIS_READ_RANGE, 1, redisKey, start, end === undefined ? '' : end)) ?? undefined
     },
   }
 }

@@ -42,3 +42,32 @@ describe('Workspace.readBytes with an end', () => {
     await checkRanges(redisWorkspace(`vam-range-test:${Date.now()}`), 'memory:log.jsonl')
   })
 })
+
+describe('Workspace reads on Redis while another client replaces the value', () => {
+  const redis = useRedisProbe('vam-range-race', 'racing reads')
+  it('a Redis read sees the whole value or no value, never a mix of a value and its absence', async (context) => {
+    if (!redis.probe) return context.skip()
+    const base = `vam-range-race:${Date.now()}`
+    const workspace = redisWorkspace(base)
+    const value = '{"type":"head","lines":7}\n'
+    const redisKey = `${base}:memory:log.jsonl.head`
+    let racing = true
+    const writer = (async () => {
+      // One client deletes and creates the key over and over, as a writer replacing it would.
+      while (racing) {
+        await redis.probe!.del(redisKey)
+        await redis.probe!.set(redisKey, value)
+      }
+    })()
+    const seen = new Set<string>()
+    for (let i = 0; i < 1500; i++) {
+      const [bytes, stat] = await Promise.all([workspace.readBytes('memory:log.jsonl.head'), workspace.stat('memory:log.jsonl.head')])
+      seen.add(bytes === undefined ? 'absent' : Buffer.from(bytes).toString('utf8') === value ? 'whole' : `mixed: ${JSON.stringify(Buffer.from(bytes).toString('utf8'))}`)
+      seen.add(stat === undefined ? 'absent' : stat.size === Buffer.byteLength(value) ? 'whole' : `mixed size ${stat.size}`)
+    }
+    racing = false
+    await writer
+    expect([...seen].filter(kind => kind !== 'absent' && kind !== 'whole')).toEqual([])
+    expect(seen.has('whole')).toBe(true)
+  })
+})
