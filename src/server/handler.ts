@@ -14,6 +14,12 @@ export interface AgentHandlerOptions {
   prefix?: string
   /** Most bytes of a request body; larger ones get 413 `REQUEST_TOO_LARGE`. Default 262,144 (256 KiB). */
   maxBodyBytes?: number
+  /**
+   * The studio at `<prefix>/studio/` (docs/studio.md): `true` serves the built UI of the package,
+   * `{ dir }` a UI built elsewhere. Every data route still asks `identify` and answers only for
+   * that identity's own scope; runs are journalled per thread. Default `false` (off in production).
+   */
+  studio?: boolean | { dir?: string }
 }
 
 /** Default prefix of the production routes. */
@@ -26,10 +32,11 @@ export const DEFAULT_HANDLER_PREFIX = '/api/agents'
  * `toNodeHandler(app)` from `h3/node` as Node middleware.
  *
  * @throws `SERVER_IDENTIFY_REQUIRED` without `identify`; `SERVER_OPTIONS_INVALID` for an unknown
- * option key or an agent entry that is neither a definition nor a loader.
+ * option key, a `studio` that is neither a boolean nor `{ dir }`, or an agent entry that is
+ * neither a definition nor a loader.
  */
 export function createAgentHandler(options: AgentHandlerOptions): H3 {
-  const known = ['agents', 'identify', 'prefix', 'maxBodyBytes']
+  const known = ['agents', 'identify', 'prefix', 'maxBodyBytes', 'studio']
   const unknown = Object.keys(options ?? {}).filter(key => !known.includes(key))
   if (unknown.length) throw agentError('SERVER_OPTIONS_INVALID', `createAgentHandler() got unknown option ${unknown.map(key => `"${key}"`).join(', ')}`, `use only ${known.join(', ')}`, { options: unknown })
   if (typeof options?.identify !== 'function') {
@@ -37,6 +44,10 @@ export function createAgentHandler(options: AgentHandlerOptions): H3 {
   }
   if (options.maxBodyBytes !== undefined && (!Number.isInteger(options.maxBodyBytes) || options.maxBodyBytes < 1)) {
     throw agentError('SERVER_OPTIONS_INVALID', `maxBodyBytes must be a positive whole number of bytes, got ${String(options.maxBodyBytes)}`, 'pass for example maxBodyBytes: 262144, or leave it out for that default', { option: 'maxBodyBytes' })
+  }
+  const studio = options.studio
+  if (studio !== undefined && typeof studio !== 'boolean' && (studio === null || typeof studio !== 'object' || Array.isArray(studio) || (studio.dir !== undefined && typeof studio.dir !== 'string'))) {
+    throw agentError('SERVER_OPTIONS_INVALID', 'studio must be true, false or { dir: string }', 'pass studio: true to serve the studio of the package, or studio: { dir: "path/to/studio" } for a UI built elsewhere', { option: 'studio' })
   }
   const entries = options.agents ?? {}
   for (const [name, entry] of Object.entries(entries)) {
@@ -60,5 +71,5 @@ export function createAgentHandler(options: AgentHandlerOptions): H3 {
       return loading
     },
   }
-  return createAgentRoutes({ agents: source, identify: options.identify, prefix: options.prefix ?? DEFAULT_HANDLER_PREFIX, mode: 'production', ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}) })
+  return createAgentRoutes({ agents: source, identify: options.identify, prefix: options.prefix ?? DEFAULT_HANDLER_PREFIX, mode: 'production', ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}), ...(studio ? { studio } : {}) })
 }

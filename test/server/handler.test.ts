@@ -233,3 +233,29 @@ describe('memory inspector across identities', () => {
     expect((await call('/agents/nope/stores', { token: ann })).json?.error.code).toBe('AGENT_NOT_FOUND')
   })
 })
+
+describe('the studio option of the production handler', () => {
+  test('without studio the handler serves no studio route', async () => {
+    expect((await call('/studio/')).status).toBe(401)
+    expect((await call('/studio/', { token: ann })).status).toBe(404)
+    expect((await call('/studio-users', { token: ann })).status).toBe(404)
+  })
+
+  test('studio: { dir } serves the UI without an identity and its data routes only for the verified identity', async () => {
+    const ui = mkdtempSync(join(tmpdir(), 'vam-handler-ui-'))
+    writeFileSync(join(ui, 'index.html'), '<!doctype html><title>Studio</title>')
+    const studio = createAgentHandler({ agents: { support: agent }, identify: jwtIdentity({ secret: SECRET }), studio: { dir: ui } })
+    const get = (path: string, bearer?: string) => studio.fetch(new Request(`http://test/api/agents${path}`, { headers: bearer ? { authorization: `Bearer ${bearer}` } : {} }))
+    const index = await get('/studio/')
+    expect(index.status).toBe(200)
+    expect(await index.text()).toContain('<title>Studio</title>')
+    expect((await get('/studio-users')).status).toBe(401)
+    expect(await (await get('/studio-users', ben)).json()).toEqual({ users: ['ben'] })
+    expect((await get('/agents/support/threads', ann)).status).toBe(200)
+    rmSync(ui, { recursive: true, force: true })
+  })
+
+  test('a studio option that is neither a boolean nor { dir } is refused with SERVER_OPTIONS_INVALID', () => {
+    expect(() => createAgentHandler({ agents: { support: agent }, identify: jwtIdentity({ secret: SECRET }), studio: 'yes' as never })).toThrow(expect.objectContaining({ code: 'SERVER_OPTIONS_INVALID' }))
+  })
+})
