@@ -1,5 +1,5 @@
 /**
- * Issue 3, "Shown by": concurrency in one process, across processes (fs) and across Redis
+ * The log engine: concurrency in one process, across processes (fs) and across Redis
  * clients; replay equals live state (property test); hard delete removes content bytes while
  * the chain verifies; tailing reads only appended bytes; compaction and `agent memory verify`.
  */

@@ -1,6 +1,6 @@
 /**
  * `agent mcp` as a real child process (`node --import tsx src/cli/main.ts mcp ...`) driven by the
- * SDK's real MCP client over stdio and over Streamable HTTP (issue 6). Approvals are decided from
+ * SDK's real MCP client over stdio and over Streamable HTTP. Approvals are decided from
  * this test process with resolveApproval over the shared fs workspace, as `agent dev` would.
  */
 import { spawn } from 'node:child_process'

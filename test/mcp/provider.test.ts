@@ -1,5 +1,5 @@
 /**
- * The provider-backed driver and its MCP bridge over Streamable HTTP (issue 6), driven by a
+ * The provider-backed driver and its MCP bridge over Streamable HTTP, driven by a
  * scripted provider that uses the SDK's real MCP `Client` against the real loopback server.
  */
 import { describe, expect, it } from 'vitest'

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 
-// Issue 3 ("Benchmark": cold open and memory) with issue 5 ("Duplicates"): a replay computes no
+// Duplicate detection costs nothing at open: a replay computes no
 // duplicate keys; a partition's map is built on its first duplicate check and kept from then on.
 const audit = { via: 'api' as const }
 const target = { store: 'agent', scope: { agent: 'support', user: 'u1' } }

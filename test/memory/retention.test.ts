@@ -1,5 +1,5 @@
 /**
- * Issue 5, "Retention": maxItems, maxAge, hardDelete, erasing a scope, export and import. Real
+ * Retention: maxItems, maxAge, hardDelete, erasing a scope, export and import. Real
  * stores (the JSONL store on the fs driver, the in-memory store, SQLite for a cross-store import),
  * the real host with a scripted model for recall, the real CLI as a child process.
  */

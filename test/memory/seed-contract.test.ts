@@ -226,7 +226,7 @@ describe('seed: Agent-visible tool contract', () => {
   it('memory_search is added when a store allows search and takes query (required), store, kinds, tags, after, before, limit', async () => {
     const search = (await schemas()).memory_search!
     expect(search.required).toEqual(['query'])
-    // The documented inputs, plus the keywords/topics filters of the hosted-memory document (issue 5) and the event-time filters (issue 17).
+    // The documented inputs, plus the keywords/topics filters of the hosted-memory document and the event-time filters.
     const documented = ['query', 'store', 'kinds', 'tags', 'after', 'before', 'limit']
     expect(Object.keys(search.properties).filter((key) => documented.includes(key))).toEqual(documented)
     expect(Object.keys(search.properties).filter((key) => !documented.includes(key))).toEqual(['keywords', 'topics', 'occurredAfter', 'occurredBefore'])
@@ -243,7 +243,7 @@ describe('seed: Agent-visible tool contract', () => {
   it('memory_remember is added when a store sets write.mode tool and takes content and kind (required), store, title, tags, metadata, pinned, confidence, supersedes, provenance', async () => {
     const remember = (await schemas()).memory_remember!
     expect(remember.required).toEqual(['content', 'kind'])
-    // The documented inputs, plus episode, keywords, topics, rawExtract and recallTriggers from the hosted-memory document, and the event time (issue 17).
+    // The documented inputs, plus episode, keywords, topics, rawExtract and recallTriggers from the hosted-memory document, and the event time.
     const documented = ['content', 'kind', 'store', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'supersedes', 'provenance']
     expect(Object.keys(remember.properties).filter((key) => documented.includes(key))).toEqual(documented)
     expect(Object.keys(remember.properties).filter((key) => !documented.includes(key))).toEqual(['episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers', 'occurredAt'])
@@ -702,7 +702,7 @@ describe('seed: Options', () => {
     expect((await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'x' }]]))[0]?.status).toBe('ok')
   })
 
-  it('stores.*.retention is accepted, and without hardDelete a delete stays soft (the seed reserves these settings; issue 5 implements them)', async () => {
+  it('stores.*.retention is accepted, and without hardDelete a delete stays soft (the seed reserves these settings)', async () => {
     const store = inMemoryMemoryStore()
     const agent = (driver: AgentDefinition['driver']) => agentWith({ stores: { agent: { adapter: store, scope: { agent: 'a' }, write: { mode: 'tool' }, retention: { export: false, hardDelete: false } } } }, driver, memoryWorkspace())
     const [created] = await callTools(agent, [['memory_remember', { kind: 'semantic', content: 'kept' }]])

@@ -1,5 +1,5 @@
 /**
- * Issue 5, "Memory semantics": kinds and episodes, duplicates, the quality filter, keywords and
+ * Memory semantics (hosted-memory document): kinds and episodes, duplicates, the quality filter, keywords and
  * topics with an enrich hook. Real stores (the JSONL store on the fs driver, the in-memory store),
  * the real host with a scripted model for what reaches the model.
  */

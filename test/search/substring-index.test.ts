@@ -4,7 +4,7 @@ import { createSearchIndex, searchRecords } from '../../src/memory/search-index.
 import type { MemoryRecord } from '../../src/memory/types.ts'
 import { record } from '../fixtures/records.ts'
 
-// Issue 3 ("Benchmark"): the index keeps postings in shared int32 arenas, tombstones removed
+// The index keeps postings in shared int32 arenas, tombstones removed
 // records and answers the substring rule from letter/digit runs. These tests hold it to the
 // documented rule (searchRecords) on the same records.
 

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 
-// Issue 3 ("Benchmark", append): conditional appends on fs keep one O_APPEND descriptor per file.
+// Conditional appends on fs keep one O_APPEND descriptor per file.
 const dirs: string[] = []
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
