@@ -11,7 +11,8 @@
  * hybrid (RRF) with the local sentence embedder (`localEmbedder()`, when its optional packages
  * are installed; else the hashing stand-in) with and without dates, and the hashing stand-in;
  * then a sweep of the fusion settings (RRF k, candidate depths, vector weight), exact vector
- * search at 10,000 and 100,000 vectors of 512 dimensions, and the full-text index's latency at
+ * search at 1,000 to 100,000 vectors of 512 dimensions (the JavaScript scan against the usearch
+ * kernel, interleaved), and the full-text index's latency at
  * 100,000 synthetic records. Every vector (records and questions) comes through
  * `cachedEmbedder` (bench/cached-embedder.ts: `bench/.cache/embeddings/`, git-ignored), so reruns
  * embed nothing and rank with the same vectors: the recall rows are deterministic. Hybrid latency
@@ -26,7 +27,8 @@ import { fileURLToPath } from 'node:url'
 import { inMemoryMemoryStore } from '../src/memory/stores/in-memory.ts'
 import { createSearchIndex } from '../src/memory/search-index.ts'
 import { DEFAULT_FUSION, hybridSearch, type HybridSearchOptions } from '../src/memory/hybrid-search.ts'
-import { createVectorIndex } from '../src/search/vectors.ts'
+import { createVectorIndex, type ExactVectorKernel } from '../src/search/vectors.ts'
+import { loadVectorKernel } from '../src/memory/vector-kernel.ts'
 import { localEmbedder } from '../src/memory/embeddings.ts'
 import { embedMemoryScope } from '../src/memory/embeddings.ts'
 import { isAgentError } from '../src/errors.ts'
@@ -117,7 +119,6 @@ async function chooseEmbedder(): Promise<{ model: EmbeddingModel; label: string;
   }
 }
 
-/** Exact vector search (vectors.ts) over `count` random unit vectors of `dimensions`. */
 /** The model's own cost of one query embedding: `questions` embedded one at a time, not cached. */
 async function queryEmbedCost(model: EmbeddingModel, questions: string[]): Promise<{ texts: number; p50Ms: number; p95Ms: number }> {
   const times: number[] = []
@@ -129,25 +130,64 @@ async function queryEmbedCost(model: EmbeddingModel, questions: string[]): Promi
   return { texts: questions.length, p50Ms: percentile(times, 0.5), p95Ms: percentile(times, 0.95) }
 }
 
-function vectorScale(count: number, dimensions: number): { vectors: number; dimensions: number; p50Ms: number; p95Ms: number; buildMs: number } {
+interface VectorScaleRow { vectors: number; dimensions: number; buildMs: number; js: { minMs: number; p50Ms: number; p95Ms: number }; kernel?: { minMs: number; p50Ms: number; p95Ms: number; sameTop100: number } }
+
+/**
+ * Exact vector search (vectors.ts) over `count` random unit vectors of `dimensions`, top 100: the
+ * JavaScript scan and, when usearch loads, the same vectors scanned by its kernel, the two
+ * interleaved query by query (which goes first alternates). `sameTop100`: share of the JavaScript
+ * top 100 the kernel returned (ties at the cut may differ).
+ */
+function vectorScale(count: number, dimensions: number, kernel: ExactVectorKernel | undefined): VectorScaleRow {
+  // xorshift32: a period long enough that no two of 100,000 vectors repeat (a 31-bit LCG's low bits cycle within a few thousand vectors).
   let seed = 11
-  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff) - 0.5
-  const index = createVectorIndex(dimensions)
+  const random = () => {
+    seed ^= seed << 13
+    seed ^= seed >>> 17
+    seed ^= seed << 5
+    return (seed >>> 0) / 0x100000000 - 0.5
+  }
+  const js = createVectorIndex(dimensions)
+  const native = kernel ? createVectorIndex(dimensions, { kernel }) : undefined
   const vector = new Float32Array(dimensions)
   const started = performance.now()
   for (let i = 0; i < count; i++) {
     for (let d = 0; d < dimensions; d++) vector[d] = random()
-    index.set(`r${i}`, vector)
+    js.set(`r${i}`, vector)
   }
   const buildMs = performance.now() - started
-  const times: number[] = []
+  if (native) {
+    seed = 11
+    for (let i = 0; i < count; i++) {
+      for (let d = 0; d < dimensions; d++) vector[d] = random()
+      native.set(`r${i}`, vector)
+    }
+  }
+  const jsTimes: number[] = []
+  const kernelTimes: number[] = []
+  let same = 0
   for (let run = 0; run < 30; run++) {
     for (let d = 0; d < dimensions; d++) vector[d] = random()
-    const begun = performance.now()
-    index.search(vector, 100)
-    times.push(performance.now() - begun)
+    const timed = (index: typeof js, times: number[]) => {
+      const begun = performance.now()
+      const found = index.search(vector, 100)
+      times.push(performance.now() - begun)
+      return found
+    }
+    if (native && run % 2 === 1) {
+      const fromKernel = new Set(timed(native, kernelTimes).map(match => match.id))
+      same += timed(js, jsTimes).filter(match => fromKernel.has(match.id)).length
+    }
+    else {
+      const fromJs = timed(js, jsTimes)
+      if (native) {
+        const fromKernel = new Set(timed(native, kernelTimes).map(match => match.id))
+        same += fromJs.filter(match => fromKernel.has(match.id)).length
+      }
+    }
   }
-  return { vectors: count, dimensions, p50Ms: percentile(times, 0.5), p95Ms: percentile(times, 0.95), buildMs }
+  const summary = (times: number[]) => ({ minMs: Math.min(...times), p50Ms: percentile(times, 0.5), p95Ms: percentile(times, 0.95) })
+  return { vectors: count, dimensions, buildMs, js: summary(jsTimes), ...(native ? { kernel: { ...summary(kernelTimes), sameTop100: same / (30 * 100) } } : {}) }
 }
 
 async function main(): Promise<void> {
@@ -201,11 +241,13 @@ async function main(): Promise<void> {
   console.log('| rrfK | lexical depth | vector depth | vector weight | recall@5 | recall@10 | MRR@10 |')
   console.log('| --- | --- | --- | --- | --- | --- | --- |')
   for (const row of sweep) console.log(`| ${row.settings.rrfK} | ${row.settings.lexicalDepth} | ${row.settings.vectorDepth} | ${row.settings.vectorWeight} | ${fixed(row.recall5)} | ${fixed(row.recall10)} | ${fixed(row.mrr10)} |`)
-  const vectorRows = [vectorScale(1_000, 512), vectorScale(10_000, 512), vectorScale(100_000, 512)]
-  console.log('Exact vector search (createVectorIndex, top 100):')
-  console.log('| vectors | dims | build ms | p50 ms | p95 ms |')
-  console.log('| --- | --- | --- | --- | --- |')
-  for (const row of vectorRows) console.log(`| ${row.vectors} | ${row.dimensions} | ${fixed(row.buildMs, 0)} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p95Ms, 2)} |`)
+  const kernel = await loadVectorKernel()
+  const vectorRows = [1_000, 2_000, 10_000, 100_000].map(count => vectorScale(count, 512, kernel))
+  console.log(`Exact vector search (createVectorIndex, top 100, 30 queries; JavaScript scan vs usearch kernel${kernel ? '' : ': usearch not installed'}, interleaved):`)
+  console.log('| vectors | dims | build ms | JS min / p50 / p95 ms | usearch min / p50 / p95 ms | p50 ratio | same top 100 |')
+  console.log('| --- | --- | --- | --- | --- | --- | --- |')
+  const triple = (t: { minMs: number; p50Ms: number; p95Ms: number }) => `${fixed(t.minMs, 2)} / ${fixed(t.p50Ms, 2)} / ${fixed(t.p95Ms, 2)}`
+  for (const row of vectorRows) console.log(`| ${row.vectors} | ${row.dimensions} | ${fixed(row.buildMs, 0)} | ${triple(row.js)} | ${row.kernel ? triple(row.kernel) : '-'} | ${row.kernel ? `${fixed(row.js.p50Ms / row.kernel.p50Ms, 1)}x` : '-'} | ${row.kernel ? fixed(row.kernel.sameTop100) : '-'} |`)
   const scaleRows = scale(100_000)
   console.log('Index at 100,000 records (createSearchIndex, limit 10):')
   console.log('| query | p50 ms | p95 ms |')
