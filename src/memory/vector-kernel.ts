@@ -42,7 +42,10 @@ async function load(from: string | URL | undefined): Promise<ExactVectorKernel |
   const metric = usearch.MetricKind.IP
   return {
     topK(matrix, count, dimensions, query, k) {
-      const { keys, distances } = usearch.exactSearch(matrix, query, dimensions, k, metric, 1)
+      // exactSearch reads a typed array from the start of its buffer, whatever its byteOffset (usearch 2.25.3): views are copied first.
+      const rows = matrix.byteOffset === 0 ? matrix : matrix.slice()
+      const probe = query.byteOffset === 0 ? query : query.slice()
+      const { keys, distances } = usearch.exactSearch(rows.length === count * dimensions ? rows : rows.subarray(0, count * dimensions), probe, dimensions, k, metric, 1)
       // Inner-product distance is 1 - dot.
       const scores = new Float64Array(distances.length)
       for (let i = 0; i < distances.length; i++) scores[i] = 1 - distances[i]!

@@ -69,6 +69,15 @@ describe('native exact vector scan (usearch)', () => {
     expect(calls).toBe(1)
   })
 
+  it('a query and rows held in views of larger buffers rank as their own copies do', async () => {
+    const kernel = await usearchKernel()
+    const buffer = new Float32Array([9, 9, 1, 0, 0, 1, 0.6, 0.8])
+    const queries = new Float32Array([1, 0, 0, 1])
+    const found = kernel.topK(buffer.subarray(2), 3, 2, queries.subarray(2), 1)
+    expect(Array.from(found.rows, Number)).toEqual([1])
+    expect(found.scores[0]).toBeCloseTo(1, 6)
+  })
+
   it('where usearch is not installed the kernel is undefined, not an error', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vam-kernel-'))
     folders.push(dir)
