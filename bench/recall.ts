@@ -214,6 +214,12 @@ async function main(): Promise<void> {
     await evaluate(`hybrid + dates, ${label}`, datedWithVectors, hybrid()),
     await evaluate('hybrid, hashing stand-in', conversations, hybrid({ model: hashing })),
   ]
+  // Lexical latency again, 5 more passes over every question: one pass's p95 is 19 of 383 searches, easily moved by a neighbour's load.
+  const passes: Array<{ p50Ms: number; p95Ms: number }> = []
+  for (let pass = 0; pass < 5; pass++) {
+    const row = await evaluate('lexical pass', conversations, (adapter, target, query) => adapter.search(target, query))
+    passes.push({ p50Ms: row.p50Ms, p95Ms: row.p95Ms })
+  }
   const records = conversations.reduce((sum, c) => sum + c.records.length, 0)
   console.log(`load average at start: ${loadavg().map(value => value.toFixed(2)).join(' ')} (2-core machine shared with other work: latency varies, recall does not)`)
   console.log(`LoCoMo retrieval (dev conversations), ${rows[0]!.questions} questions (categories 1-4 with evidence) over ${records} observation records in ${conversations.length} scopes`)
@@ -223,6 +229,8 @@ async function main(): Promise<void> {
   console.log('| ranking | recall@5 | recall@10 | MRR@10 | p50 ms | p95 ms |')
   console.log('| --- | --- | --- | --- | --- | --- |')
   for (const row of rows) console.log(`| ${row.ranking} | ${fixed(row.recall5)} | ${fixed(row.recall10)} | ${fixed(row.mrr10)} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p95Ms, 2)} |`)
+  const p95s = passes.map(pass => pass.p95Ms).sort((a, b) => a - b)
+  console.log(`lexical search latency, 5 more passes of ${rows[0]!.questions} questions: p95 min ${fixed(p95s[0]!, 2)} ms, median ${fixed(p95s[2]!, 2)} ms, max ${fixed(p95s[4]!, 2)} ms (target < 10 ms); p50 median ${fixed(passes.map(pass => pass.p50Ms).sort((a, b) => a - b)[2]!, 2)} ms`)
   const ranked = rows[0]!
   console.log(`default vs floor (${FLOOR.recall5}/${FLOOR.recall10}): recall@5 ×${fixed(ranked.recall5 / FLOOR.recall5, 2)}, recall@10 ×${fixed(ranked.recall10 / FLOOR.recall10, 2)}; vs goal (${GOAL.recall5}/${GOAL.recall10}): ×${fixed(ranked.recall5 / GOAL.recall5, 2)}, ×${fixed(ranked.recall10 / GOAL.recall10, 2)}`)
   for (const row of rows) console.log(`  ${row.ranking}: ${Object.entries(row.perConversation).map(([id, r]) => `${id} ${fixed(r.recall5)}/${fixed(r.recall10)}`).join(', ')}`)
@@ -254,7 +262,7 @@ async function main(): Promise<void> {
   console.log('| --- | --- | --- |')
   for (const row of scaleRows) console.log(`| ${row.query} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p95Ms, 2)} |`)
   mkdirSync(dirname(jsonPath), { recursive: true })
-  writeFileSync(jsonPath, `${JSON.stringify({ date: new Date().toISOString(), embedder: label, floor: FLOOR, goal: GOAL, rows, queryEmbedding: queryCost, fusion: sweep, vectors: vectorRows, scale: scaleRows }, null, 2)}\n`)
+  writeFileSync(jsonPath, `${JSON.stringify({ date: new Date().toISOString(), embedder: label, floor: FLOOR, goal: GOAL, rows, lexicalPasses: passes, queryEmbedding: queryCost, fusion: sweep, vectors: vectorRows, scale: scaleRows }, null, 2)}\n`)
   console.log(`JSON: ${jsonPath}`)
 }
 
