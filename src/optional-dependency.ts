@@ -1,8 +1,9 @@
 /**
  * Optional peer dependencies: native modules and service clients that only one store or driver
  * needs (`better-sqlite3` for `sqliteMemoryStore()`, `pg` for the Postgres store, `ioredis` for
- * unstorage's Redis driver). They are loaded the first time their store is used, never when an
- * entry point is imported, so an app installs only the ones it uses.
+ * unstorage's Redis driver, `usearch` for the native exact vector scan of hybrid search). They are
+ * loaded the first time their feature is used, never when an entry point is imported, so an app
+ * installs only the ones it uses.
  *
  * Native and service clients are optional peer dependencies, loaded only when their store is
  * used, so an app pays only for the stores it uses; a missing one is an error that names the
@@ -21,6 +22,7 @@ export const OPTIONAL_DEPENDENCIES = {
   'better-sqlite3': '^12.0.0',
   'ioredis': '^5.4.2',
   'pg': '^8.0.0',
+  'usearch': '^2.25.3',
 } as const
 
 /** The name of an optional peer dependency. */

@@ -14,7 +14,8 @@ import { embed, embedMany } from 'ai'
 import type { EmbeddingModel } from 'ai'
 import type { Workspace } from '../workspace/types.ts'
 import type { MemoryRecord, MemoryVectorEntry, MemoryVectorRead, MemoryVectorStore } from './types.ts'
-import { createVectorIndex, decodeVector, encodeVector, normalizeVector, type VectorIndex } from '../search/vectors.ts'
+import { createVectorIndex, decodeVector, encodeVector, normalizeVector, type ExactVectorKernel, type VectorIndex } from '../search/vectors.ts'
+import { loadVectorKernel } from './vector-kernel.ts'
 
 export type { MemoryVectorEntry, MemoryVectorRead, MemoryVectorStore } from './types.ts'
 
@@ -159,7 +160,8 @@ export interface RecordVectorStats {
  * The vectors of one store and embedding model in this process: loaded from its
  * {@link MemoryVectorStore} on first use (and then only what other writers added), missing ones
  * embedded in batches (`embedMany`, chunked by the model's `maxEmbeddingsPerCall`) and written
- * back, one exact {@link VectorIndex} per partition.
+ * back, one exact {@link VectorIndex} per partition (scanned by usearch from 2,000 vectors when it is
+ * installed, `src/memory/vector-kernel.ts`).
  */
 export interface RecordVectors {
   readonly model: string
@@ -209,6 +211,9 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
   let cursor: unknown
   let dimensions: number | undefined
   let pending: { records: Map<string, MemoryRecord>; done: Promise<void> } | undefined
+  // The native scan (usearch) when installed: loaded before the first index is made.
+  let kernel: ExactVectorKernel | undefined
+  let kernelLoaded = false
 
   function take(entries: readonly MemoryVectorEntry[]): void {
     for (const entry of entries) {
@@ -247,6 +252,10 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     model: id,
     stats,
     async ensure(records, abortSignal) {
+      if (!kernelLoaded) {
+        kernel = await loadVectorKernel()
+        kernelLoaded = true
+      }
       if (records.every(record => byId.has(record.id))) return
       await refresh()
       const missing = records.filter(record => !byId.has(record.id))
@@ -268,7 +277,7 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     index(partition, records) {
       if (dimensions === undefined) return undefined
       let index = indexes.get(partition)
-      if (!index) indexes.set(partition, index = createVectorIndex(dimensions))
+      if (!index) indexes.set(partition, index = createVectorIndex(dimensions, kernel ? { kernel } : {}))
       for (const record of records) {
         if (index.has(record.id)) continue
         const vector = byId.get(record.id)
