@@ -1,4 +1,4 @@
-// `npm test`: runs vitest once (its default reporter, plus test/closing-line-reporter.mjs which
+// `npm test`: builds the package, runs vitest once (its default reporter, plus test/closing-line-reporter.mjs which
 // counts the results), then prints the closing line CI reads, `N passed, N failed` (with
 // `, N skipped`, `, N todo` and `, N errors` when there are any), and exits non-zero on any failure, any
 // error outside a test, or no test at all. Arguments are passed on to vitest.
@@ -8,6 +8,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+// The tests that read dist/ (the packed package, the built studio, the public entries) share one
+// build made before any of them runs, so no test rebuilds dist/ while another reads it.
+const build = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' })
+if (build.status !== 0) {
+  console.log('npm run build failed before the tests ran')
+  console.log('0 passed, 1 failed')
+  process.exit(build.status || 1)
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'vam-test-'))
 const countsFile = join(dir, 'counts.json')
 const reporter = fileURLToPath(new URL('./closing-line-reporter.mjs', import.meta.url))
@@ -15,7 +24,7 @@ const vitest = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import
 const run = spawnSync(
   process.execPath,
   [vitest, 'run', '--reporter=default', `--reporter=${reporter}`, ...process.argv.slice(2)],
-  { stdio: 'inherit', env: { ...process.env, VAM_TEST_COUNTS: countsFile } },
+  { stdio: 'inherit', env: { ...process.env, VAM_TEST_COUNTS: countsFile, VAM_TEST_BUILT: '1' } },
 )
 if (!existsSync(countsFile)) {
   // vitest stopped before reporting (a broken config, a crash): nothing can be counted.

@@ -91,7 +91,8 @@ const QUICK_START_INPUT = 'remember I prefer window seats\ny\nwindow seats\n'
 
 beforeAll(async () => {
   app = mkdtempSync(join(tmpdir(), 'vam-consumer-'))
-  await ok('npm', ['run', 'build'], { cwd: REPO, timeoutMs: 180_000 })
+  // `npm test` builds dist/ before any test runs (test/run.mjs); run alone, this test builds it.
+  if (process.env.VAM_TEST_BUILT !== '1') await ok('npm', ['run', 'build'], { cwd: REPO, timeoutMs: 180_000 })
   const packed = await ok('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', app], { cwd: REPO })
   const [pack] = JSON.parse(packed.stdout) as Array<{ filename: string, files: Array<{ path: string }> }>
   tarball = join(app, pack!.filename)
