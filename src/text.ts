@@ -17,8 +17,12 @@
 /** Deepest nesting of objects and arrays accepted in stored JSON fields (metadata, provenance). */
 export const MAX_JSON_DEPTH = 32
 
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed
+
 /** The UTF-16 index of the first lone surrogate of `text`, or -1 when it is well-formed. */
 export function loneSurrogateAt(text: string): number {
+  // The native check first (Node 20, current browsers): almost every text is well formed.
+  if (nativeIsWellFormed !== undefined && nativeIsWellFormed.call(text)) return -1
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i)
     if (unit >= 0xd800 && unit <= 0xdbff) {
@@ -45,31 +49,49 @@ export type TextProblem =
  * Iterative: any depth is inspected without recursion.
  */
 export function findTextProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): TextProblem | undefined {
-  const stack: Array<{ value: unknown; path: string[]; depth: number }> = [{ value, path: [], depth: 0 }]
-  // Long paths (deep nesting) are shortened to their first four segments.
-  const where = (path: string[]) => (path.length === 0 ? '(root)' : path.length > 6 ? `${path.slice(0, 4).join('.')}.…` : path.join('.'))
+  // Each item links to its parent: the path is built only for the one item with a problem.
+  const stack: TextItem[] = [{ value, key: undefined, parent: undefined, depth: 0 }]
   while (stack.length) {
     const item = stack.pop()!
     if (typeof item.value === 'string') {
       const index = loneSurrogateAt(item.value)
-      if (index >= 0) return { path: where(item.path), problem: 'lone-surrogate', index }
+      if (index >= 0) return { path: where(pathOf(item)), problem: 'lone-surrogate', index }
       continue
     }
     if (item.value === null || typeof item.value !== 'object') continue
-    if (item.depth >= maxDepth) return { path: where(item.path), problem: 'too-deep', depth: item.depth + 1, maxDepth }
+    if (item.depth >= maxDepth) return { path: where(pathOf(item)), problem: 'too-deep', depth: item.depth + 1, maxDepth }
     if (Array.isArray(item.value)) {
-      for (let i = item.value.length - 1; i >= 0; i--) stack.push({ value: item.value[i], path: [...item.path, String(i)], depth: item.depth + 1 })
+      for (let i = item.value.length - 1; i >= 0; i--) stack.push({ value: item.value[i], key: String(i), parent: item, depth: item.depth + 1 })
       continue
     }
     const entries = Object.entries(item.value as Record<string, unknown>)
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, child] = entries[i]!
       const index = loneSurrogateAt(key)
-      if (index >= 0) return { path: where([...item.path, key]), problem: 'lone-surrogate', index }
-      stack.push({ value: child, path: [...item.path, key], depth: item.depth + 1 })
+      if (index >= 0) return { path: where([...pathOf(item), key]), problem: 'lone-surrogate', index }
+      stack.push({ value: child, key, parent: item, depth: item.depth + 1 })
     }
   }
   return undefined
+}
+
+/** A value met by {@link findTextProblem}: its key in its parent (`undefined` at the root). */
+interface TextItem {
+  value: unknown
+  key: string | undefined
+  parent: TextItem | undefined
+  depth: number
+}
+
+function pathOf(item: TextItem): string[] {
+  const path: string[] = []
+  for (let at: TextItem | undefined = item; at?.key !== undefined; at = at.parent) path.push(at.key)
+  return path.reverse()
+}
+
+/** A path for messages: long paths (deep nesting) are shortened to their first four segments. */
+function where(path: string[]): string {
+  return path.length === 0 ? '(root)' : path.length > 6 ? `${path.slice(0, 4).join('.')}.…` : path.join('.')
 }
 
 /** One sentence about a {@link TextProblem}, with what to do, for error messages a model can act on. */

@@ -215,12 +215,17 @@ export const HEADER_FIELDS: readonly string[] = ['v', 'seq', 'prev', 'more', 'ty
  */
 export function partitionKey(store: string, scope: MemoryScope): string {
   // Replay freezes the scope objects it shares between records: their key cannot change, so it is cached.
-  if (!Object.isFrozen(scope)) return JSON.stringify([store, scopeKey(scope)])
+  if (!Object.isFrozen(scope)) return partitionKeyOf(store, scope)
   let byStore = frozenScopeKeys.get(scope)
   if (!byStore) frozenScopeKeys.set(scope, byStore = new Map())
   let key = byStore.get(store)
-  if (key === undefined) byStore.set(store, key = JSON.stringify([store, scopeKey(scope)]))
+  if (key === undefined) byStore.set(store, key = partitionKeyOf(store, scope))
   return key
+}
+
+/** `JSON.stringify([store, scopeKey(scope)])`, written out: two string escapes instead of an array's. */
+function partitionKeyOf(store: string, scope: MemoryScope): string {
+  return `[${JSON.stringify(store)},${JSON.stringify(scopeKey(scope))}]`
 }
 
 const frozenScopeKeys = new WeakMap<MemoryScope, Map<string, string>>()

@@ -88,9 +88,34 @@ function isFilled(value: unknown): value is string {
  * @throws AgentError from {@link validateScope} when `scope` is not valid.
  */
 export function scopeKey(scope: MemoryScope): string {
-  validateScope(scope)
-  const pairs = Object.entries(scope).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-  return JSON.stringify(pairs)
+  // Built field by field in sorted order (no entries array, no sort, no copy): this runs several
+  // times on every memory operation. The same string as JSON.stringify of the sorted pairs.
+  let key = '['
+  let fields = 0
+  for (const [field, prefix] of KEY_PREFIXES) {
+    const value = (scope as Record<string, unknown> | null)?.[field]
+    if (value === undefined) continue
+    if (!isFilled(value)) return checkedScopeKey(scope)
+    key += fields++ === 0 ? prefix : `,${prefix}`
+    key += `${JSON.stringify(value)}]`
+  }
+  if (fields === 0 || fields !== ownFieldCount(scope)) return checkedScopeKey(scope)
+  return `${key}]`
+}
+
+/** The key of a scope the fast path above did not accept: its error, or (an unusual but valid object) the key of its valid copy. */
+function checkedScopeKey(scope: MemoryScope): string {
+  return scopeKey(validateScope(scope))
+}
+
+/** `["field",` for each scope field, in sorted order (MEMORY_SCOPE_FIELDS is sorted). */
+const KEY_PREFIXES: ReadonlyArray<readonly [string, string]> = [...MEMORY_SCOPE_FIELDS].sort().map(field => [field, `[${JSON.stringify(field)},`] as const)
+
+function ownFieldCount(value: unknown): number {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return -1
+  let count = 0
+  for (const field in value) if (Object.prototype.hasOwnProperty.call(value, field)) count++
+  return count
 }
 
 /**

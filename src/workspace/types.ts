@@ -29,7 +29,7 @@ export interface Workspace {
    *
    * With `ifSize`, the append is conditional: it happens only when the value is exactly `ifSize`
    * UTF-8 bytes long (0 for a missing value), atomically across processes on fs (under the
-   * key's cross-process lock, proper-lockfile) and across clients on Redis (a Lua script);
+   * key's cross-process lease, a kernel byte-range lock: see docs/workspace.md) and across clients on Redis (a Lua script);
    * within this process only on other drivers. Returns `false` when the size differed (nothing
    * written), else `true`. `fsync: true` (fs only) flushes the file to disk before returning.
    */

@@ -1,9 +1,9 @@
-import { type Stats, appendFileSync, closeSync, fstatSync, fsyncSync, mkdirSync, openSync, promises as fsp, readSync, renameSync, statSync, truncateSync, utimesSync, writeFileSync, writeSync } from 'node:fs'
-import lockfile from 'proper-lockfile'
+import { appendFileSync, closeSync, fstatSync, fsyncSync, mkdirSync, openSync, promises as fsp, readSync, renameSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { createStorage, type Driver, type Storage } from 'unstorage'
 import fsDriver from 'unstorage/drivers/fs'
 import { agentError } from '../errors.ts'
+import { dropLease, type FileLease, forgetKnownSize, isLeasedFile, noteLeasedStat, RETAKE, withFileLease } from './file-lease.ts'
 import type { Workspace, WorkspaceOptions, WorkspaceValueStat, WorkspaceWriteOptions } from './types.ts'
 
 /** Default folder of the fs-backed workspace, relative to `process.cwd()`. */
@@ -15,7 +15,8 @@ export const DEFAULT_WORKSPACE_DIR = '.agent/workspace'
  * Default: the unstorage fs driver rooted at `dir` (default `.agent/workspace` under
  * `process.cwd()`). Appends are native on the fs driver (`O_APPEND` on the driver's file), the
  * memory driver (its instance) and the Redis driver (`APPEND` on its ioredis client); conditional
- * writes (`ifSize`) are atomic across processes on fs (proper-lockfile) and across clients on
+ * writes (`ifSize`) are atomic across processes on fs (a kernel byte-range lock, see
+ * `file-lease.ts`) and across clients on
  * Redis (Lua). Any other driver falls back to a read-modify-write guarded by a per-key lock in
  * this process (documented in docs/workspace.md), so an append never rewrites the value it extends.
  *
@@ -247,10 +248,10 @@ function fsText(key: string, file: string): NativeText {
   }
   // Small synchronous calls: a stat or an append of one line costs microseconds, less than a
   // trip through libuv's thread pool, and keeps a check-then-write free of interleaving.
-  const guarded = <T>(options: WorkspaceWriteOptions, task: () => T, otherwise: T) => withFileLease(file, (lease) => {
+  const guarded = <T>(options: WorkspaceWriteOptions, task: (lease: FileLease) => T, otherwise: T) => withFileLease(file, (lease) => {
     lease.checked = undefined
     if (options.ifSize !== undefined && sizeNow() !== options.ifSize) return otherwise
-    return task()
+    return task(lease)
   })
   return {
     id: `fs:${file}`,
@@ -280,10 +281,10 @@ function fsText(key: string, file: string): NativeText {
       catch (error) {
         return Promise.reject(error)
       }
-      // A conditional append: under the lease, the file's size and identity come from a stat
-      // made under this same lease since its last write (the writer's look before it builds the
-      // line), or from one stat now; the line goes through a kept O_APPEND descriptor of that
-      // very file (reopened when the file was replaced or removed), so no open/close per write.
+      // A conditional append: under the lease, the file's size and identity come from the stat
+      // made when the lease was taken or since its last write (the writer's look before it
+      // builds the line), or from one stat now; the line goes through the lease's kept O_APPEND
+      // descriptor, the one the lock is held through, so no open/close per write.
       return withFileLease(file, (lease) => {
         let stats: { size: number; dev: number; ino: number } | undefined = lease.checked
         lease.checked = undefined
@@ -295,10 +296,15 @@ function fsText(key: string, file: string): NativeText {
             if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw readFailed(error as NodeJS.ErrnoException)
           }
         }
-        if ((stats?.size ?? 0) !== options.ifSize) return false
-        const fd = appendDescriptor(file, stats)
-        writeSync(fd, text, null, 'utf8')
-        if (options.fsync) fsyncSync(fd)
+        // The path names another file than the locked one (replaced or removed by a writer that
+        // took no lease): that lock guards nothing; lock the file the path names, then check again.
+        if (!isLeasedFile(lease, stats)) {
+          dropLease(lease)
+          return RETAKE
+        }
+        if (stats!.size !== options.ifSize) return false
+        writeSync(lease.fd!, text, null, 'utf8')
+        if (options.fsync) fsyncSync(lease.fd!)
         return true
       })
     },
@@ -314,24 +320,32 @@ function fsText(key: string, file: string): NativeText {
       ensureFolder(file)
       const guardFile = guard.file
       // Under the guard file's lease: no writer of that file can change its size meanwhile.
-      return withFileLease(guardFile, () => {
-        let guardSize = 0
-        try {
-          guardSize = statSync(guardFile).size
+      // The guard is not written: a stat kept under its lease stays true for its next append.
+      return withFileLease(guardFile, (lease) => {
+        let stats: { size: number; dev: number; ino: number } | undefined = lease.checked
+        if (!stats) {
+          try {
+            stats = statSync(guardFile)
+          }
+          catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw readFailed(error as NodeJS.ErrnoException)
+          }
         }
-        catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw readFailed(error as NodeJS.ErrnoException)
+        if (!isLeasedFile(lease, stats)) {
+          dropLease(lease)
+          return RETAKE
         }
-        if (guardSize !== size) return false
+        if ((stats?.size ?? 0) !== size) return false
         replaceFile(file, text, options.fsync === true)
         return true
       })
     },
     async replace(text, options) {
       ensureFolder(file)
-      return guarded(options, () => {
+      return guarded(options, (lease) => {
         replaceFile(file, text, options.fsync === true)
-        closeAppendDescriptor(file)
+        // The path names the new file now: the lock of the old one must not outlive this write.
+        dropLease(lease)
         return true
       }, false)
     },
@@ -369,8 +383,7 @@ function fsText(key: string, file: string): NativeText {
       const stats = statSync(file)
       // Under this process's lease no cooperating writer can change the file until it is
       // released: the next conditional append of this lease trusts this stat instead of its own.
-      const lease = leases.get(file)
-      if (lease?.held) lease.checked = stats
+      noteLeasedStat(file, stats)
       return { size: stats.size, id: `${stats.dev}:${stats.ino}` }
     }
     catch (error) {
@@ -426,34 +439,6 @@ function replaceFile(file: string, text: string, fsync: boolean): void {
   renameSync(temporary, file)
 }
 
-/** Kept O_APPEND descriptors by file, with the identity of the file each was opened on; at most {@link MAX_APPEND_DESCRIPTORS}. */
-const appendDescriptors = new Map<string, { fd: number; dev: number; ino: number }>()
-const MAX_APPEND_DESCRIPTORS = 32
-
-function appendDescriptor(file: string, stats: { dev: number; ino: number } | undefined): number {
-  const kept = appendDescriptors.get(file)
-  if (kept && stats && kept.dev === stats.dev && kept.ino === stats.ino) return kept.fd
-  closeAppendDescriptor(file)
-  const fd = openSync(file, 'a')
-  const opened = fstatSync(fd)
-  if (appendDescriptors.size >= MAX_APPEND_DESCRIPTORS) closeAppendDescriptor(appendDescriptors.keys().next().value!)
-  appendDescriptors.set(file, { fd, dev: opened.dev, ino: opened.ino })
-  return fd
-}
-
-function closeAppendDescriptor(file: string): void {
-  forgetKnownSize(file)
-  const kept = appendDescriptors.get(file)
-  if (!kept) return
-  appendDescriptors.delete(file)
-  try {
-    closeSync(kept.fd)
-  }
-  catch {
-    // Already closed: nothing to release.
-  }
-}
-
 /** Files whose folder this process has made (or found) already. */
 const folders = new Set<string>()
 function ensureFolder(file: string): void {
@@ -461,128 +446,6 @@ function ensureFolder(file: string): void {
   mkdirSync(dirname(file), { recursive: true })
   if (folders.size >= 4096) folders.clear()
   folders.add(file)
-}
-
-/**
- * Cross-process write lock of one fs value: a proper-lockfile lock (`<file>.lock`, a folder),
- * held as a short lease. A burst of writes in this process takes it once; it is released when
- * the event loop is next idle, or after {@link LEASE_MAX_MS} so other processes get their turn.
- * A lock left by a killed process is stale after {@link LEASE_STALE_MS} and taken over.
- */
-interface FileLease {
-  held: boolean
-  /**
-   * The file's stat taken while this lease was held and before any write since: the next
-   * conditional append uses it instead of its own. Cleared by every write and on release.
-   */
-  checked?: { size: number; dev: number; ino: number }
-  since: number
-  acquiring?: Promise<void>
-  releaseScheduled: boolean
-}
-
-const LEASE_MAX_MS = 20
-const LEASE_STALE_MS = 3000
-const leases = new Map<string, FileLease>()
-
-function forgetKnownSize(file: string): void {
-  const lease = leases.get(file)
-  if (lease) lease.checked = undefined
-}
-
-function withFileLease<T>(file: string, task: (lease: FileLease) => T): Promise<T> {
-  let lease = leases.get(file)
-  if (!lease) leases.set(file, lease = { held: false, since: 0, releaseScheduled: false })
-  // Held already (a burst of writes): run now, no promise turn to wait for.
-  if (lease.held) return new Promise(resolve => resolve(runLeased(file, lease!, task)))
-  return (async () => {
-    while (!lease.held) {
-      lease.acquiring ??= acquireLease(file, lease).finally(() => { lease.acquiring = undefined })
-      await lease.acquiring
-    }
-    return runLeased(file, lease, task)
-  })()
-}
-
-function runLeased<T>(file: string, lease: FileLease, task: (lease: FileLease) => T): T {
-  try {
-    return task(lease)
-  }
-  finally {
-    if (Date.now() - lease.since > LEASE_MAX_MS) releaseLease(file, lease)
-    else if (!lease.releaseScheduled) {
-      lease.releaseScheduled = true
-      setImmediate(() => {
-        lease.releaseScheduled = false
-        releaseLease(file, lease)
-      })
-    }
-  }
-}
-
-function lockOptions(file: string, lease: FileLease) {
-  return {
-    realpath: false,
-    lockfilePath: `${file}.lock`,
-    stale: LEASE_STALE_MS,
-    update: 1000,
-    // Another process judged our lock stale and took it: stop trusting it (the next write re-acquires).
-    onCompromised: () => {
-      lease.held = false
-      lease.checked = undefined
-    },
-  }
-}
-
-async function acquireLease(file: string, lease: FileLease): Promise<void> {
-  ensureFolder(file)
-  try {
-    lockfile.lockSync(file, lockOptions(file, lease))
-  }
-  catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
-    recoverFutureLock(file)
-    try {
-      await lockfile.lock(file, { ...lockOptions(file, lease), retries: { retries: LEASE_RETRIES, factor: 1.2, minTimeout: 1, maxTimeout: 20 } })
-    }
-    catch (waited) {
-      if ((waited as NodeJS.ErrnoException).code !== 'ELOCKED') throw waited
-      throw agentError('WORKSPACE_LOCKED', `the lock "${file}.lock" stayed held while this write waited for it (about ${Math.round(LEASE_RETRIES * 20 / 1000)} s): another process keeps it fresh, or it is on a file system whose clock differs`, `if no other process uses this workspace, remove the folder "${file}.lock" and retry; otherwise find the process that holds it`, { lock: `${file}.lock` }, waited)
-    }
-  }
-  lease.held = true
-  lease.since = Date.now()
-}
-
-/** Tries of a contended lease (each at most 20 ms apart) before `WORKSPACE_LOCKED`: about 12 s. */
-const LEASE_RETRIES = 600
-
-/**
- * A lock folder dated more than {@link LEASE_STALE_MS} in the future cannot belong to a live
- * holder (holders refresh it to "now" every second), and proper-lockfile would never judge it
- * stale: it is dated back to the epoch, so the stale takeover applies to it like to any lock of
- * a killed process. Checked again right before, so a lock just refreshed is left alone.
- */
-function recoverFutureLock(file: string): void {
-  const lock = `${file}.lock`
-  try {
-    if (statSync(lock).mtimeMs > Date.now() + LEASE_STALE_MS) utimesSync(lock, 0, 0)
-  }
-  catch {
-    // Gone meanwhile: the next try takes it.
-  }
-}
-
-function releaseLease(file: string, lease: FileLease): void {
-  if (!lease.held) return
-  lease.held = false
-  lease.checked = undefined
-  try {
-    lockfile.unlockSync(file, { realpath: false, lockfilePath: `${file}.lock` })
-  }
-  catch {
-    // Already released or taken over as stale: nothing of ours to remove.
-  }
 }
 
 function memoryText(map: Map<string, unknown>, relativeKey: string): NativeText {

@@ -1,7 +1,7 @@
 /**
- * Stale locks are recovered or reported, never a hang (docs/security.md): a real `.lock` folder
- * dated in the future (a clock jump, a copied workspace) and a lock that another holder keeps
- * fresh (proper-lockfile, as a second writer would).
+ * Lock folders of an older version (proper-lockfile, `<file>.lock`) are recovered or reported,
+ * never a hang (docs/security.md): a real `.lock` folder dated in the future (a clock jump, a
+ * copied workspace) and one that a live holder of that version keeps fresh (proper-lockfile itself).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -33,7 +33,7 @@ describe('stale locks', () => {
     expect(readFileSync(join(dir, 'memory/memory.jsonl'), 'utf8')).toContain('written past the future lock')
   })
 
-  it('a lock another holder keeps fresh ends the write with WORKSPACE_LOCKED naming the folder to remove, and nothing is written', async () => {
+  it('an older version\'s lock another holder keeps fresh ends the write with WORKSPACE_LOCKED naming the folder to remove, and nothing is written', async () => {
     const dir = tempDir()
     const file = join(dir, 'notes.txt')
     const release = await lockfile.lock(file, { realpath: false, lockfilePath: `${file}.lock`, update: 1000, stale: 3000 })

@@ -161,7 +161,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
     log,
     vectors,
     async search(target, query) {
-      checkTarget(target)
+      target = scopedTarget(target)
       let built: number | undefined
       const hits = await log.view((state) => {
         const index = partitionIndex(state, target.store, target.scope)
@@ -175,7 +175,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       return hits.map(hit => ({ ...hit, record: cloneRecord(hit.record) }))
     },
     async hardDelete(target, id, options) {
-      checkTarget(target)
+      target = scopedTarget(target)
       const audit = checkDeleteOptions(options)
       const [erased] = await log.write((state) => {
         const existing = findInScope(state, target, id)
@@ -187,12 +187,12 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       return true
     },
     async read(target, id) {
-      checkTarget(target)
+      target = scopedTarget(target)
       const record = await log.view(state => findInScope(state, target, id), servedBy(target))
       return record && cloneRecord(record)
     },
     async append(target, input, options) {
-      checkTarget(target)
+      target = scopedTarget(target)
       checkInput(input)
       const audit = checkAudit(options)
       const at = currentInstant()
@@ -217,7 +217,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       return cloneRecord(record!)
     },
     async delete(target, id, options) {
-      checkTarget(target)
+      target = scopedTarget(target)
       const audit = checkDeleteOptions(options)
       const [record] = await log.write((state) => {
         const existing = findInScope(state, target, id)
@@ -226,7 +226,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       return record && cloneRecord(record)
     },
     async export(target) {
-      checkTarget(target)
+      target = scopedTarget(target)
       return log.view(state => partitionRecords(state, target.store, target.scope).map(record => cloneRecord(record)), servedBy(target))
     },
   }
@@ -251,10 +251,24 @@ function findInScope(state: MemoryRecordState, target: MemoryTarget, id: string)
   return record && record.store === target.store && sameScope(record.scope, target.scope) ? record : undefined
 }
 
-export function checkTarget(target: MemoryTarget): void {
+/**
+ * The target checked, with its scope as a frozen copy holding only its fields: the partition key
+ * of a frozen scope is computed once (`partitionKey` caches it), however often the operation and
+ * the log name the partition.
+ */
+function scopedTarget(target: MemoryTarget): MemoryTarget {
+  checkStoreName(target)
+  return { store: target.store, scope: Object.freeze(validateScope(target.scope)) }
+}
+
+function checkStoreName(target: MemoryTarget): void {
   if (!target || typeof target.store !== 'string' || target.store === '') {
     throw agentError('MEMORY_TARGET_INVALID', 'the memory operation has no store name', 'pass the target as { store, scope } with the store\'s configured name')
   }
+}
+
+export function checkTarget(target: MemoryTarget): void {
+  checkStoreName(target)
   validateScope(target.scope)
 }
 
