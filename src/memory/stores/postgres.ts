@@ -578,6 +578,19 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly 
         : rowStats(undefined)
       return stats
     }),
+    documentFrequencies: (partition, terms) => select(async (client) => {
+      const { rows } = await client.query(`SELECT q.n - 1 AS at, (SELECT count(*) FROM memory_records r WHERE r.partition = $1 AND r.status = 'active' AND r.terms @@ q.query::tsquery) AS count
+        FROM unnest($2::text[]) WITH ORDINALITY AS q(query, n)`, [partition, terms.map(term => tsqueryLiteral([term]))])
+      const found = new Map<string, number>()
+      for (const row of rows) if (Number(row.count) > 0) found.set(terms[Number(row.at)]!, Number(row.count))
+      return found
+    }),
+    termCandidates: (partition, terms, limit) => select(async (client) => {
+      // ts_rank weights are {D, C, B, A}: tags (C) 2, content (B) 1, title (A) 2, as the default ranking weighs the fields; 1 divides by 1 + log(length).
+      const { rows } = await client.query(`SELECT seq FROM memory_records WHERE partition = $1 AND status = 'active' AND terms @@ $2::tsquery
+        ORDER BY ts_rank('{0.1, 1.0, 0.5, 1.0}', terms, $2::tsquery, 1) DESC, seq DESC LIMIT $3`, [partition, tsqueryLiteral(terms), limit])
+      return rows.map(row => Number(row.seq))
+    }),
     bySeq: (partition, seqs) => select(async (client) => {
       const found = new Map<number, MemoryRecord>()
       if (seqs.length === 0) return found

@@ -8,6 +8,7 @@ import { createWorkspace } from '../../../src/workspace/workspace.ts'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { killDbChildMidWrite, runDbChild } from '../../helpers/db-child.ts'
+import { fillCommonTermsScope } from '../../helpers/common-terms.ts'
 
 // DATABASE_URL (CI: .ci/run starts a private cluster on 5433) or a local server on 5433.
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5433/postgres'
@@ -267,6 +268,22 @@ else {
       const second = await adapter.append(alice, { kind: 'semantic', content: 'retried' }, { audit })
       expect((await adapter.export(alice)).map(record => record.id)).toEqual([first.id, second.id])
       expect(await factory.verify()).toEqual({ ok: true, lines: 2 })
+    })
+  })
+
+  describe('postgresMemoryStore top-k cut of the ranking', () => {
+    it('in a scope larger than the cut, the records holding every query word rank first though each word is common', async () => {
+      const adapter = store(await freshDatabase()).create()
+      const { allThree } = await fillCommonTermsScope(adapter, alice, audit)
+      const hits = await adapter.search(alice, { query: 'weekend garden sunset', limit: 10 })
+      expect(new Set(hits.slice(0, 3).map(hit => hit.record.id))).toEqual(new Set(allThree))
+    })
+
+    it('when the filters leave too few of the candidates, every match is ranked: the oldest records of the one kind asked for are found', async () => {
+      const adapter = store(await freshDatabase()).create()
+      const { procedural } = await fillCommonTermsScope(adapter, alice, audit)
+      const hits = await adapter.search(alice, { query: 'weekends', kinds: ['procedural'], limit: 10 })
+      expect(hits.map(hit => hit.record.id).sort()).toEqual([...procedural].sort())
     })
   })
 
