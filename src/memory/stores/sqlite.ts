@@ -193,7 +193,7 @@ const SCHEMA = `
     active INTEGER NOT NULL,
     title_sum INTEGER NOT NULL, content_sum INTEGER NOT NULL, tags_sum INTEGER NOT NULL,
     title_docs INTEGER NOT NULL, content_docs INTEGER NOT NULL, tags_docs INTEGER NOT NULL
-  );
+  ) WITHOUT ROWID;
   CREATE INDEX IF NOT EXISTS memory_records_partition ON memory_records (partition, seq);
   CREATE INDEX IF NOT EXISTS memory_records_duplicate ON memory_records (partition, content_hash) WHERE content_hash IS NOT NULL;
   CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (title, content, tags, content = '', contentless_delete = 1, tokenize = 'ascii');

@@ -296,6 +296,7 @@ export interface SqlAdapterOptions {
  */
 export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions): Omit<MemoryLogStoreAdapter, 'log'> {
   const { hash } = options
+  const scopeSizes = new ScopeSizes()
 
   async function findDuplicate(tx: SqlWriteTx, target: MemoryTarget, input: { kind: string; content: string }, supersedes: readonly string[]): Promise<MemoryRecord | undefined> {
     const partition = partitionKey(target.store, target.scope)
@@ -387,7 +388,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       const limit = query.limit ?? DEFAULT_SEARCH_LIMIT
       const bySubstring = substringSearch(backend, partition, query, limit)
       if (query.mode === 'substring') return bySubstring
-      return rankedSearch(backend, partition, query, limit, bySubstring, needle)
+      return rankedSearch(backend, partition, query, limit, bySubstring, needle, scopeSizes)
     },
   }
 }
@@ -466,12 +467,12 @@ export const RANKING_CANDIDATES_PER_TERM = 200
  * only common terms (low idf) and is not among the database's best. When the filters leave fewer
  * than `limit` of the candidates, every match is scored.
  */
-async function rankedSearch(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number, substringHits: Promise<MemorySearchHit[]>, needle: string): Promise<MemorySearchHit[]> {
+async function rankedSearch(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number, substringHits: Promise<MemorySearchHit[]>, needle: string, sizes: ScopeSizes): Promise<MemorySearchHit[]> {
   const words = [...new Set(tokenize(query.query))]
   const terms = scopedTerms(partitionToken(partition), words)
   // The substring rule's query runs beside the ranking's (Postgres: on another connection).
   substringHits.catch(() => {})
-  const ranking = terms.length > 0 ? firstRanking(backend, partition, terms) : undefined
+  const ranking = terms.length > 0 ? firstRanking(backend, partition, terms, sizes) : undefined
   ranking?.catch(() => {})
   const bySubstring = await substringHits
   const kept = new Set(bySubstring.map(hit => hit.record.id))
@@ -484,9 +485,35 @@ async function rankedSearch(backend: SqlBackend, partition: string, query: Memor
   return mergeRanked(backend, partition, query, limit, bySubstring, ranked, wanted, words, needle)
 }
 
+/**
+ * Active records per scope as the last search saw them, for at most {@link ScopeSizes.MAX} scopes:
+ * a hint only, so that a search of a scope last seen small reads its statistics and its postings
+ * at once (Postgres: in parallel) instead of one after the other.
+ */
+class ScopeSizes {
+  static readonly MAX = 10_000
+  private readonly sizes = new Map<string, number>()
+  small(partition: string): boolean {
+    const size = this.sizes.get(partition)
+    return size !== undefined && size <= RANKING_CANDIDATES_PER_TERM
+  }
+  set(partition: string, size: number): void {
+    this.sizes.delete(partition)
+    this.sizes.set(partition, size)
+    if (this.sizes.size > ScopeSizes.MAX) this.sizes.delete(this.sizes.keys().next().value!)
+  }
+}
+
 /** The capped ranking when a term is common in the scope, else the exact one. */
-async function firstRanking(backend: SqlBackend, partition: string, terms: readonly string[]): Promise<{ ranked: RankedRecords; stats: SqlPartitionStats; capped: boolean }> {
+async function firstRanking(backend: SqlBackend, partition: string, terms: readonly string[], sizes: ScopeSizes): Promise<{ ranked: RankedRecords; stats: SqlPartitionStats; capped: boolean }> {
+  if (sizes.small(partition)) {
+    // Scored whole, whatever its size now (the exact ranking is always right; the hint is updated for the next search).
+    const [stats, postings] = await Promise.all([backend.stats(partition), backend.postings(partition, terms)])
+    sizes.set(partition, stats.active)
+    return { ranked: rankPostings(postings, stats), stats, capped: false }
+  }
   const stats = await backend.stats(partition)
+  sizes.set(partition, stats.active)
   const capped = stats.active > RANKING_CANDIDATES_PER_TERM ? await cappedRanking(backend, partition, terms, stats) : undefined
   return capped ? { ranked: capped, stats, capped: true } : { ranked: await exactRanking(backend, partition, terms, stats), stats, capped: false }
 }
@@ -501,7 +528,11 @@ interface RankedRecords {
 
 /** Every record holding a query term, scored from the database's postings. */
 async function exactRanking(backend: SqlBackend, partition: string, terms: readonly string[], stats: SqlPartitionStats): Promise<RankedRecords> {
-  const postings = await backend.postings(partition, terms)
+  return rankPostings(await backend.postings(partition, terms), stats)
+}
+
+/** The postings scored, with each term's count of records taken from them. */
+function rankPostings(postings: readonly SqlPosting[], stats: SqlPartitionStats): RankedRecords {
   const frequency = new Map<string, number>()
   const seen = new Set<string>()
   for (const posting of postings) {
