@@ -134,8 +134,10 @@ export interface MemoryCheckpointSection {
   end: number
   /** Records the section holds. */
   records: number
-  /** SHA-256 hex of the section's text. */
+  /** SHA-256 hex of the section's text (as stored: the base64 text when compressed). */
   digest: string
+  /** UTF-8 bytes of the section's JSON once inflated (a version 4 section, raw DEFLATE in base64); absent: plain JSON (version 3). */
+  inflated?: number
 }
 
 /** Forgets the duplicate map of a partition (its records just changed wholesale: a section was loaded). */
