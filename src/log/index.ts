@@ -19,12 +19,12 @@ import { DEFAULT_CHECKPOINT_EVERY, type EventLog, type LogAccessOptions, type Lo
 
 export * from './types.ts'
 export { canonicalJson } from './canonical-json.ts'
-export { sha256Hex, sha256HexSync } from './digest.ts'
+export { knownSyncHash, sha256Hex, sha256HexSync } from './digest.ts'
 export { checkpointKey } from './checkpoint.ts'
 export { verifyEventLog } from './verify.ts'
 export { parseEventLine } from './line-check.ts'
 export { serializeEvent } from './line-writer.ts'
-export { stripPayload } from './compaction.ts'
+export { payloadDigestOf, stripPayload } from './compaction.ts'
 export { utf8Length } from './utf8.ts'
 export { deflateToBase64, inflateFromBase64 } from './deflate-text.ts'
 

@@ -206,6 +206,13 @@ export const PAYLOAD_FIELDS: Readonly<Record<MemoryEventType, readonly string[]>
   erase: ['reason'],
 }
 
+/**
+ * Payload members a version 3 line leaves out when they have this value (what `rememberDrafts`
+ * writes when none is given); replay puts them back, one shared value each. `createdAt` is left
+ * out when it equals `at` (`payloadSameAs` of the memory fold).
+ */
+export const PAYLOAD_DEFAULTS: Readonly<Record<string, unknown>> = { tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {} }
+
 /** Header fields of a version 2 line (covered by `digest`), besides `digest` itself. */
 export const HEADER_FIELDS: readonly string[] = ['v', 'seq', 'prev', 'more', 'type', 'store', 'scope', 'recordId', 'version', 'at', 'audit', 'payloadDigest']
 
