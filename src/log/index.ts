@@ -7,7 +7,8 @@
  * Parts, one file each: the line format (`canonical-json.ts`, `digest.ts`, `line-writer.ts`,
  * `line-check.ts`), an open log (`handle.ts`), replay and tailing (`replay.ts`), the write path
  * (`append.ts`), crash leftovers (`torn-tail.ts`), checkpoints (`checkpoint.ts`,
- * `checkpoint-schedule.ts`), compaction and erasure (`compaction.ts`), verification (`verify.ts`).
+ * `checkpoint-schedule.ts`, `deflate-text.ts` for compressed sections), compaction and erasure
+ * (`compaction.ts`), verification (`verify.ts`).
  */
 import type { Workspace } from '../workspace/types.ts'
 import { appendEvents } from './append.ts'
