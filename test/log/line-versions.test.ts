@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../src/log/index.ts'
 import { formatMemoryLine, strippedMemoryLine, verifyLog } from '../../src/memory/event-log.ts'
 import type { MemoryEventDraft } from '../../src/memory/records.ts'
+import { sqliteMemoryStore } from '../../src/memory/stores/sqlite.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
@@ -105,5 +106,22 @@ describe('log line versions', () => {
     expect(strippedMemoryLine(before, sha)).toBe(stripped)
     // Two remember lines and the erase event.
     expect(await verifyLog(createWorkspace({ dir }), KEY)).toEqual({ ok: true, lines: 3 })
+  })
+
+  it('a log of version 3 lines imported into the SQLite store verifies there, and erasing a record of it strips its lines', async () => {
+    const dir = tempDir()
+    const adapter = store(dir)
+    const secret = await adapter.append(alice, { kind: 'profile', content: 'card 4111-SECRET' }, { audit })
+    await adapter.append(alice, { kind: 'semantic', content: 'likes tea' }, { audit })
+    const factory = sqliteMemoryStore({ file: join(dir, 'store.db') })
+    expect(await factory.importLog(readFileSync(join(dir, 'memory/memory.jsonl'), 'utf8'))).toBe(2)
+    expect(await factory.verify()).toMatchObject({ ok: true, lines: 2 })
+    const sql = factory.create()
+    expect(await sql.hardDelete!(alice, secret.id, { audit })).toBe(true)
+    const exported = await factory.exportLog()
+    expect(exported).not.toContain('SECRET')
+    expect(exported.trimEnd().split('\n').map(line => (JSON.parse(line) as { v: number; erased?: true }).erased ?? false)).toEqual([true, false, false])
+    expect(await factory.verify()).toMatchObject({ ok: true, lines: 3 })
+    await factory.close()
   })
 })
