@@ -145,6 +145,23 @@ class PostingCursors<D extends SearchDocument> {
     return this.termIdfs[list]! * tf * (k1 + 1) / (tf + k1)
   }
 
+  /** Postings of cursor `list`'s term (tombstones included). */
+  length(list: number): number {
+    const own = this.ranges[list]!
+    let pairs = 0
+    for (let at = 0; at < own.length; at += 2) pairs += (own[at + 1]! - own[at]!) / 2
+    return pairs
+  }
+
+  /** Moves cursor `list` back to its first posting. */
+  rewind(list: number): void {
+    const own = this.ranges[list]!
+    this.range[list] = 0
+    this.offset[list] = own[0]!
+    this.ends[list] = own[1]!
+    this.current[list] = this.data[own[0]!]!
+  }
+
   /** Moves cursor `list` to its next posting. */
   advance(list: number): void {
     let at = this.offset[list]! + 2
@@ -194,6 +211,11 @@ class PostingCursors<D extends SearchDocument> {
 /**
  * The best `pass.limit` live slots by BM25F of `terms` (term -> weight, points added in the map's
  * order) that pass the filters and are not excluded, best first under `slots.compare`.
+ *
+ * Lists that each dwarf all the lists of greater bound ({@link SEED_RATIO}: a common word beside
+ * rarer ones) are left out of a first walk, which scores the records of the other lists (looking
+ * them up in the long ones) and so fills the heap; the long lists are then walked only when the
+ * heap's floor is still within their bounds, for the records the first walk did not score.
  */
 export function topByMaxScore<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, pass: TopKPass): RankedSlot[] {
   const { slots } = state
@@ -215,48 +237,90 @@ export function topByMaxScore<D extends SearchDocument>(state: IndexState<D>, pa
   // Cursors before `essential` (in `lists`) cannot lift a record to the floor on their own.
   let essential = 0
   let floor = Number.NEGATIVE_INFINITY
-  for (;;) {
-    let slot = END
-    for (let at = essential; at < count; at++) if (current[lists[at]!]! < slot) slot = current[lists[at]!]!
-    if (slot === END) break
-    if (alive[slot] === 0 || (excluded !== undefined && excluded.has(slot))) {
-      for (let at = essential; at < count; at++) if (current[lists[at]!] === slot) cursors.advance(lists[at]!)
-      continue
+  const raise = () => {
+    const lowest = top.floor()
+    if (prune && lowest !== undefined && lowest.score > floor) {
+      floor = lowest.score
+      while (essential < count && upTo[essential]! < floor) essential++
     }
-    let score = 0
-    for (let at = essential; at < count; at++) {
-      const list = lists[at]!
-      if (current[list] !== slot) continue
-      const value = cursors.points(list)
-      points[places[list]!] = value
-      score += value
-      cursors.advance(list)
-    }
-    let reachable = true
-    for (let at = essential - 1; at >= 0; at--) {
-      if (score + upTo[at]! < floor) {
-        reachable = false
-        break
-      }
-      const list = lists[at]!
-      cursors.seek(list, slot)
-      if (current[list] !== slot) continue
-      const value = cursors.points(list)
-      points[places[list]!] = value
-      score += value
-    }
-    if (reachable) {
-      const { score: exact, matched } = inOrder(points, counted)
-      offerRanked(state, top, slot, exact, matched, checked)
-      const lowest = top.floor()
-      if (prune && lowest !== undefined && lowest.score > floor) {
-        floor = lowest.score
-        while (essential < count && upTo[essential]! < floor) essential++
-      }
-    }
-    points.fill(0)
   }
+  // `scored`: slots a first walk scored (increasing), skipped by the second; `into` collects them.
+  const walk = (scored: readonly number[] | undefined, into: number[] | undefined) => {
+    let next = 0
+    for (;;) {
+      let slot = END
+      for (let at = essential; at < count; at++) if (current[lists[at]!]! < slot) slot = current[lists[at]!]!
+      if (slot === END) break
+      if (scored !== undefined) while (next < scored.length && scored[next]! < slot) next++
+      if (alive[slot] === 0 || (excluded !== undefined && excluded.has(slot)) || (scored !== undefined && scored[next] === slot)) {
+        for (let at = essential; at < count; at++) if (current[lists[at]!] === slot) cursors.advance(lists[at]!)
+        continue
+      }
+      let score = 0
+      for (let at = essential; at < count; at++) {
+        const list = lists[at]!
+        if (current[list] !== slot) continue
+        const value = cursors.points(list)
+        points[places[list]!] = value
+        score += value
+        cursors.advance(list)
+      }
+      let reachable = true
+      for (let at = essential - 1; at >= 0; at--) {
+        if (score + upTo[at]! < floor) {
+          reachable = false
+          break
+        }
+        const list = lists[at]!
+        cursors.seek(list, slot)
+        if (current[list] !== slot) continue
+        const value = cursors.points(list)
+        points[places[list]!] = value
+        score += value
+      }
+      if (reachable) {
+        into?.push(slot)
+        const { score: exact, matched } = inOrder(points, counted)
+        offerRanked(state, top, slot, exact, matched, checked)
+        if (into === undefined) raise()
+      }
+      points.fill(0)
+    }
+  }
+  const long = prune ? longLists(cursors, lists) : 0
+  if (long === 0) {
+    walk(undefined, undefined)
+    return top.sorted()
+  }
+  // First walk: the records of the shorter lists, every one scored in full (no floor yet).
+  essential = long
+  const scored: number[] = []
+  walk(undefined, scored)
+  essential = 0
+  raise()
+  if (essential >= long) return top.sorted()
+  for (let at = 0; at < long; at++) cursors.rewind(lists[at]!)
+  walk(scored, undefined)
   return top.sorted()
+}
+
+/**
+ * A list of the query this many times longer than all lists of greater bound together is walked
+ * after them (see {@link topByMaxScore}).
+ */
+const SEED_RATIO = 4
+
+/** How many of the first `lists` (in increasing order of bound) each dwarf the lists after them. */
+function longLists<D extends SearchDocument>(cursors: PostingCursors<D>, lists: Int32Array): number {
+  const lengths = Array.from(lists, list => cursors.length(list))
+  let after = lengths.reduce((sum, length) => sum + length, 0)
+  let long = 0
+  while (long < lists.length - 1) {
+    after -= lengths[long]!
+    if (lengths[long]! <= SEED_RATIO * after) break
+    long++
+  }
+  return long
 }
 
 /**
