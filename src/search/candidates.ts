@@ -40,6 +40,7 @@ export interface RankedCandidates {
 /**
  * Lists at least this many times longer than all other lists of the query together make the
  * MaxScore pass worth it: they become non-essential once the heap fills, and are only looked up.
+ * The pass costs more per posting than the term-at-a-time one, so it is taken only then.
  */
 const SKIPPABLE_RATIO = 4
 
@@ -48,12 +49,15 @@ const SKIPPABLE_RATIO = 4
  * the filters and are not in `kept`; and the scores of the `kept` slots.
  */
 export function rankedCandidates<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, checked: CheckedQuery, kept: ReadonlySet<number>, depth: number, pass: FirstPass = 'auto'): RankedCandidates {
-  const first = pass === 'max-score' || (pass === 'auto' && skippable(state, terms))
+  const first = pass === 'max-score' || (pass === 'auto' && skippable(state, terms, firstDepth(feedback, kept, depth)))
   return first ? byMaxScore(state, params, feedback, terms, checked, kept, depth) : exhaustive(state, params, feedback, terms, checked, kept, depth)
 }
 
-/** Whether one posting list of `terms` is {@link SKIPPABLE_RATIO} times longer than the others together. */
-function skippable<D extends SearchDocument>(state: IndexState<D>, terms: ReadonlyMap<string, number>): boolean {
+/**
+ * Whether one posting list of `terms` is {@link SKIPPABLE_RATIO} times longer than the others
+ * together, and those hold enough records (twice `limit`) to fill the heap above its bound.
+ */
+function skippable<D extends SearchDocument>(state: IndexState<D>, terms: ReadonlyMap<string, number>, limit: number): boolean {
   const { vocabulary } = state
   let longest = 0
   let total = 0
@@ -64,7 +68,7 @@ function skippable<D extends SearchDocument>(state: IndexState<D>, terms: Readon
     total += length
     if (length > longest) longest = length
   }
-  return longest > SKIPPABLE_RATIO * (total - longest) && total > longest
+  return longest > SKIPPABLE_RATIO * (total - longest) && total - longest >= 2 * limit
 }
 
 function firstDepth(feedback: FeedbackParams, kept: ReadonlySet<number>, depth: number): number {
