@@ -81,9 +81,17 @@ function exhaustive<D extends SearchDocument>(state: IndexState<D>, params: Bm25
   const ranking = rank(state, params, terms)
   const { scores, stamps, matched } = scratch
   const best = new TopK<ScoredSlot>(firstDepth(feedback, kept, depth), slots.compare)
-  // Newest first: equal scores then stop at the heap's floor.
+  // Newest first: equal scores then stop at the heap's floor. A score under the floor's is
+  // dropped here, without the call (most postings of a common word).
   const touched = ranking.touched
-  for (let index = touched.length - 1; index >= 0; index--) offer(slots, best, touched[index]!, scores[touched[index]!]!, checked)
+  let floor = Number.NEGATIVE_INFINITY
+  for (let index = touched.length - 1; index >= 0; index--) {
+    const slot = touched[index]!
+    const score = scores[slot]!
+    if (score < floor) continue
+    offer(slots, best, slot, score, checked)
+    floor = best.floor()?.score ?? floor
+  }
   const top = best.sorted()
   const reached: number[] = []
   if (feedbackOn(feedback)) {
@@ -92,11 +100,13 @@ function exhaustive<D extends SearchDocument>(state: IndexState<D>, params: Bm25
   }
   const final = new TopK<ScoredSlot>(depth, slots.compare)
   const offered = new Set<number>(kept)
-  for (const slot of [...top.map(candidate => candidate.slot), ...reached]) {
-    if (offered.has(slot)) continue
+  const consider = (slot: number) => {
+    if (offered.has(slot)) return
     offered.add(slot)
     offer(slots, final, slot, scores[slot]!, checked)
   }
+  for (const candidate of top) consider(candidate.slot)
+  for (const slot of reached) if (scores[slot]! >= (final.floor()?.score ?? Number.NEGATIVE_INFINITY)) consider(slot)
   const stamp = ranking.stamp
   const keptScores = new Map<number, { score: number; matched: number }>()
   for (const slot of kept) keptScores.set(slot, stamps[slot] === stamp ? { score: scores[slot]!, matched: matched[slot]! } : { score: 0, matched: terms.size })
