@@ -12,7 +12,15 @@ interface Zlib {
 }
 
 let zlib: Promise<Zlib | undefined> | undefined
-const loadZlib = () => (zlib ??= import('node:zlib').then(module => module as unknown as Zlib, () => undefined))
+const loadZlib = () => (zlib ??= (async () => {
+  try {
+    return await import('node:zlib') as unknown as Zlib
+  }
+  catch {
+    // Not on Node (edge runtime, browser), or a bundler's import wrapper that fails: web streams below.
+    return undefined
+  }
+})())
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder('utf-8', { fatal: true })
