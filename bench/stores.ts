@@ -203,7 +203,11 @@ async function main() {
       opened = await subject.open()
       await opened.search(`u${7 % SCOPES}`, QUERIES.common)
     }))
-    row.firstSearchEveryScopeS = round3(await time(async () => { for (let s = 0; s < SCOPES; s++) await opened.search(`u${s}`, QUERIES.common) }) / 1000)
+    // The FTS5 column layout scans every match of the common term per scope (minutes at 100,000
+    // records in 1,000 scopes, never the better layout): not measured beyond 100 scopes.
+    row.firstSearchEveryScopeS = subject.name === 'FTS5 table (scope as column)' && SCOPES > 100
+      ? Number.NaN
+      : round3(await time(async () => { for (let s = 0; s < SCOPES; s++) await opened.search(`u${s}`, QUERIES.common) }) / 1000)
     const after = heap()
     row.heapPerRecordB = Math.round((after.heapUsed - before.heapUsed) / RECORDS)
     row.rssPerRecordB = Math.round((after.rss - before.rss) / RECORDS)
