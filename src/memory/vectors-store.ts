@@ -173,8 +173,14 @@ export interface RecordVectors {
    * @throws what the embedder throws (nothing is stored then; the next call tries again).
    */
   ensure(records: readonly MemoryRecord[], abortSignal?: AbortSignal): Promise<void>
-  /** The index of one partition holding the vectors of `records` (call {@link ensure} first). */
+  /** The index of one partition holding the vectors of `records` (call {@link ensure} first); `undefined` before any vector is known, and always for a store that scores vectors itself. */
   index(partition: string, records: readonly MemoryRecord[]): VectorIndex | undefined
+  /**
+   * At most `limit` of `records` (call {@link ensure} first) by cosine similarity to the unit
+   * vector `query`, highest first, ties to the earlier record: the partition's index, or the
+   * store's own `nearest` when it scores vectors where it keeps them.
+   */
+  search(partition: string, records: readonly MemoryRecord[], query: Float32Array, limit: number): Promise<Array<{ id: string; similarity: number }>>
   /** The unit query vector of `text` (cached, at most {@link QUERY_CACHE_SIZE} texts). */
   query(text: string, abortSignal?: AbortSignal): Promise<Float32Array>
   /** Drops ids from this cache (after the store removed them). */
@@ -204,6 +210,8 @@ export async function eraseRecordVectors(store: MemoryVectorStore, ids: readonly
 }
 
 function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id: string): RecordVectors {
+  // A store that answers `missing` and `nearest` keeps and scores the vectors itself: none are held here.
+  const native = typeof store.missing === 'function' && typeof store.nearest === 'function'
   const byId = new Map<string, Float32Array>()
   const indexes = new Map<string, VectorIndex>()
   const queries = new Map<string, Float32Array>()
@@ -244,8 +252,18 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     const length = entries[0]?.vector.length
     if (length !== undefined) dimensions ??= length
     const fitting = entries.filter(entry => entry.vector.length === dimensions)
-    for (const entry of fitting) byId.set(entry.id, entry.vector)
+    if (!native) for (const entry of fitting) byId.set(entry.id, entry.vector)
     await store.write(fitting)
+  }
+
+  async function absent(records: readonly MemoryRecord[]): Promise<MemoryRecord[]> {
+    if (native) {
+      const ids = new Set(await store.missing!(id, records.map(record => record.id)))
+      return records.filter(record => ids.has(record.id))
+    }
+    if (records.every(record => byId.has(record.id))) return []
+    await refresh()
+    return records.filter(record => !byId.has(record.id))
   }
 
   return {
@@ -256,9 +274,7 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
         kernel = await loadVectorKernel()
         kernelLoaded = true
       }
-      if (records.every(record => byId.has(record.id))) return
-      await refresh()
-      const missing = records.filter(record => !byId.has(record.id))
+      const missing = await absent(records)
       if (missing.length === 0) return
       if (!pending) {
         const batch = new Map<string, MemoryRecord>()
@@ -274,8 +290,15 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
       for (const record of missing) pending.records.set(record.id, record)
       await pending.done
     },
+    async search(partition, records, query, limit) {
+      if (native) return store.nearest!(id, records.map(record => record.id), query, limit)
+      const index = this.index(partition, records)
+      if (!index) return []
+      const wanted = new Set(records.map(record => record.id))
+      return index.search(query, limit, candidate => wanted.has(candidate))
+    },
     index(partition, records) {
-      if (dimensions === undefined) return undefined
+      if (native || dimensions === undefined) return undefined
       let index = indexes.get(partition)
       if (!index) indexes.set(partition, index = createVectorIndex(dimensions, kernel ? { kernel } : {}))
       for (const record of records) {
