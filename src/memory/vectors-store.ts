@@ -262,7 +262,8 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
       return records.filter(record => ids.has(record.id))
     }
     if (records.every(record => byId.has(record.id))) return []
-    await refresh()
+    if (store.fetch) take(await store.fetch(id, records.filter(record => !byId.has(record.id)).map(record => record.id)))
+    else await refresh()
     return records.filter(record => !byId.has(record.id))
   }
 

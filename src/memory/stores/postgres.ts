@@ -34,14 +34,15 @@ import type { MemoryVectorEntry, MemoryVectorStore } from '../types.ts'
 /**
  * Record vectors in the `embedding` column of `memory_records` (one per record, of the model
  * named in `embedding_model`: a vector of another model is replaced, so a changed model
- * re-embeds), scored in the database ({@link MemoryVectorStore.nearest} by
- * `vectors.similarity`), so no app instance holds them in memory and every instance uses the
- * vectors any of them computed. `embedding_rev` (a sequence) orders writes for `read`. A vector is
+ * re-embeds), so every instance uses the vectors any of them computed. Instances load the
+ * vectors of the records they search (`fetch`); with `vectors.scoreInDatabase` they are scored
+ * in the database instead (`missing`, `nearest` by `vectors.similarity`) and never held in app
+ * memory. `embedding_rev` (a sequence) orders writes for `read`. A vector is
  * kept only while its record is (an erase clears the three columns in its transaction; a vector
  * written after it matches no row).
  */
 function postgresVectorStore(pool: () => Promise<PostgresPoolLike>, vectors: PostgresVectorColumn): MemoryVectorStore {
-  return {
+  const store: MemoryVectorStore = {
     read: cursor => run(pool, async (client) => {
       const after = typeof cursor === 'number' ? cursor : 0
       const { rows } = await client.query('SELECT id, embedding_model, embedding, embedding_rev FROM memory_records WHERE embedding_rev > $1 AND embedding_model IS NOT NULL AND embedding IS NOT NULL ORDER BY embedding_rev', [after])
@@ -70,6 +71,20 @@ function postgresVectorStore(pool: () => Promise<PostgresPoolLike>, vectors: Pos
       if (ids.length === 0) return
       await client.query('UPDATE memory_records SET embedding = NULL, embedding_model = NULL, embedding_rev = NULL WHERE id = ANY($1::text[]) AND embedding IS NOT NULL', [[...ids]])
     }),
+    fetch: (model, ids) => run(pool, async (client) => {
+      if (ids.length === 0) return []
+      const { rows } = await client.query('SELECT id, embedding FROM memory_records WHERE id = ANY($1::text[]) AND embedding_model = $2 AND embedding IS NOT NULL AND record IS NOT NULL', [[...ids], model])
+      const entries: MemoryVectorEntry[] = []
+      for (const row of rows) {
+        const vector = columnVector(row.embedding)
+        if (vector) entries.push({ id: row.id as string, model, vector })
+      }
+      return entries
+    }),
+  }
+  if (!vectors.scoreInDatabase) return store
+  return {
+    ...store,
     missing: (model, ids) => run(pool, async (client) => {
       if (ids.length === 0) return []
       const { rows } = await client.query('SELECT t.id FROM unnest($1::text[]) AS t(id) WHERE NOT EXISTS (SELECT 1 FROM memory_records r WHERE r.id = t.id AND r.embedding_model = $2 AND r.embedding IS NOT NULL)', [[...ids], model])
@@ -118,6 +133,14 @@ export interface PostgresVectorColumn {
   toParam(vector: readonly number[]): unknown
   /** SQL of the similarity (higher is closer) of `column` to the parameter `param` (for example `$3`). */
   similarity(column: string, param: string): string
+  /**
+   * `true`: hybrid search scores the vectors in the database with {@link similarity} (for an
+   * index of pgvector); nothing of them is held in app memory. Default `false`: each instance
+   * loads the vectors of the scopes it searches from the column (once per record) and scores them
+   * with the in-process exact index, which is faster than scoring `real[]` in SQL
+   * (`npm run bench:hybrid-stores`).
+   */
+  scoreInDatabase?: boolean
 }
 
 /** Exact cosine similarity over `real[]` columns, computed by Postgres over every vector of the scope. */

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { embedMemoryScope } from '../../../src/memory/embeddings.ts'
 import { adapterVectors, hybridSearch } from '../../../src/memory/hybrid-search.ts'
 import { eraseMemoryScope, hardDeleteMemoryRecord } from '../../../src/memory/retention.ts'
-import { postgresMemoryStore } from '../../../src/memory/stores/postgres.ts'
+import { EXACT_VECTOR_COLUMN, postgresMemoryStore } from '../../../src/memory/stores/postgres.ts'
 import { workspaceJsonlMemoryStore } from '../../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryStoreAdapter, MemoryTarget } from '../../../src/memory/types.ts'
 import { createWorkspace } from '../../../src/workspace/workspace.ts'
@@ -37,10 +37,10 @@ const FACTS = [
 const postgres = await postgresTestDatabases('vam_vec')
 
 /** A store on its own pool (one app instance). */
-function instance(url: string) {
+function instance(url: string, options: { scoreInDatabase?: boolean } = {}) {
   const pool = new pg.Pool({ connectionString: url, max: 4 })
   pool.on('error', () => {})
-  const factory = postgresMemoryStore({ pool })
+  const factory = postgresMemoryStore({ pool, ...(options.scoreInDatabase ? { vectors: { ...EXACT_VECTOR_COLUMN, scoreInDatabase: true } } : {}) })
   postgres.onClose(() => pool.end())
   return factory.create()
 }
@@ -55,13 +55,26 @@ if (!postgres.reachable) {
 }
 else {
   describe('postgresMemoryStore record vectors', () => {
-    it('a second app instance on its own pool uses the vectors the first computed: it embeds only the query and loads no vector into memory', async () => {
+    it('a second app instance on its own pool uses the vectors the first computed: it loads them from the column and embeds only the query', async () => {
       const url = await postgres.fresh()
       const first = instance(url)
       for (const content of FACTS.slice(0, 3)) await first.append(target, { kind: 'semantic', content }, { audit })
       expect(await embedMemoryScope(first, target, countingEmbedder())).toEqual({ embedded: 3 })
       expect((await embeddingRows(url)).map(row => [row.model, row.hasVector])).toEqual([['test/bag-of-words', true], ['test/bag-of-words', true], ['test/bag-of-words', true]])
       const second = instance(url)
+      const model = countingEmbedder()
+      const hits = await hybridSearch(second, target, { query: 'surfing', limit: 1 }, { model })
+      expect(hits.map(hit => hit.record.content)).toEqual(['Melanie goes surfing every weekend'])
+      expect(model.batches).toEqual([['surfing']])
+      expect(adapterVectors(second, model).stats).toEqual({ embeddedRecords: 0, embeddedQueries: 1, loaded: 3 })
+    })
+
+    it('with scoreInDatabase a second instance scores the first one\'s vectors in Postgres: it embeds only the query and loads no vector', async () => {
+      const url = await postgres.fresh()
+      const first = instance(url, { scoreInDatabase: true })
+      for (const content of FACTS.slice(0, 3)) await first.append(target, { kind: 'semantic', content }, { audit })
+      expect(await embedMemoryScope(first, target, countingEmbedder())).toEqual({ embedded: 3 })
+      const second = instance(url, { scoreInDatabase: true })
       const model = countingEmbedder()
       const hits = await hybridSearch(second, target, { query: 'surfing', limit: 1 }, { model })
       expect(hits.map(hit => hit.record.content)).toEqual(['Melanie goes surfing every weekend'])
@@ -99,12 +112,13 @@ else {
       expect((await embeddingRows(url)).map(row => row.hasVector)).toEqual([false, false, false])
     })
 
-    it('hybrid search over Postgres gives the same fused top-k as over the JSONL store for the same records and embeddings', async () => {
+    it('hybrid search over Postgres (vectors scored in the app, and in the database) gives the same fused top-k as over the JSONL store for the same records and embeddings', async () => {
       const url = await postgres.fresh()
       const factory = postgresMemoryStore({ connectionString: url })
       postgres.onClose(() => factory.close())
-      const pgAdapter = factory.create()
-      for (const content of FACTS) await pgAdapter.append(target, { kind: 'semantic', content }, { audit })
+      const loaded = factory.create()
+      for (const content of FACTS) await loaded.append(target, { kind: 'semantic', content }, { audit })
+      const scored = instance(url, { scoreInDatabase: true })
       // The same lines (same ids) read by the JSONL store.
       const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
       await workspace.append('memory:memory.jsonl', await factory.exportLog())
@@ -114,7 +128,8 @@ else {
       for (const query of ['surfing weekend', 'dance studio', 'children', 'lake', 'what does Melanie like to do']) {
         const fused = async (adapter: MemoryStoreAdapter) => (await hybridSearch(adapter, target, { query, limit: 5 }, { model })).map(hit => [hit.record.id, hit.score])
         const expected = await fused(jsonl)
-        expect(await fused(pgAdapter), query).toEqual(expected)
+        expect(await fused(loaded), query).toEqual(expected)
+        expect(await fused(scored), query).toEqual(expected)
         sizes.push(expected.length)
       }
       expect(sizes).toEqual([5, 5, 5, 5, 5])
