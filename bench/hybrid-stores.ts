@@ -63,24 +63,30 @@ try {
   await hybridSearch(second, target, { query: 'tea by the river', limit: 10 }, { model: fresh })
   await pool.end()
 
-  const subjects: Array<[string, MemoryStoreAdapter]> = [['JSONL (sidecar, in-process index)', jsonl], ['Postgres (column, loaded into the in-process index)', postgres], ['Postgres scoreInDatabase (real[] cosine in SQL)', scored]]
+  // `lexical` rows: the same stores' full-text search alone (`adapter.search`), the part of a hybrid search that is not vectors.
+  type Subject = [string, MemoryStoreAdapter, 'hybrid' | 'lexical']
+  const subjects: Subject[] = [
+    ['JSONL (sidecar, in-process index)', jsonl, 'hybrid'], ['Postgres (column, loaded into the in-process index)', postgres, 'hybrid'], ['Postgres scoreInDatabase (real[] cosine in SQL)', scored, 'hybrid'],
+    ['JSONL lexical only', jsonl, 'lexical'], ['Postgres lexical only', postgres, 'lexical'],
+  ]
+  const searchOnce = (adapter: MemoryStoreAdapter, mode: Subject[2], query: string) => (mode === 'hybrid' ? hybridSearch(adapter, target, { query, limit: 10 }, { model }) : adapter.search(target, { query, limit: 10 }))
   const rounds = new Map<string, number[]>(subjects.map(([name]) => [name, []]))
-  for (const [, adapter] of subjects) for (const query of QUERIES) await hybridSearch(adapter, target, { query, limit: 10 }, { model })
+  for (const [, adapter, mode] of subjects) for (const query of QUERIES) await searchOnce(adapter, mode, query)
   for (let round = 0; round < ROUNDS; round++) {
     // Interleaved, the order flipped every round.
-    for (const [name, adapter] of round % 2 === 0 ? subjects : [...subjects].reverse()) {
+    for (const [name, adapter, mode] of round % 2 === 0 ? subjects : [...subjects].reverse()) {
       const times: number[] = []
       for (let repeat = 0; repeat < 5; repeat++) {
         for (const query of QUERIES) {
           const start = performance.now()
-          await hybridSearch(adapter, target, { query, limit: 10 }, { model })
+          await searchOnce(adapter, mode, query)
           times.push(performance.now() - start)
         }
       }
       rounds.get(name)!.push(p50(times))
     }
   }
-  console.log(`hybrid search, one scope of ${RECORDS} records, 1,024 dimensions, ${ROUNDS} interleaved rounds (p50 per round: min / median)`)
+  console.log(`hybrid and lexical search, one scope of ${RECORDS} records, 1,024 dimensions, ${ROUNDS} interleaved rounds (p50 per round: min / median)`)
   console.log('| store | p50 min (ms) | p50 median (ms) | ratio to JSONL (median) |')
   console.log('| --- | --- | --- | --- |')
   const base = median(rounds.get(subjects[0]![0])!)
