@@ -200,6 +200,32 @@ function sqlRetentionSuite(name: string, open: () => Promise<SqlStoreUnderTest>)
   })
 }
 
+describe('postgresMemoryStore retention across app instances', () => {
+  it.skipIf(!postgres.reachable)('appends on one instance while another runs maxItems with hardDelete: no write lost or doubled, the chain verifies, maxItems active records left', async () => {
+    const url = await postgres.fresh()
+    const writer = postgresMemoryStore({ connectionString: url })
+    const sweeper = postgresMemoryStore({ connectionString: url })
+    postgres.onClose(() => writer.close())
+    postgres.onClose(() => sweeper.close())
+    const appending = (async () => {
+      for (let i = 0; i < 60; i++) await writer.create().append(target, note(`note number ${i}`, { createdAt: new Date(Date.UTC(2030, 0, 1, 0, i)).toISOString() }), api)
+    })()
+    let erased = 0
+    let done = false
+    appending.finally(() => { done = true }).catch(() => {})
+    while (!done) erased += (await applyMemoryRetention(sweeper.create(), target, { maxItems: 5, hardDelete: true }, { audit: { via: 'retention' } })).erased.length
+    await appending
+    erased += (await applyMemoryRetention(sweeper.create(), target, { maxItems: 5, hardDelete: true }, { audit: { via: 'retention' } })).erased.length
+    expect(erased).toBe(55)
+    expect(await active(writer.create())).toEqual([55, 56, 57, 58, 59].map(i => `note number ${i}`))
+    const lines = (await writer.exportLog()).trim().split('\n').map(line => JSON.parse(line) as { seq: number; type: string })
+    expect(lines.map(line => line.seq)).toEqual(lines.map((_, i) => i + 1))
+    expect(lines.filter(line => line.type === 'remember').length).toBe(60)
+    expect(lines.filter(line => line.type === 'erase').length).toBe(55)
+    expect(await writer.verify()).toMatchObject({ ok: true, lines: 115 })
+  })
+})
+
 sqlRetentionSuite('sqliteMemoryStore', openSqlite)
 if (postgres.reachable) sqlRetentionSuite('postgresMemoryStore', openPostgres)
 else describe('postgresMemoryStore retention, erasure and import', () => it.skip(`skipped: ${POSTGRES_SKIP_HINT}`, () => {}))
