@@ -6,9 +6,11 @@
  * supersedes it), so one vector per record id and embedding model stays valid for the record's
  * life. Vectors are stored next to the records ({@link MemoryVectorStore}): the log-backed stores
  * keep them in a sidecar of the log in the workspace (`<log key>.vectors`, one JSON line per
- * vector, see docs/log-format.md "Vector sidecar"); a database store can keep them in a column by
- * implementing the same three methods. Every line names its model, so a changed model
- * re-embeds and never mixes vectors of two models.
+ * vector, see docs/log-format.md "Vector sidecar"); a database store keeps them in a table or a
+ * column behind the same three methods, and may add `fetch` (the cache then loads the vectors of
+ * the records it searches, by id: the Postgres store) or `missing` and `nearest` (the store scores
+ * them itself and none are held here: the Postgres store with `scoreInDatabase`). Every entry
+ * names its model, so a changed model re-embeds and never mixes vectors of two models.
  */
 import { embed, embedMany } from 'ai'
 import type { EmbeddingModel } from 'ai'
