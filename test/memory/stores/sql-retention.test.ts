@@ -200,6 +200,31 @@ function sqlRetentionSuite(name: string, open: () => Promise<SqlStoreUnderTest>)
   })
 }
 
+/** Whether this role may read the server's files (`pg_read_binary_file`: superusers and pg_read_server_files). */
+const readsServerFiles = postgres.reachable && await postgres.admin.query('SELECT pg_read_binary_file(pg_relation_filepath(\'pg_class\')) IS NOT NULL AS ok').then(() => true, () => false)
+
+describe('postgresMemoryStore erasure on disk', () => {
+  it.skipIf(!readsServerFiles)('after eraseMemoryScope no file of any table or index of the store holds the erased text (the store vacuums them)', async () => {
+    const url = await postgres.fresh()
+    const factory = postgresMemoryStore({ connectionString: url })
+    postgres.onClose(() => factory.close())
+    const adapter = factory.create()
+    await adapter.append(target, note('zebracornsecret lives in the heap', { title: 'quagmirellatitle' }), api)
+    await adapter.append(other, note('bob keeps his note'), api)
+    const schema = new URL(url).searchParams.get('options')!.split('=')[1]!
+    const files = async () => {
+      await postgres.admin.query('CHECKPOINT')
+      const { rows } = await postgres.admin.query(`SELECT c.relname, pg_read_binary_file(pg_relation_filepath(c.oid)) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname IN ($1, 'pg_toast') AND c.relkind IN ('r', 'i', 't') AND pg_relation_filepath(c.oid) IS NOT NULL AND (n.nspname = $1 OR c.oid IN (SELECT reltoastrelid FROM pg_class k JOIN pg_namespace m ON m.oid = k.relnamespace WHERE m.nspname = $1))`, [schema])
+      return rows.filter(row => Buffer.from(row.bytes).toString('latin1').toLowerCase().match(/zebracornsecret|quagmirellatitle/)).map(row => row.relname as string).sort()
+    }
+    expect((await files()).length).toBeGreaterThan(0)
+    expect((await eraseMemoryScope(adapter, target, { audit: { via: 'cli' } })).erased).toBe(1)
+    expect(await files()).toEqual([])
+    expect(await factory.verify()).toMatchObject({ ok: true, lines: 3 })
+  })
+})
+
 describe('postgresMemoryStore retention across app instances', () => {
   it.skipIf(!postgres.reachable)('appends on one instance while another runs maxItems with hardDelete: no write lost or doubled, the chain verifies, maxItems active records left', async () => {
     const url = await postgres.fresh()
