@@ -624,19 +624,19 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly 
         : rowStats(undefined)
       return stats
     }),
-    // An erasure replaced rows: their old versions hold the erased text until a vacuum removes
-    // them from the table files; a GIN index never drops a key, so the erased words stay in the
-    // full-text index until it is rebuilt (concurrently: writes go on meanwhile).
-    afterCompaction: () => select(async (client) => {
-      await client.query('VACUUM memory_events, memory_records')
-      await client.query('REINDEX INDEX CONCURRENTLY memory_records_terms')
-    }),
     bySeq: (partition, seqs) => select(async (client) => {
       const found = new Map<number, MemoryRecord>()
       if (seqs.length === 0) return found
       const { rows } = await client.query('SELECT seq, record FROM memory_records WHERE seq = ANY($1::bigint[]) AND partition = $2 AND record IS NOT NULL', [seqs, partition])
       for (const row of rows) found.set(Number(row.seq), parseRecord(row.record))
       return found
+    }),
+    // An erasure replaced rows: their old versions hold the erased text until a vacuum removes
+    // them from the table files; a GIN index never drops a key, so the erased words stay in the
+    // full-text index until it is rebuilt (concurrently: writes go on meanwhile).
+    afterCompaction: () => select(async (client) => {
+      await client.query('VACUUM memory_events, memory_records')
+      await client.query('REINDEX INDEX CONCURRENTLY memory_records_terms')
     }),
   }
 }

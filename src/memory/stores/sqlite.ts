@@ -277,6 +277,8 @@ function prepare(db: Database.Database) {
     stats: db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>('SELECT * FROM memory_partitions WHERE partition = ?'),
     insertFts: db.prepare<[number, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags) VALUES (?, ?, ?, ?)'),
     deleteFts: db.prepare<[number]>('DELETE FROM memory_fts WHERE rowid = ?'),
+    partitionIds: db.prepare<[string], { id: string }>('SELECT id FROM memory_records WHERE partition = ? AND record IS NOT NULL ORDER BY seq'),
+    duplicateId: db.prepare<[string, number], { id: string }>('SELECT id FROM memory_records WHERE partition = ? AND content_hash = ? AND status = \'active\' ORDER BY seq LIMIT 1'),
     duplicates: db.prepare<[string, number], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND content_hash = ? AND status = \'active\''),
     read: db.prepare<[string, string], { record: string }>('SELECT record FROM memory_records WHERE id = ? AND partition = ? AND record IS NOT NULL'),
     export: db.prepare<[string], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND record IS NOT NULL ORDER BY seq'),

@@ -126,7 +126,7 @@ export interface SqlBackend {
   stats(partition: string): Promise<SqlPartitionStats>
   /** The records of the partition created at these seqs (erased ones left out). */
   bySeq(partition: string, seqs: readonly number[]): Promise<Map<number, MemoryRecord>>
-  /** Runs after a compaction changed lines (SQLite rewrites its FTS5 index and checkpoints its WAL; Postgres vacuums the two tables and rebuilds the full-text index). */
+  /** Runs after a compaction changed lines (SQLite checkpoints its WAL). */
   afterCompaction?(): Promise<void>
 }
 
