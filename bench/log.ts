@@ -12,25 +12,27 @@
  * first search) restores the index instead of building it. `firstSearchMs` = the first search
  * after a full replay, which builds that partition's search index; memory is measured after
  * every partition's index is built.
+ *
+ * Right after the fill, `measureSideBySide` (bench/side-by-side.ts) measures the JSONL store next
+ * to an FTS5 table and MiniSearch on the same records (the issue-13 rows), and the run ends with a
+ * summary of the issue-13 targets at the largest size and with bench/stores.ts at that size (the
+ * database stores; `BENCH_STORES=0` skips it). Records: bench/workload.ts (~85 characters).
  */
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { spawnSync } from 'node:child_process'
+import { loadavg as loadAverage, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { canonicalJson, sha256Hex } from '../src/log/index.ts'
+import { fileURLToPath } from 'node:url'
 import { CHECKPOINT_GROWTH, DEFAULT_CHECKPOINT_EVERY } from '../src/memory/event-log.ts'
 import { workspaceJsonlMemoryStore } from '../src/memory/stores/workspace-jsonl.ts'
 import { createWorkspace } from '../src/workspace/workspace.ts'
+import { measureSideBySide, targetChecks, type SubjectFigures } from './side-by-side.ts'
+import { percentile, QUERIES, scopeOf, since, workloadContents } from './workload.ts'
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number)
-const WORDS = ['coffee', 'tea', 'window', 'aisle', 'paris', 'lyon', 'dog', 'cat', 'music', 'jazz', 'blues', 'garden', 'python', 'rust', 'hiking', 'kayak']
 const audit = { via: 'api' }
-const pct = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
-}
-const ms = (start: number) => performance.now() - start
-const content = (n: number) => `note ${n}: ${WORDS[n % WORDS.length]} ${WORDS[(n * 7) % WORDS.length]} ${n % 997 === 0 ? `zyzzyva${n}` : ''} ${'lorem ipsum dolor sit amet '.repeat(4)}`
-const scopeOf = (n: number, scopes: number) => ({ agent: 'bench', user: `u${n % scopes}` })
+const pct = percentile
+const ms = since
 
 /** The naive store: whole-file re-read per operation, read-modify-write append. */
 function naiveStore(file: string) {
@@ -57,23 +59,26 @@ function naiveStore(file: string) {
 
 interface Row { size: number; shape: string; [metric: string]: number | string }
 const rows: Row[] = []
+const sideBySide: Record<string, Record<string, SubjectFigures>> = {}
 
 for (const size of SIZES) {
   for (const shape of ['1000 scopes', 'one scope'] as const) {
     const scopes = shape === 'one scope' ? 1 : 1000
     const dir = mkdtempSync(join(tmpdir(), 'vam-bench-'))
     const row: Row = { size, shape }
+    const contents = workloadContents(size)
+    const content = (n: number) => contents[n % size]!
     // Fill the log through the engine in one process (not timed), then measure.
     let fill: ReturnType<ReturnType<typeof workspaceJsonlMemoryStore>['create']> | undefined = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
     const ids: string[] = []
     for (let n = 0; n < size; n++) ids.push((await fill!.append({ store: 'agent', scope: scopeOf(n, scopes) }, { kind: 'semantic', content: content(n) }, { audit })).id)
     const file = join(dir, 'memory/memory.jsonl')
     row.bytesPerRecord = Math.round(statSync(file).size / size)
-    const contentBytes = size * Buffer.byteLength(content(1))
+    const contentBytes = contents.reduce((sum, text) => sum + Buffer.byteLength(text), 0)
 
     // A checkpoint of the whole state (the fill wrote one every 10,000 lines; this one covers all),
     // as a store in use writes it: every partition searched once, so its index is in the checkpoint.
-    for (let s = 0; s < scopes; s++) await fill!.search({ store: 'agent', scope: scopeOf(s, scopes) }, { query: 'coffee' })
+    for (let s = 0; s < scopes; s++) await fill!.search({ store: 'agent', scope: scopeOf(s, scopes) }, { query: QUERIES.common })
     let start = performance.now()
     await fill.log.checkpoint()
     row.checkpointWriteMs = ms(start)
@@ -83,6 +88,8 @@ for (const size of SIZES) {
     await new Promise(resolve => setTimeout(resolve, 50))
     global.gc?.()
     row.checkpointBytesPerRecord = Math.round(statSync(`${file}.checkpoint`).size / size)
+    // The JSONL store next to its baselines, on the log as filled (before the appends below).
+    sideBySide[`${size} ${shape}`] = await measureSideBySide(dir, size, scopes, contents)
     // What checkpoints add per appended line at this size under the default schedule (one every
     // max(10,000, size / 4) lines, CHECKPOINT_GROWTH in src/log/types.ts): µs.
     row.checkpointUsPerAppend = Number(((row.checkpointWriteMs as number) * 1000 / Math.max(DEFAULT_CHECKPOINT_EVERY, Math.floor(size * CHECKPOINT_GROWTH))).toFixed(1))
@@ -96,9 +103,9 @@ for (const size of SIZES) {
       await fromCheckpoint.read({ store: 'agent', scope: scopeOf(0, scopes) }, ids[0]!)
       row.checkpointOpenMs = ms(start)
       start = performance.now()
-      await fromCheckpoint.search({ store: 'agent', scope: scopeOf(0, scopes) }, { query: 'coffee' })
+      await fromCheckpoint.search({ store: 'agent', scope: scopeOf(0, scopes) }, { query: QUERIES.common })
       row.checkpointOpenWithIndexMs = (row.checkpointOpenMs as number) + ms(start)
-      for (let s = 1; s < scopes; s++) await fromCheckpoint.search({ store: 'agent', scope: scopeOf(s, scopes) }, { query: 'coffee' })
+      for (let s = 1; s < scopes; s++) await fromCheckpoint.search({ store: 'agent', scope: scopeOf(s, scopes) }, { query: QUERIES.common })
       global.gc?.()
       row.checkpointHeapBytesPerRecordBeyondContent = Math.round((process.memoryUsage().heapUsed - heapBefore - contentBytes) / size)
     }
@@ -114,10 +121,10 @@ for (const size of SIZES) {
     // Indexes are built per partition on its first search: time that first search apart, then
     // build every partition's index before measuring memory, so the heap figure includes them all.
     start = performance.now()
-    await engine.search({ store: 'agent', scope: scopeOf(0, scopes) }, { query: 'coffee' })
+    await engine.search({ store: 'agent', scope: scopeOf(0, scopes) }, { query: QUERIES.common })
     row.firstSearchMs = ms(start)
     row.coldOpenWithIndexMs = (row.coldOpenMs as number) + (row.firstSearchMs as number)
-    for (let s = 1; s < scopes; s++) await engine.search({ store: 'agent', scope: scopeOf(s, scopes) }, { query: 'coffee' })
+    for (let s = 1; s < scopes; s++) await engine.search({ store: 'agent', scope: scopeOf(s, scopes) }, { query: QUERIES.common })
     global.gc?.()
     row.peakRssMB = Math.round(process.memoryUsage().rss / 1e6)
     row.heapBytesPerRecordBeyondContent = Math.round((process.memoryUsage().heapUsed - heapBefore - contentBytes) / size)
@@ -135,8 +142,8 @@ for (const size of SIZES) {
       }
       return times
     })()
-    const common = await searchTimes(() => 'coffee')
-    const rare = await searchTimes(i => `zyzzyva${997 * (i % Math.max(1, Math.floor(size / 997)))}`)
+    const common = await searchTimes(() => QUERIES.common)
+    const rare = await searchTimes(() => QUERIES.rare)
     row.searchCommonP50 = pct(common, 0.5)
     row.searchCommonP95 = pct(common, 0.95)
     row.searchRareP50 = pct(rare, 0.5)
@@ -216,7 +223,7 @@ for (const size of SIZES) {
     const naiveSearch: number[] = []
     for (let i = 0; i < naiveRuns; i++) {
       start = performance.now()
-      naive.search(scopeOf(i * 13, scopes), 'coffee')
+      naive.search(scopeOf(i * 13, scopes), QUERIES.common)
       naiveSearch.push(ms(start))
     }
     row.baselineSearchP50 = pct(naiveSearch, 0.5)
@@ -251,6 +258,31 @@ const widths = columns.map(column => Math.max(column.length, ...rows.map(row => 
 console.log(columns.map((column, i) => column.padEnd(widths[i]!)).join('  '))
 for (const row of rows) console.log(columns.map((column, i) => format(row[column]!).padEnd(widths[i]!)).join('  '))
 console.log('\ntimes in ms; *Speedup = baseline p50 / engine p50 (search: common term); appendVsBare = store append p50 (validation, id, returned copy included) / bare appendFileSync p50 of the same line; logWriteVsBare = the log engine writing one event / the same bare append')
-writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify({ node: process.version, date: new Date().toISOString(), rows }, null, 2)}\n`)
-void canonicalJson
-void sha256Hex
+
+// The issue-13 rows: per size and shape, a metric a line, each subject a column, and the ratios
+// JSONL / FTS5 (the better of its two layouts per metric) and JSONL / MiniSearch.
+for (const [label, figures] of Object.entries(sideBySide)) {
+  console.log(`\n${label}: JSONL next to its baselines (ms; bytes; search: min and median of the interleaved rounds' p50 / p95)`)
+  const table: Record<string, Record<string, number>> = {}
+  for (const metric of Object.keys(figures.JSONL!)) {
+    const line: Record<string, number> = {}
+    for (const [subject, values] of Object.entries(figures)) line[subject] = values[metric]!
+    // No ratio against a baseline figure of 0 or less (MiniSearch keeps nothing on disk; a heap that shrank).
+    const ratio = (base: number) => (base > 0 ? Number((figures.JSONL![metric]! / base).toFixed(2)) : Number.NaN)
+    line['JSONL / FTS5'] = ratio(figures['FTS5 (better layout)']![metric]!)
+    line['JSONL / MiniSearch'] = ratio(figures.MiniSearch![metric]!)
+    table[metric] = line
+  }
+  console.table(table)
+}
+const largest = Math.max(...SIZES)
+const targets = targetChecks(sideBySide[`${largest} 1000 scopes`], sideBySide[`${largest} one scope`])
+console.log(`\nissue-13 targets at ${largest} records (ratios JSONL / baseline in this run; load: ${loadAverage().map(load => load.toFixed(2)).join(' ')})`)
+for (const check of targets) console.log(`  ${check.met ? 'met    ' : 'NOT met'}  ${check.target}: ${check.measured} (bound ${check.bound})`)
+writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify({ node: process.version, date: new Date().toISOString(), load: loadAverage(), rows, sideBySide, targets }, null, 2)}\n`)
+
+// The store comparison (bench/stores.ts) at the largest size, its output kept as it prints it.
+if (process.env.BENCH_STORES !== '0') {
+  const stores = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(new URL('./stores.ts', import.meta.url)), '--records', String(largest)], { stdio: 'inherit' })
+  if (stores.status !== 0) process.exitCode = stores.status ?? 1
+}

@@ -3,7 +3,7 @@
  * `workspace.replace`, guarded by the size it was read at). Every event is kept; the payload
  * members of the lines of erased records are removed (each line keeps its header and
  * `payloadDigest`, so the chain verifies); a torn tail is dropped (moved aside first); version 1
- * lines are rewritten as version 2 when any record was erased (a version 1 digest covers the
+ * lines are rewritten as version 3 when any record was erased (a version 1 digest covers the
  * content, so its chain is recomputed from line 1). The old checkpoint is removed before the
  * swap, so no erased content outlives it there.
  */
@@ -14,6 +14,7 @@ import { checkpointFailed, writeCheckpoint } from './checkpoint-schedule.ts'
 import { lineHasher } from './digest.ts'
 import { headKey, writeHead } from './head.ts'
 import { EMPTY, MAX_WRITE_ATTEMPTS, requireWritable, reset, utf8Decoder, type LogHandle } from './handle.ts'
+import { payloadOf } from './line-check.ts'
 import { serializeEvent } from './line-writer.ts'
 import { sync } from './replay.ts'
 import { quarantineTail } from './torn-tail.ts'
@@ -49,11 +50,11 @@ export async function compactHandle<State, Draft extends LogEventDraft>(handle: 
       for (const [index, event] of events.entries()) {
         const strip = isErased(event.recordId) && event.type !== fold.schema.eraseType && !event.erased
         if (rechain) {
-          // Version 1 digests cover the payload: rebuild the chain as version 2 from line 1.
+          // Version 1 digests cover the payload: rebuild the chain as version 3 from line 1.
           const { v: _v, seq: _seq, prev: _prev, digest: _digest, more, payloadDigest: _payloadDigest, erased: wasErased, ...draft } = event
           const rebuilt: { line: string; digest: string } = await serializeEvent(fold.schema, draft as unknown as Draft, index + 1, prev, more === true, hash)
           const value = JSON.parse(rebuilt.line) as Record<string, unknown>
-          if (strip || wasErased) stripPayload(fold.schema, value)
+          if (strip || wasErased) stripPayload(fold.schema, value, await payloadDigestOf(fold.schema, value, hash))
           if (strip) erasedLines++
           lines.push(canonicalJson(value))
           prev = rebuilt.digest
@@ -61,7 +62,7 @@ export async function compactHandle<State, Draft extends LogEventDraft>(handle: 
         }
         if (strip) {
           const value = { ...event } as Record<string, unknown>
-          stripPayload(fold.schema, value)
+          stripPayload(fold.schema, value, await payloadDigestOf(fold.schema, value, hash))
           lines.push(canonicalJson(value))
           erasedLines++
         }
@@ -90,8 +91,24 @@ export async function compactHandle<State, Draft extends LogEventDraft>(handle: 
   })
 }
 
-/** Removes the payload members of a line's value and marks it `erased` (header and digests stay, so the chain verifies). */
-export function stripPayload(schema: LogEventSchema, value: Record<string, unknown>): void {
+/**
+ * Removes the payload members of a line's value and marks it `erased` (header and digests stay,
+ * so the chain verifies). A version 3 line gets its `payloadDigest` written (`payloadDigest`:
+ * of its payload as the line holds it, {@link payloadDigestOf}), since no payload is left to compute it from.
+ *
+ * @throws TypeError when a version 3 line has no `payloadDigest` and none is given.
+ */
+export function stripPayload(schema: LogEventSchema, value: Record<string, unknown>, payloadDigest?: string): void {
+  if (value.v === 3 && value.payloadDigest === undefined) {
+    if (payloadDigest === undefined) throw new TypeError('stripPayload needs the payload digest of a version 3 line')
+    value.payloadDigest = payloadDigest
+  }
   for (const field of schema.payloadFields[value.type as string] ?? []) delete value[field]
   value.erased = true
+}
+
+/** The `payloadDigest` of a line's value (its payload members as the line holds them); `undefined` unless it is a version 3 line without one. */
+export function payloadDigestOf(schema: LogEventSchema, value: Record<string, unknown>, hash: (text: string) => string | Promise<string>): string | Promise<string> | undefined {
+  if (value.v !== 3 || value.payloadDigest !== undefined) return undefined
+  return hash(canonicalJson(payloadOf(schema, value)))
 }

@@ -40,8 +40,8 @@ export function sha256HexSync(): Promise<((text: string) => string) | undefined>
     try {
       const crypto = await import('node:crypto')
       const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash
-      if (typeof oneShot === 'function') return (text: string) => oneShot('sha256', text, 'hex')
-      if (typeof crypto.createHash === 'function') return (text: string) => crypto.createHash('sha256').update(text, 'utf8').digest('hex')
+      if (typeof oneShot === 'function') return syncHash = (text: string) => oneShot('sha256', text, 'hex')
+      if (typeof crypto.createHash === 'function') return syncHash = (text: string) => crypto.createHash('sha256').update(text, 'utf8').digest('hex')
     }
     catch {
       // Not on Node.
@@ -73,7 +73,7 @@ export async function lineHasher(): Promise<LineHash> {
   return syncHash ?? sha256Hex
 }
 
-/** The synchronous hasher once {@link lineHasher} found one (so a write needs no turn of the event loop to get it). */
+/** The synchronous hasher once {@link lineHasher} or {@link sha256HexSync} found one (so a write needs no turn of the event loop to get it). */
 export function knownSyncHash(): ((text: string) => string) | undefined {
   return syncHash
 }

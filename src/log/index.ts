@@ -7,7 +7,8 @@
  * Parts, one file each: the line format (`canonical-json.ts`, `digest.ts`, `line-writer.ts`,
  * `line-check.ts`), an open log (`handle.ts`), replay and tailing (`replay.ts`), the write path
  * (`append.ts`), crash leftovers (`torn-tail.ts`), checkpoints (`checkpoint.ts`,
- * `checkpoint-schedule.ts`), compaction and erasure (`compaction.ts`), verification (`verify.ts`).
+ * `checkpoint-schedule.ts`, `deflate-text.ts` for compressed sections), compaction and erasure
+ * (`compaction.ts`), verification (`verify.ts`).
  */
 import type { Workspace } from '../workspace/types.ts'
 import { appendEvents } from './append.ts'
@@ -19,13 +20,14 @@ import { DEFAULT_CHECKPOINT_EVERY, type EventLog, type LogAccessOptions, type Lo
 
 export * from './types.ts'
 export { canonicalJson } from './canonical-json.ts'
-export { sha256Hex, sha256HexSync } from './digest.ts'
+export { knownSyncHash, sha256Hex, sha256HexSync } from './digest.ts'
 export { checkpointKey } from './checkpoint.ts'
 export { verifyEventLog } from './verify.ts'
 export { parseEventLine } from './line-check.ts'
 export { serializeEvent } from './line-writer.ts'
-export { stripPayload } from './compaction.ts'
+export { payloadDigestOf, stripPayload } from './compaction.ts'
 export { utf8Length } from './utf8.ts'
+export { deflateToBase64, inflateFromBase64 } from './deflate-text.ts'
 
 /**
  * Opens (or returns the already open) log at `key` of `workspace`, folded by `fold`. Cheap:

@@ -35,9 +35,13 @@ export function digestOf(text: string): string | null {
 
 /** Why the chain members of a parsed line are malformed, or `undefined`. */
 function chainProblem(schema: LogEventSchema, value: Record<string, unknown>): string | undefined {
-  if (value.v !== 1 && value.v !== 2) return `unsupported log format version ${JSON.stringify(value.v)}`
-  if (value.v === 2) {
-    if (typeof value.payloadDigest !== 'string') return 'payloadDigest is missing'
+  if (value.v !== 1 && value.v !== 2 && value.v !== 3) return `unsupported log format version ${JSON.stringify(value.v)}`
+  if (value.v !== 1) {
+    // Version 3 writes `payloadDigest` only where the payload is gone (an erased line); a reader computes it otherwise.
+    if (value.v === 2 || value.erased === true) {
+      if (typeof value.payloadDigest !== 'string') return 'payloadDigest is missing'
+    }
+    else if (value.payloadDigest !== undefined) return 'a version 3 line holds payloadDigest only once erased'
     if (value.erased !== undefined && value.erased !== true) return 'erased is not true'
     const payload = schema.payloadFields[value.type as string] as readonly string[] | undefined
     if (payload) {
@@ -62,7 +66,21 @@ function chainProblem(schema: LogEventSchema, value: Record<string, unknown>): s
 export function parseEventLine<Draft extends LogEventDraft>(fold: LogFold<any, Draft, any>, value: unknown): LogEvent<Draft> | string {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'the line is not a JSON object'
   const members = value as Record<string, unknown>
-  return chainProblem(fold.schema, members) ?? fold.parse(members, members.erased === true)
+  const problem = chainProblem(fold.schema, members)
+  if (problem) return problem
+  restoreDefaults(fold.schema, members)
+  return fold.parse(members, members.erased === true)
+}
+
+/** Puts back the payload members a version 3 line left out because they had their default value. */
+function restoreDefaults(schema: LogEventSchema, members: Record<string, unknown>): void {
+  if (members.v !== 3 || members.erased === true || (!schema.payloadDefaults && !schema.payloadSameAs)) return
+  for (const field of schema.payloadFields[members.type as string] ?? []) {
+    if (members[field] !== undefined) continue
+    const other = schema.payloadSameAs?.[field]
+    if (other !== undefined) members[field] = members[other]
+    else if (schema.payloadDefaults && field in schema.payloadDefaults) members[field] = schema.payloadDefaults[field]
+  }
 }
 
 /** The checks every line gets first, on both paths: not empty, JSON, a known event, `seq` and `prev` in order. */
@@ -79,6 +97,7 @@ function parseLine<Draft extends LogEventDraft>(fold: LogFold<any, Draft, any>, 
   const members = value as Record<string, unknown>
   const problem = chainProblem(fold.schema, members)
   if (problem) throw new CorruptLine(line, problem)
+  restoreDefaults(fold.schema, members)
   const event = fold.parse(members, members.erased === true)
   if (typeof event === 'string') throw new CorruptLine(line, event)
   if (event.seq !== line) throw new CorruptLine(line, `seq is ${event.seq}, expected ${line}`)
@@ -105,10 +124,16 @@ export async function checkLine<Draft extends LogEventDraft>(fold: LogFold<any, 
   const { value, event } = parseLine(fold, text, line, prev)
   const record = event as unknown as Record<string, unknown>
   // Lines are written in canonical form: any other spelling (spaces, key order) was edited by hand.
-  if (canonicalJson(value) !== text) throw new CorruptLine(line, NOT_CANONICAL)
+  if (canonicalJson(event.v === 3 ? storedMembers(text) : value) !== text) throw new CorruptLine(line, NOT_CANONICAL)
   if (event.v === 1) {
     const { digest, ...rest } = record
     if ((await sha256Hex(canonicalJson(rest))) !== digest) throw new CorruptLine(line, DIGEST_CHANGED)
+    return event
+  }
+  if (event.v === 3) {
+    const stored = storedMembers(text)
+    const payloadDigest = event.erased ? stored.payloadDigest : await sha256Hex(canonicalJson(payloadOf(fold.schema, stored)))
+    if ((await sha256Hex(canonicalJson(headerOf(fold.schema, { ...stored, payloadDigest })))) !== event.digest) throw new CorruptLine(line, DIGEST_CHANGED)
     return event
   }
   if ((await sha256Hex(canonicalJson(headerOf(fold.schema, record)))) !== event.digest) throw new CorruptLine(line, DIGEST_CHANGED)
@@ -131,10 +156,16 @@ export function checkLineSync<Draft extends LogEventDraft>(fold: LogFold<any, Dr
   const members = canonicalMembers(text)
   if (members === false) throw new CorruptLine(line, NOT_CANONICAL)
   if (members === undefined) {
-    if (canonicalJson(value) !== text) throw new CorruptLine(line, NOT_CANONICAL)
+    if (canonicalJson(event.v === 3 ? storedMembers(text) : value) !== text) throw new CorruptLine(line, NOT_CANONICAL)
     if (event.v === 1) {
       const { digest, ...rest } = record
       if (hash(canonicalJson(rest)) !== digest) throw new CorruptLine(line, DIGEST_CHANGED)
+      return event
+    }
+    if (event.v === 3) {
+      const stored = storedMembers(text)
+      const payloadDigest = event.erased ? stored.payloadDigest : hash(canonicalJson(payloadOf(schema, stored)))
+      if (hash(canonicalJson(headerOf(schema, { ...stored, payloadDigest }))) !== event.digest) throw new CorruptLine(line, DIGEST_CHANGED)
       return event
     }
     if (hash(canonicalJson(headerOf(schema, record))) !== event.digest) throw new CorruptLine(line, DIGEST_CHANGED)
@@ -146,12 +177,19 @@ export function checkLineSync<Draft extends LogEventDraft>(fold: LogFold<any, Dr
   const payload: string[] = []
   const payloadSet = payloadSets(schema)[event.type]
   const headerSet = headerSets(schema)
+  // Version 3 (not erased): where the computed `payloadDigest` member goes among the header members (sorted keys).
+  const computed = event.v === 3 && !event.erased
+  let payloadDigestAt = -1
   for (let index = 0; index < keys.length; index++) {
     const key = keys[index]!
     if (key === 'digest') continue
-    if (event.v === 1 || headerSet.has(key)) header.push(text.slice(starts[index]!, starts[index + 1]! - 1))
+    if (event.v === 1 || headerSet.has(key)) {
+      if (computed && payloadDigestAt === -1 && key > 'payloadDigest') payloadDigestAt = header.length
+      header.push(text.slice(starts[index]!, starts[index + 1]! - 1))
+    }
     else if (payloadSet?.has(key)) payload.push(text.slice(starts[index]!, starts[index + 1]! - 1))
   }
+  if (computed) header.splice(payloadDigestAt === -1 ? header.length : payloadDigestAt, 0, `"payloadDigest":"${hash(`{${payload.join(',')}}`)}"`)
   if (hash(`{${header.join(',')}}`) !== event.digest) throw new CorruptLine(line, DIGEST_CHANGED)
   if (event.v === 2 && !event.erased && hash(`{${payload.join(',')}}`) !== event.payloadDigest) throw new CorruptLine(line, PAYLOAD_CHANGED)
   if (interner.size > INTERNER_MAX) interner.clear()
@@ -171,6 +209,11 @@ export function checkLineSync<Draft extends LogEventDraft>(fold: LogFold<any, Dr
     else interner.set(piece, record[key])
   }
   return event
+}
+
+/** The members of a line as written (before left-out defaults are put back). */
+function storedMembers(text: string): Record<string, unknown> {
+  return JSON.parse(text) as Record<string, unknown>
 }
 
 const headerSetCache = new WeakMap<LogEventSchema, ReadonlySet<string>>()

@@ -1,8 +1,10 @@
 /**
- * Writing one event as a version 2 line: header members and `payloadDigest` under `digest`,
- * payload members beside them, every member in canonical JSON and canonical (sorted) order
- * (format: docs/log-format.md). The event handed back is the line as a replay parses it, so
- * live state and a replay fold the same values.
+ * Writing one event as a version 3 line: header members and `payloadDigest` under `digest`,
+ * payload members beside them, every member in canonical JSON and canonical (sorted) order; the
+ * line leaves out `payloadDigest` (a reader computes it from the payload) and the payload members
+ * that have their default value ({@link LogEventSchema.payloadDefaults}, `payloadSameAs`), which
+ * neither digest then covers (format: docs/log-format.md). The event handed back is the line as
+ * a replay parses it, so live state and a replay fold the same values.
  */
 import { asParsed, canonicalJson, memberJson } from './canonical-json.ts'
 import type { LineHash } from './digest.ts'
@@ -18,6 +20,10 @@ interface LineLayout {
   /** `"field":` of each member. */
   prefixes: readonly string[]
   parts: ReadonlyArray<'header' | 'payload' | 'payloadDigest' | 'digest'>
+  /** Per member, the canonical JSON of its default value (left out of the line), if it has one. */
+  defaults: ReadonlyArray<string | undefined>
+  /** Per member, the member whose value it takes when left out, if any. */
+  sameAs: ReadonlyArray<string | undefined>
 }
 
 const layouts = new WeakMap<LogEventSchema, Record<string, LineLayout>>()
@@ -28,11 +34,16 @@ function layoutsOf(schema: LogEventSchema): Record<string, LineLayout> {
   known = Object.fromEntries(Object.entries(schema.payloadFields).map(([type, payloadFields]) => {
     const fields = [...schema.headerFields, ...payloadFields, 'digest'].sort()
     const parts = fields.map(field => (field === 'digest' || field === 'payloadDigest' ? field : schema.headerFields.includes(field) ? 'header' : 'payload'))
-    return [type, { fields, prefixes: fields.map(field => `${JSON.stringify(field)}:`), parts }]
+    const defaults = fields.map((field, index) => (parts[index] === 'payload' && schema.payloadDefaults && field in schema.payloadDefaults ? canonicalJson(schema.payloadDefaults[field]) : undefined))
+    const sameAs = fields.map((field, index) => (parts[index] === 'payload' ? schema.payloadSameAs?.[field] : undefined))
+    return [type, { fields, prefixes: fields.map(field => `${JSON.stringify(field)}:`), parts, defaults, sameAs }]
   })) as Record<string, LineLayout>
   layouts.set(schema, known)
   return known
 }
+
+/** The format version of the lines this writer writes. */
+export const LINE_VERSION = 3
 
 /** Interned values of one open log kept at most (then the map starts again). */
 export const INTERNED_MAX = 10_000
@@ -45,21 +56,28 @@ export interface SerializedEvent<Draft> {
 }
 
 /**
- * Writes `draft` as line `seq` after the line whose digest is `prev`. Each member is written once
+ * Writes `draft` as line `seq` after the line whose digest is `prev`, in format `version` (3;
+ * 2 for stores that keep version 2 lines). Each member is written once
  * in canonical JSON; the payload text, the header text and the line are joined from those pieces
  * (so each is exactly `canonicalJson` of its object). The interned member (the scope) of the
  * folded event is shared (frozen) with earlier events through `interned`.
  */
-export function serializeEvent<Draft extends LogEventDraft>(schema: LogEventSchema, draft: Draft, seq: number, prev: string | null, more: boolean, hash: LineHash, interned?: Map<string, unknown>): SerializedEvent<Draft> | Promise<SerializedEvent<Draft>> {
+export function serializeEvent<Draft extends LogEventDraft>(schema: LogEventSchema, draft: Draft, seq: number, prev: string | null, more: boolean, hash: LineHash, interned?: Map<string, unknown>, version: 2 | 3 = LINE_VERSION): SerializedEvent<Draft> | Promise<SerializedEvent<Draft>> {
   const source = draft as Draft & Record<string, unknown>
-  const { fields, prefixes, parts } = layoutsOf(schema)[draft.type]!
+  const { fields, prefixes, parts, defaults, sameAs } = layoutsOf(schema)[draft.type]!
   const pieces: Array<string | undefined> = new Array(fields.length)
+  // Members left out because they have their default value: the folded event keeps the draft's.
+  const defaulted: boolean[] = new Array(fields.length)
   let payload = ''
   for (let index = 0; index < fields.length; index++) {
     const part = parts[index]
     if (part !== 'header' && part !== 'payload') continue
     const field = fields[index]!
-    const json = memberJson(field === 'v' ? 2 : field === 'seq' ? seq : field === 'prev' ? prev : field === 'more' ? (more || undefined) : source[field])
+    let json = memberJson(field === 'v' ? version : field === 'seq' ? seq : field === 'prev' ? prev : field === 'more' ? (more || undefined) : source[field])
+    if (version === 3 && json !== undefined && part === 'payload' && (json === defaults[index] || (sameAs[index] !== undefined && source[field] === source[sameAs[index]!]))) {
+      defaulted[index] = true
+      json = undefined
+    }
     pieces[index] = json
     if (json !== undefined && part === 'payload') payload += `${payload === '' ? '' : ','}${prefixes[index]}${json}`
   }
@@ -79,8 +97,9 @@ export function serializeEvent<Draft extends LogEventDraft>(schema: LogEventSche
         if (parts[index] === 'digest') pieces[index] = `"${digest}"`
         const piece = pieces[index]
         const field = fields[index]!
-        if (piece !== undefined) line += `${line === '' ? '' : ','}${prefixes[index]}${piece}`
-        if (!(field in source)) continue
+        // `payloadDigest` is in the header text the digest covers, not in the line.
+        if (piece !== undefined && (version === 2 || parts[index] !== 'payloadDigest')) line += `${line === '' ? '' : ','}${prefixes[index]}${piece}`
+        if (!(field in source) || defaulted[index]) continue
         if (piece === undefined) {
           folded[field] = undefined
           continue

@@ -13,15 +13,18 @@ export interface LogEventDraft {
 
 /** The chain members the log writes on every line (format: docs/log-format.md). */
 export interface LogLineChain {
-  /** Format version: 1 (digest over the whole line) or 2 (digest over the header and `payloadDigest`). */
-  v: 1 | 2
+  /**
+   * Format version: 1 (digest over the whole line), 2 (digest over the header and `payloadDigest`)
+   * or 3 (as 2, with `payloadDigest` and default payload members left out of the line).
+   */
+  v: 1 | 2 | 3
   /** 1 on the first line, +1 per line, no gaps. */
   seq: number
   /** `digest` of the previous line; `null` on the first line. */
   prev: string | null
   /** SHA-256 hex of the canonical JSON of the header (v2) or of the line without `digest` (v1). */
   digest: string
-  /** Version 2: SHA-256 hex of the canonical JSON of the payload fields. */
+  /** Version 2: SHA-256 hex of the canonical JSON of the payload fields (version 3: in the line only once erased). */
   payloadDigest?: string
   /** On every line of a multi-line write except its last. */
   more?: true
@@ -44,6 +47,13 @@ export interface LogEventSchema {
   sharedFields: ReadonlySet<string>
   /** The member whose values are frozen and shared by every event of one open log (the scope). */
   internedField: string
+  /**
+   * Payload members a version 3 line leaves out when they have this value (compared as canonical
+   * JSON), and a reader puts back (one shared value per member: never mutate it). Default: none.
+   */
+  payloadDefaults?: Readonly<Record<string, unknown>>
+  /** Payload members a version 3 line leaves out when they equal another member of the event (`{ createdAt: 'at' }`), put back on read. Default: none. */
+  payloadSameAs?: Readonly<Record<string, string>>
 }
 
 /** Why a write cannot apply: the draft that conflicts and the reason. */

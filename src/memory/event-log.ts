@@ -5,7 +5,7 @@
  * checkpoint holds that state (checkpoint-state.ts). Stores open their log here.
  */
 import type { Workspace } from '../workspace/types.ts'
-import { canonicalJson, compactEventLog, openEventLog, parseEventLine, serializeEvent, stripPayload, verifyEventLog, type EventLog, type LogFold, type MemoryLogCompaction, type MemoryLogOptions, type MemoryLogVerification } from '../log/index.ts'
+import { canonicalJson, compactEventLog, knownSyncHash, openEventLog, parseEventLine, payloadDigestOf, serializeEvent, stripPayload, verifyEventLog, type EventLog, type LogFold, type MemoryLogCompaction, type MemoryLogOptions, type MemoryLogVerification } from '../log/index.ts'
 import { createSearchIndex } from './search-index.ts'
 import { memoryCheckpointCodec, memoryPartitions } from './checkpoint-state.ts'
 import {
@@ -16,6 +16,7 @@ import {
   HEADER_FIELDS,
   markErased,
   parseMemoryEvent,
+  PAYLOAD_DEFAULTS,
   PAYLOAD_FIELDS,
   type MemoryEventDraft,
   type MemoryRecordLookup,
@@ -38,6 +39,8 @@ export const memoryFold: LogFold<MemoryRecordState, MemoryEventDraft, MemoryReco
     eraseType: 'erase',
     sharedFields: new Set(['audit', 'tags', 'metadata', 'provenance', 'supersedes']),
     internedField: 'scope',
+    payloadDefaults: PAYLOAD_DEFAULTS,
+    payloadSameAs: { createdAt: 'at' },
   },
   parse: parseMemoryEvent,
   empty: () => emptyRecordState(createSearchIndex),
@@ -116,7 +119,7 @@ export function parseMemoryLine(value: unknown): MemoryEvent | string {
  * keep the lines elsewhere (the SQL stores). `event` is the draft as a replay folds it.
  */
 export function formatMemoryLine(draft: MemoryEventDraft, seq: number, prev: string | null, more: boolean, hash: (text: string) => string): { line: string; digest: string; event: MemoryEventDraft } {
-  const written = serializeEvent(memoryFold.schema, draft, seq, prev, more, hash)
+  const written = serializeEvent(memoryFold.schema, draft, seq, prev, more, hash, undefined, 2)
   if (written instanceof Promise) throw new TypeError('formatMemoryLine needs a synchronous hash')
   return { line: written.line, digest: written.digest, event: written.folded }
 }
@@ -124,11 +127,15 @@ export function formatMemoryLine(draft: MemoryEventDraft, seq: number, prev: str
 /**
  * The line of an erased record's event with its payload removed (`erased: true`), as compaction
  * writes it; `undefined` for a version 1 line (its digest covers the payload), an erase event
- * or a line already stripped.
+ * or a line already stripped. A version 3 line gets its `payloadDigest` (SHA-256 of
+ * `node:crypto`, `hash` or the one `sha256HexSync()` found).
+ *
+ * @throws TypeError for a version 3 line where no synchronous SHA-256 is known.
  */
-export function strippedMemoryLine(line: string): string | undefined {
+export function strippedMemoryLine(line: string, hash: ((text: string) => string) | undefined = knownSyncHash()): string | undefined {
   const value = JSON.parse(line) as Record<string, unknown>
-  if (value.v !== 2 || value.erased || value.type === memoryFold.schema.eraseType) return undefined
-  stripPayload(memoryFold.schema, value)
+  if ((value.v !== 2 && value.v !== 3) || value.erased || value.type === memoryFold.schema.eraseType) return undefined
+  if (value.v === 3 && !hash) throw new TypeError('strippedMemoryLine needs a synchronous SHA-256 for a version 3 line (await sha256HexSync() first)')
+  stripPayload(memoryFold.schema, value, hash ? payloadDigestOf(memoryFold.schema, value, hash) as string | undefined : undefined)
   return canonicalJson(value)
 }

@@ -134,8 +134,10 @@ export interface MemoryCheckpointSection {
   end: number
   /** Records the section holds. */
   records: number
-  /** SHA-256 hex of the section's text. */
+  /** SHA-256 hex of the section's text (as stored: the base64 text when compressed). */
   digest: string
+  /** UTF-8 bytes of the section's JSON once inflated (a version 4 section, raw DEFLATE in base64); absent: plain JSON (version 3). */
+  inflated?: number
 }
 
 /** Forgets the duplicate map of a partition (its records just changed wholesale: a section was loaded). */
@@ -203,6 +205,13 @@ export const PAYLOAD_FIELDS: Readonly<Record<MemoryEventType, readonly string[]>
   delete: ['reason'],
   erase: ['reason'],
 }
+
+/**
+ * Payload members a version 3 line leaves out when they have this value (what `rememberDrafts`
+ * writes when none is given); replay puts them back, one shared value each. `createdAt` is left
+ * out when it equals `at` (`payloadSameAs` of the memory fold).
+ */
+export const PAYLOAD_DEFAULTS: Readonly<Record<string, unknown>> = { tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {} }
 
 /** Header fields of a version 2 line (covered by `digest`), besides `digest` itself. */
 export const HEADER_FIELDS: readonly string[] = ['v', 'seq', 'prev', 'more', 'type', 'store', 'scope', 'recordId', 'version', 'at', 'audit', 'payloadDigest']

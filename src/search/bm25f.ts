@@ -2,7 +2,9 @@
  * BM25F scoring over the term postings: per query term,
  * `idf × tf' × (k1 + 1) / (tf' + k1)` with
  * `tf' = Σ weight(field) × tf(field) / (1 − b + b × len(field) / avgLen(field))` and
- * `idf = ln(1 + (N − n + 0.5) / (n + 0.5))` over the live records.
+ * `idf = ln(1 + (N − n + 0.5) / (n + 0.5))` over the live records: term at a time over the
+ * postings into the score scratch (`rank`, `accumulate`), or one record from its own tokens
+ * (`scoreSlot`). max-score.ts is the document-at-a-time pass with pruning.
  */
 import { scratch, scratchFor, type ScoredSlots } from './scratch.ts'
 import type { IndexState } from './state.ts'
@@ -34,9 +36,10 @@ export function rank<D extends SearchDocument>(state: IndexState<D>, params: Bm2
 
 /**
  * Adds the BM25F points of `terms` to the scores of `into` (a ranking of this index still in the
- * scratch); returns it. With `countMatches`, `scratch.matched` counts the terms found per slot.
+ * scratch); returns it. With `countMatches`, `scratch.matched` counts the terms found per slot;
+ * `changed` receives every slot given points (once per term holding it).
  */
-export function accumulate<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, into: ScoredSlots, countMatches = false): ScoredSlots {
+export function accumulate<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, into: ScoredSlots, countMatches = false, changed?: number[]): ScoredSlots {
   const { slots, vocabulary } = state
   const { stamp, touched } = into
   if (slots.live === 0) return into
@@ -82,6 +85,7 @@ export function accumulate<D extends SearchDocument>(state: IndexState<D>, param
             + (c2 === 0 ? 0 : w2 * c2 / (base + a2 * lengths[slot * 3 + 2]!))
         }
         const points = termIdf * tf * (k1 + 1) / (tf + k1)
+        if (changed !== undefined) changed.push(slot)
         if (stamps[slot] !== stamp) {
           stamps[slot] = stamp
           scores[slot] = points
@@ -98,10 +102,13 @@ export function accumulate<D extends SearchDocument>(state: IndexState<D>, param
   return into
 }
 
-/** The score {@link rank} gives `slot` (same terms, same order of additions), from the record's own tokens. */
-export function scoreSlot<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, slot: number): number {
+/**
+ * The score the top-k pass (max-score.ts) gives `slot` for `terms` (same terms, same order of
+ * additions), from the record's own tokens, and how many of the first `counted` terms it holds.
+ */
+export function scoreSlot<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, slot: number, counted = 0): { score: number; matched: number } {
   const { slots, vocabulary } = state
-  if (slots.live === 0) return 0
+  if (slots.live === 0) return { score: 0, matched: 0 }
   const tokens = state.retokenize(slots.records[slot]!)
   const average = slots.averageLengths()
   const [w0, w1, w2] = params.weights
@@ -110,8 +117,10 @@ export function scoreSlot<D extends SearchDocument>(state: IndexState<D>, params
   const base = 1 - b
   const lengths = slots.lengths
   let score = 0
-  let scored = false
+  let matched = 0
+  let place = -1
   for (const [term, weight] of terms) {
+    place++
     const id = vocabulary.termIds.get(term)
     if (id === undefined) continue
     const frequency = vocabulary.termFrequency[id]!
@@ -125,12 +134,8 @@ export function scoreSlot<D extends SearchDocument>(state: IndexState<D>, params
     const tf = (f0 === 0 ? 0 : w0 * f0 / (base + a0 * lengths[slot * 3]!))
       + (f1 === 0 ? 0 : w1 * f1 / (base + a1 * lengths[slot * 3 + 1]!))
       + (f2 === 0 ? 0 : w2 * f2 / (base + a2 * lengths[slot * 3 + 2]!))
-    const points = termIdf * tf * (k1 + 1) / (tf + k1)
-    if (!scored) {
-      score = points
-      scored = true
-    }
-    else score += points
+    score += termIdf * tf * (k1 + 1) / (tf + k1)
+    if (place < counted) matched++
   }
-  return score
+  return { score, matched }
 }

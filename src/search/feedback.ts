@@ -1,14 +1,11 @@
 /**
  * Pseudo-relevance feedback (RM3-style): the best-ranked filtered records lend their most telling
- * terms (term share in the record × record score / best score × idf) to a second ranking.
+ * terms (term share in the record × record score / best score × idf) to a second ranking, which
+ * adds their points to those of the query's terms.
  */
-import { accumulate, idf, type Bm25fParams } from './bm25f.ts'
-import type { CheckedQuery } from './query.ts'
-import { scratch, type ScoredSlots } from './scratch.ts'
+import { idf } from './bm25f.ts'
 import type { ScoredSlot } from './slots.ts'
 import type { IndexState } from './state.ts'
-import { offer } from './substring-index.ts'
-import { TopK } from './top-k.ts'
 import type { SearchDocument } from './types.ts'
 
 /** Feedback settings with every field set. */
@@ -39,20 +36,17 @@ export function feedbackOn(feedback: FeedbackParams): boolean {
 }
 
 /**
- * `ranked` (the ranking of `terms`) with the points of the `feedback.terms` terms lent by its best
- * `feedback.records` records that pass the filters added, each term at `feedback.weight` × its
- * value / the strongest value. Only terms held by `feedback.minRecords` to `feedback.maxShare` ×
- * the records are lent: rarer ones bring back only their record, commoner ones cost a long
- * posting list and tell little. Cost: the lent records tokenized again, and the postings of the
- * lent terms, at most a quarter of those of `terms` (or 1,024).
+ * The terms lent by `top` (the best records of the ranking of `terms` that pass the filters, best
+ * first, at most `feedback.records`): the `feedback.terms` most telling terms of those records,
+ * each weighted `feedback.weight` × its value / the strongest value. Only terms held by
+ * `feedback.minRecords` to `feedback.maxShare` × the records are lent: rarer ones bring back only
+ * their record, commoner ones cost a long posting list and tell little. The lent terms' postings
+ * are at most a quarter of those of `terms` (or 1,024). Cost: the lent records tokenized again.
  */
-export function withFeedback<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, ranked: ScoredSlots, checked: CheckedQuery): ScoredSlots {
+export function lentTerms<D extends SearchDocument>(state: IndexState<D>, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, top: readonly ScoredSlot[]): Map<string, number> {
   const { slots, vocabulary } = state
-  const best = new TopK<ScoredSlot>(feedback.records, slots.compare)
-  const touched = ranked.touched
-  for (let index = touched.length - 1; index >= 0; index--) offer(slots, best, touched[index]!, scratch.scores[touched[index]!]!, checked)
-  const top = best.sorted()
-  if (top.length === 0) return ranked
+  const lentTerms = new Map<string, number>()
+  if (top.length === 0) return lentTerms
   const maxScore = top[0]!.score
   const lent = new Map<string, number>()
   const names = vocabulary.termNames
@@ -72,9 +66,8 @@ export function withFeedback<D extends SearchDocument>(state: IndexState<D>, par
     }
   }
   const chosen = [...lent].sort((a, c) => c[1] - a[1]).slice(0, feedback.terms)
-  if (chosen.length === 0) return ranked
+  if (chosen.length === 0) return lentTerms
   const strongest = chosen[0]![1]
-  const lentTerms = new Map<string, number>()
   // The lent terms' postings are bounded by a quarter of those of the first ranking (feedback adds
   // at most a quarter of its cost), with room for small indexes: a term that does not fit is left out.
   let budget = Math.max(MIN_POSTINGS_BUDGET, postingsOf(state, terms) / 4)
@@ -84,5 +77,5 @@ export function withFeedback<D extends SearchDocument>(state: IndexState<D>, par
     budget -= df
     lentTerms.set(term, feedback.weight * value / strongest)
   }
-  return accumulate(state, params, lentTerms, ranked)
+  return lentTerms
 }

@@ -3,7 +3,7 @@ import { ENGLISH_STOP_WORDS, forEachTokenAndRun, tokenizeWords } from './text.ts
 
 const SNAPSHOT_VERSION = 2
 // Text that exercises every tokenizer rule: a snapshot taken under other tokenization is not restored.
-const TOKENIZER_PROBE = "Caroline's PAINTINGS, café Naïve ｆｕｌｌ-width 東京都 iPhone用 カタカナー 한국어 3.5 2023 running ran went children hopped generously relational roadtrip don't we've O'Neil ß ﬁ Ωmega"
+const TOKENIZER_PROBE = "Caroline's PAINTINGS, café Naïve ｆｕｌｌ-width 東京都 iPhone用 カタカナー 한국어 3.5 2023 running ran went children hopped generously relational roadtrip don't we've O'Neil ß ﬁ Ωmega May may May's Máy"
 let snapshotFormat: string | undefined
 
 /**

@@ -7,18 +7,17 @@
  * substring rule (capability document) returns is still returned.
  */
 import type { Bm25fParams } from './bm25f.ts'
-import { rank, scoreSlot } from './bm25f.ts'
-import { feedbackOn, withFeedback, type FeedbackParams } from './feedback.ts'
+import { scoreSlot } from './bm25f.ts'
+import { rankedCandidates } from './candidates.ts'
+import type { FeedbackParams } from './feedback.ts'
 import { textOf } from './plain-text.ts'
 import { checkQuery } from './query.ts'
 import { queryTerms } from './query-terms.ts'
-import { scratch } from './scratch.ts'
 import type { ScoredSlot } from './slots.ts'
 import { snippetOf } from './snippet.ts'
 import { decodeSnapshot, encodeSnapshot } from './snapshot.ts'
 import { IndexState } from './state.ts'
-import { offer, substringSearch } from './substring-index.ts'
-import { TopK } from './top-k.ts'
+import { substringSearch } from './substring-index.ts'
 import { candidateScorer, rerankOn, type RerankParams } from './rerank.ts'
 import type { SearchDocument, SearchFeedbackOptions, SearchField, SearchHit, SearchIndex, SearchIndexOptions, SearchProximityOptions, SearchQuery } from './types.ts'
 
@@ -67,8 +66,9 @@ export const DEFAULT_SEARCH_INDEX_OPTIONS: {
  *
  * Cost: `update` is lazy (it only notes the latest state; the partition is indexed on its first
  * search); indexing a record is proportional to its length; a search visits the postings of the
- * query's terms and of the runs containing the query, and keeps the top `limit` with a bounded
- * heap (candidates below the heap's floor are dropped before the filters run).
+ * query's terms once (with MaxScore pruning when one list dwarfs the others: candidates.ts) and
+ * those of the runs containing the query, and keeps the top `limit` with a bounded heap
+ * (candidates below the heap's floor are dropped before the filters run).
  */
 export function createSearchIndex<D extends SearchDocument = SearchDocument>(options: SearchIndexOptions<D> = {}): SearchIndex<D> {
   return new RankedIndex<D>(options)
@@ -153,37 +153,26 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     const guaranteed = substringSearch(state, checked)
     const kept = new Set(guaranteed.map(hit => hit.slot))
     const terms = queryTerms(state.vocabulary, query.query)
-    const scoreOf = new Map<number, number>()
+    const scoreOf = new Map<number, { score: number; matched: number }>()
     const rerank = rerankOn(this.levers, terms)
     const room = checked.limit - kept.size
-    let ranked: ScoredSlot[]
-    let stamp = -1
+    let ranked: Array<{ slot: number; score: number; matched: number }>
     if (room <= 0) {
       // No place left for ranked-only records (feedback could only lend to records that cannot
       // enter): score just the kept ones.
-      for (const slot of kept) scoreOf.set(slot, scoreSlot(state, params, terms, slot))
+      for (const slot of kept) scoreOf.set(slot, { score: scoreSlot(state, params, terms, slot).score, matched: terms.size })
       ranked = []
     }
     else {
       // The best candidates by BM25F (and feedback): the page, or the re-ranking depth.
-      const top = new TopK<ScoredSlot>(rerank ? Math.max(this.levers.depth, room) : room, slots.compare)
-      let scored = rank(state, params, terms)
-      stamp = scored.stamp
-      if (feedbackOn(feedback)) scored = withFeedback(state, params, feedback, terms, scored, checked)
-      const scores = scratch.scores
-      // Newest first, as in substringSearch: equal scores then stop at the heap's floor.
-      const stamps = scratch.stamps
-      for (const slot of kept) if (stamps[slot] === scored.stamp) scoreOf.set(slot, scores[slot]!)
-      const touched = scored.touched
-      if (kept.size === 0) for (let index = touched.length - 1; index >= 0; index--) offer(slots, top, touched[index]!, scores[touched[index]!]!, checked)
-      else for (let index = touched.length - 1; index >= 0; index--) if (!kept.has(touched[index]!)) offer(slots, top, touched[index]!, scores[touched[index]!]!, checked)
-      ranked = top.sorted()
+      const found = rankedCandidates(state, params, feedback, terms, checked, kept, rerank ? Math.max(this.levers.depth, room) : room)
+      ranked = found.ranked
+      for (const [slot, scored] of found.kept) scoreOf.set(slot, scored)
     }
-    let kepts = guaranteed.map(({ slot }) => ({ slot, score: scoreOf.get(slot) ?? 0 }))
+    let kepts = guaranteed.map(({ slot }) => ({ slot, score: scoreOf.get(slot)?.score ?? 0, matched: scoreOf.get(slot)?.matched ?? 0 }))
     if (rerank) {
-      const { stamps, matched } = scratch
-      const scorer = candidateScorer(state, this.levers, terms, slot => stamps[slot] === stamp ? matched[slot]! : terms.size)
-      const rescore = (candidate: ScoredSlot) => ({ slot: candidate.slot, score: scorer(candidate) })
+      const scorer = candidateScorer(state, this.levers, terms)
+      const rescore = (candidate: { slot: number; score: number; matched: number }) => ({ slot: candidate.slot, score: scorer(candidate), matched: candidate.matched })
       ranked = ranked.map(rescore).sort((a, c) => slots.compare(c, a))
       kepts = kepts.map(rescore)
     }

@@ -4,7 +4,7 @@
  * and a boost for a record whose tag the query names.
  */
 import { idf } from './bm25f.ts'
-import type { ScoredSlot } from './slots.ts'
+import type { RankedSlot } from './max-score.ts'
 import type { IndexState } from './state.ts'
 import { forEachSurface, stemWord, tokenizeWords } from './text.ts'
 import type { SearchDocument } from './types.ts'
@@ -30,12 +30,12 @@ export function rerankOn(params: RerankParams, terms: ReadonlyMap<string, number
 }
 
 /**
- * A scorer of candidates for the query terms `terms`: `(slot, score)` gives the score with the
- * proximity bonus added and the tag boost applied. Scores of 0 (records the ranking did not find)
- * stay 0. `matched(slot)` is how many query terms the ranking found in a slot: a record with fewer
- * than two is not read for proximity.
+ * A scorer of candidates for the query terms `terms`: `(slot, score, matched)` gives the score
+ * with the proximity bonus added and the tag boost applied. Scores of 0 (records the ranking did
+ * not find) stay 0. `matched` is how many query terms the ranking found in the record: a record
+ * with fewer than two is not read for proximity.
  */
-export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, params: RerankParams, terms: ReadonlyMap<string, number>, matched: (slot: number) => number): (candidate: ScoredSlot) => number {
+export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, params: RerankParams, terms: ReadonlyMap<string, number>): (candidate: RankedSlot) => number {
   const { slots, vocabulary, text } = state
   const ids: number[] = []
   const idfs: number[] = []
@@ -88,10 +88,10 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
     }
     return false
   }
-  return ({ slot, score }) => {
+  return ({ slot, score, matched }) => {
     if (score === 0) return 0
     const record = slots.records[slot]!
-    const near = proximity && matched(slot) >= 2 ? score + nearBonus(record) : score
+    const near = proximity && matched >= 2 ? score + nearBonus(record) : score
     return params.tagBoost !== 1 && named(record) ? near * params.tagBoost : near
   }
 }

@@ -2,6 +2,7 @@ import { parseInstant } from '../instant.ts'
 import { RecordTokens } from './record-tokens.ts'
 import { RunIndex } from './runs.ts'
 import { FIELDS, Slots } from './slots.ts'
+import { TermBounds } from './term-bounds.ts'
 import type { SearchDocument, SearchText } from './types.ts'
 import { TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
 
@@ -18,6 +19,8 @@ export class IndexState<D extends SearchDocument> {
   nextPosition = 0
   /** Tokenizer scratch of this index. */
   readonly tokens = new RecordTokens()
+  /** Per-term bounds of the points of a posting (for top-k pruning), kept in step with the postings lazily. */
+  readonly bounds = new TermBounds()
 
   constructor(readonly text: SearchText<D>, readonly irregular = true) {
     this.vocabulary = new Vocabulary(irregular)

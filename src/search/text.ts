@@ -11,7 +11,9 @@
  * 3. Han, Hiragana, Katakana and Hangul runs (written without spaces) become overlapping
  *    character bigrams, plus the single character when the run is one character long
  *    ("東京都" -> "東京", "京都"), so a query of two or more characters finds the text it occurs in.
- * 4. English stop-words ({@link ENGLISH_STOP_WORDS}) are dropped; the rest are stemmed with the
+ * 4. English stop-words ({@link ENGLISH_STOP_WORDS}) are dropped, except "May" written with a
+ *    capital (the month: "in May", "8 May 2023"; the modal verb is rarely capitalised in notes
+ *    and questions); the rest are stemmed with the
  *    Porter stemmer of the `stemmer` package ("painting", "paints" -> "paint"), irregular verb and
  *    noun forms first replaced by their base ("went" -> "go", "children" -> "child"). Words with
  *    digits and non-Latin words are not stemmed.
@@ -22,7 +24,8 @@ import { IRREGULAR_FORMS } from './irregular.ts'
 /**
  * English stop-words left out of the index and of queries: articles, pronouns, auxiliaries,
  * prepositions, conjunctions and question words. A query made only of stop-words finds nothing by
- * rank (the substring rule still applies, see `createSearchIndex`).
+ * rank (the substring rule still applies, see `createSearchIndex`). "may" is one of them only in
+ * lower case ({@link MONTH_MAY}).
  */
 export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set(`
 a about above after again against all am an and any are aren as at be because been before being below
@@ -36,6 +39,9 @@ yourselves also yet ever may might must shall s t d ll m re ve
 get gets getting got gotten go goes going gone went like likely many much say says said
 kind kinds type types sort thing things way ways one ones something anything
 `.trim().split(/\s+/))
+
+/** The one stop-word kept when written with a capital: the month, not the modal verb. */
+export const MONTH_MAY = 'may'
 
 const WORD = /[\p{L}\p{N}\p{M}]+(?:['’][\p{L}]+)?/gu
 const CLITIC = /['’](?:s|t|re|ve|ll|d|m)$/u
@@ -121,15 +127,33 @@ export function forEachSurface(text: string, visit: (surface: string) => void): 
  * for ASCII text with a character scanner (exported so tests can compare the two).
  */
 export function forEachSurfaceUnicode(text: string, visit: (surface: string) => void): void {
+  const capitals = MAY_ANY_CASE.test(text) ? capitalMays(text) : undefined
+  let mays = 0
   for (const match of foldText(text).matchAll(WORD)) {
     const word = match[0].replace(CLITIC, '').replace(/['’]/gu, '')
     if (SPACELESS.test(word)) {
       spacelessTerms(word, visit)
       continue
     }
+    if (word === MONTH_MAY && capitals?.[mays++] === true) {
+      visit(word)
+      continue
+    }
     if (ENGLISH_STOP_WORDS.has(word)) continue
     visit(word)
   }
+}
+
+const MAY_ANY_CASE = /m\p{M}*a\p{M}*y/iu
+
+/** Per word of `text` that folds to "may", in order: whether it starts with a capital. */
+function capitalMays(text: string): boolean[] {
+  const capitals: boolean[] = []
+  for (const match of text.normalize('NFKC').matchAll(WORD)) {
+    const word = match[0]
+    if (foldText(word).replace(CLITIC, '').replace(/['’]/gu, '') === MONTH_MAY) capitals.push(word[0] !== word[0]!.toLowerCase())
+  }
+  return capitals
 }
 
 /**
@@ -201,7 +225,13 @@ function scanAscii(text: string, visitor: TokenAndRunVisitor): void {
     }
     const apostrophe = code === 39 && at + 1 < length && isAsciiLetter(text.charCodeAt(at + 1))
     if (!apostrophe && wordStart === start) {
-      visitor.word(lower(text, start, at, upper))
+      const run = lower(text, start, at, upper)
+      // "May" with a capital is the month: a word, not the stop-word a whole run is checked against.
+      if (upper && run === MONTH_MAY && isCapital(text.charCodeAt(start))) {
+        visitor.run(run)
+        visitor.surface(run)
+      }
+      else visitor.word(run)
       wordFrom = at
       continue
     }
@@ -216,9 +246,11 @@ function scanAscii(text: string, visitor: TokenAndRunVisitor): void {
       if (!ASCII_CLITICS.has(tail)) word += tail
       wordFrom = end
     }
-    if (!ENGLISH_STOP_WORDS.has(word)) visitor.surface(word)
+    if (!ENGLISH_STOP_WORDS.has(word) || (word === MONTH_MAY && isCapital(text.charCodeAt(wordStart)))) visitor.surface(word)
   }
 }
+
+const isCapital = (code: number) => code >= 65 && code <= 90
 
 // The clitics CLITIC drops (with their apostrophe); after another apostrophe suffix only the apostrophe goes.
 const ASCII_CLITICS: ReadonlySet<string> = new Set(['s', 't', 're', 've', 'll', 'd', 'm'])

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { deflateRawSync } from 'node:zlib'
 import fc from 'fast-check'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
@@ -20,7 +21,7 @@ import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jso
 import type { MemoryRecord, MemorySearchQuery, MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
-import { resealCheckpoint } from '../helpers/checkpoint.ts'
+import { readableCheckpoint, resealCheckpoint } from '../helpers/checkpoint.ts'
 
 const KEY = 'memory:memory.jsonl'
 const CHECKPOINT = 'memory:memory.jsonl.checkpoint'
@@ -64,16 +65,16 @@ function lines(text: string): string[] {
 
 interface Section { values: unknown; records: unknown[]; order: number[]; index: MemorySearchIndexSnapshot | null }
 
-/** The partitions of a version 3 checkpoint text, each with its parsed section. */
+/** The partitions of a version 3 or 4 checkpoint text, each with its parsed section. */
 function sectionsOf(text: string): Array<{ key: string; section: Section }> {
-  const [, directory, ...rest] = lines(text)
+  const [, directory, ...rest] = lines(readableCheckpoint(text))
   return (JSON.parse(directory!) as { partitions: Array<[string]> }).partitions.map(([key], at) => ({ key, section: JSON.parse(rest[at]!) as Section }))
 }
 
 /** The partitions whose section holds an index snapshot. */
 const indexedKeys = (text: string) => sectionsOf(text).filter(({ section }) => section.index !== null).map(({ key }) => key)
 
-/** A version 3 checkpoint of one partition written as version 2 (state line, index line with `indexDigest`), or version 1 (no index line). */
+/** A version 4 checkpoint of one partition written as version 2 (state line, index line with `indexDigest`), or version 1 (no index line). */
 function asOlderVersion(text: string, version: 1 | 2): string {
   const [stampLine, directoryLine] = lines(text)
   const [{ key, section }] = sectionsOf(text) as [{ key: string; section: Section }]
@@ -200,7 +201,7 @@ describe('search indexes in checkpoints', () => {
     expect(await adapter.log.checkpoint()).toBe(true)
     const text = readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8')
     const head = JSON.parse(lines(text)[0]!) as { v: number; directoryDigest: string }
-    expect(head.v).toBe(3)
+    expect(head.v).toBe(4)
     expect(head.directoryDigest).toBe(sha256(lines(text)[1]!))
     expect(indexedKeys(text)).toEqual([partitionKey('agent', target('alice').scope)])
     expect(await indexBuilt(adapter.log.workspace, 'bob')).toBe(false)
@@ -248,7 +249,7 @@ describe('search indexes in checkpoints', () => {
 
     it('another tokenizer format', async () => {
       const { dir, path, expected } = await searchedCheckpoint()
-      writeFileSync(path, resealCheckpoint(readFileSync(path, 'utf8').replace(/"format":"[^"]*"/, '"format":"0:older"')))
+      writeFileSync(path, resealCheckpoint(readableCheckpoint(readFileSync(path, 'utf8')).replace(/"format":"[^"]*"/, '"format":"0:older"')))
       const { warnings, built, hits } = await openAndSearch(dir)
       expect(warnings).toEqual([])
       expect(built).toBe(false)
@@ -274,7 +275,8 @@ describe('search indexes in checkpoints', () => {
     }
 
     it('a changed character (digest)', async () => {
-      expect(await damaged(text => text.replace(/"terms":\["[^"]/, match => `${match.slice(0, -1)}z`))).toContain('digest')
+      // One base64 character of the compressed section changed, the directory's digest kept.
+      expect(await damaged(text => lines(text).map((line, at) => (at === 2 ? `${line.slice(0, 10)}${line[10] === 'A' ? 'B' : 'A'}${line.slice(11)}` : line)).join('\n'))).toContain('digest')
     })
 
     it('a missing section line', async () => {
@@ -282,11 +284,21 @@ describe('search indexes in checkpoints', () => {
     })
 
     it('a snapshot whose records do not fit its partition (digests recomputed)', async () => {
-      expect(await damaged(text => resealCheckpoint(text.replace(/"slots":3/, '"slots":2')))).toContain('search index')
+      expect(await damaged(text => resealCheckpoint(readableCheckpoint(text).replace(/"slots":3/, '"slots":2')))).toContain('search index')
     })
 
     it('records of another partition than the directory names (digests recomputed)', async () => {
-      expect(await damaged(text => resealCheckpoint(lines(text).map((line, at) => (at === 2 ? line.replace('"user":"alice"', '"user":"mallory"') : line)).join('\n')))).toContain('malformed')
+      expect(await damaged(text => resealCheckpoint(lines(readableCheckpoint(text)).map((line, at) => (at === 2 ? line.replace('"user":"alice"', '"user":"mallory"') : line)).join('\n')))).toContain('malformed')
+    })
+
+    it('a compressed section that does not inflate to its directory\'s length, or not at all (digests recomputed)', async () => {
+      const section = (text: string, edit: (line: string) => string) => resealCheckpoint(lines(text).map((line, at) => (at === 2 ? edit(line) : line)).join('\n'), { asStored: true })
+      const cut = await damaged(text => section(text, line => line.slice(0, Math.floor(line.length / 8) * 4)))
+      expect(cut).toMatch(/section of partition .*alice.* cannot be decompressed/)
+      const notBase64 = await damaged(text => section(text, line => `*${line.slice(1)}`))
+      expect(notBase64).toMatch(/section of partition .*alice.* cannot be decompressed: it is not base64 text/)
+      const other = await damaged(text => section(text, () => deflateRawSync('{"values":{}}').toString('base64')))
+      expect(other).toMatch(/section of partition .*alice.* cannot be decompressed: it inflates to 13 bytes, not \d+/)
     })
   })
 
@@ -297,11 +309,11 @@ describe('search indexes in checkpoints', () => {
     await adapter.append(target('alice'), { kind: 'semantic', content: 'likes tea' }, { audit })
     await adapter.search(target('alice'), { query: 'secret' })
     expect(await adapter.log.checkpoint()).toBe(true)
-    expect(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8').toLowerCase()).toContain('secret')
+    expect(readableCheckpoint(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8')).toLowerCase()).toContain('secret')
     expect(await adapter.hardDelete(target('alice'), secret.id, { audit })).toBe(true)
     await adapter.search(target('alice'), { query: 'tea' })
     expect(await adapter.log.checkpoint()).toBe(true)
-    expect(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8').toLowerCase()).not.toContain('secret')
+    expect(readableCheckpoint(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8')).toLowerCase()).not.toContain('secret')
   })
 
   it('the index of a partition that took an erase is left out of checkpoints (its tombstone still holds the words)', async () => {
@@ -316,7 +328,7 @@ describe('search indexes in checkpoints', () => {
     // An erase event without the compaction that follows it in hardDelete (a crash in between, or another process's erase).
     await adapter.log.write(state => [{ type: 'erase', recordId: secret.id, store: 'agent', scope: alice.scope, version: state.records.get(secret.id)!.version + 1, at: new Date().toISOString(), audit }])
     expect(await adapter.log.checkpoint()).toBe(true)
-    const text = readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8')
+    const text = readableCheckpoint(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8'))
     expect(text).not.toContain('SECRET')
     expect(indexedKeys(text)).toEqual([partitionKey('agent', target('bob').scope)])
     const opened = store(createWorkspace({ dir }))

@@ -14,7 +14,7 @@ import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jso
 import type { MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
-import { resealCheckpoint } from '../helpers/checkpoint.ts'
+import { asVersion3, readableCheckpoint, resealCheckpoint } from '../helpers/checkpoint.ts'
 
 const KEY = 'memory:memory.jsonl'
 const CHECKPOINT = 'memory:memory.jsonl.checkpoint'
@@ -105,7 +105,9 @@ describe('checkpoint sections', () => {
     const path = join(dir, 'memory/memory.jsonl.checkpoint')
     const text = readFileSync(path, 'utf8')
     const at = sectionLine(text, 'chloé')
-    writeFileSync(path, text.split('\n').map((line, index) => (index === at ? line.replace('chloé likes tea', 'chloé likes rum') : line)).join('\n'))
+    // One base64 character of chloé's compressed section changed, its directory entry kept.
+    const edit = (line: string) => `${line.slice(0, 20)}${line[20] === 'A' ? 'B' : 'A'}${line.slice(21)}`
+    writeFileSync(path, text.split('\n').map((line, index) => (index === at ? edit(line) : line)).join('\n'))
     const warnings: MemoryLogWarning[] = []
     const workspace = createWorkspace({ dir })
     openMemoryLog(workspace, KEY, { onWarning: warning => warnings.push(warning) })
@@ -124,7 +126,7 @@ describe('checkpoint sections', () => {
   it('verifyLog compares the state of every section with the replay, also of partitions no open served', async () => {
     const dir = await logWithCheckpoint()
     const path = join(dir, 'memory/memory.jsonl.checkpoint')
-    const text = readFileSync(path, 'utf8')
+    const text = readableCheckpoint(readFileSync(path, 'utf8'))
     const at = sectionLine(text, '太郎')
     writeFileSync(path, resealCheckpoint(text.split('\n').map((line, index) => (index === at ? line.replace('太郎 owns a cat', '太郎 owns a dog') : line)).join('\n')))
     // Resealed, the edit passes every check an open makes: the open trusts it (docs/log-format.md, trust rule).
@@ -132,6 +134,30 @@ describe('checkpoint sections', () => {
     const verified = await verifyLog(createWorkspace({ dir }), KEY)
     expect(verified).toMatchObject({ ok: false, firstBad: { line: 15 } })
     expect(verified.firstBad!.reason).toMatch(/record "mem_[0-9a-f]{32}" differs/)
+  })
+
+  it('a checkpoint of version 3 (plain sections) opens, serves and verifies; the next checkpoint is version 4 with those sections compressed', async () => {
+    const dir = await logWithCheckpoint()
+    const path = join(dir, 'memory/memory.jsonl.checkpoint')
+    writeFileSync(path, asVersion3(readFileSync(path, 'utf8')))
+    expect(readFileSync(path, 'utf8')).toContain('bob likes tea')
+    const warnings: MemoryLogWarning[] = []
+    const workspace = createWorkspace({ dir })
+    const log = openMemoryLog(workspace, KEY, { onWarning: warning => warnings.push(warning) })
+    const adapter = store(workspace)
+    expect((await adapter.search(target('bob'), { query: 'tea' })).map(hit => hit.record.content)).toEqual(['bob likes tea'])
+    expect(await verifyLog(createWorkspace({ dir }), KEY)).toEqual({ ok: true, lines: 15 })
+    // Written while four version 3 sections are not loaded: they are copied compressed.
+    await adapter.append(target('alice'), { kind: 'semantic', content: 'alice likes jazz' }, { audit })
+    expect(await log.checkpoint()).toBe(true)
+    const after = readFileSync(path, 'utf8')
+    expect(JSON.parse(after.split('\n')[0]!)).toMatchObject({ v: 4 })
+    expect(after).not.toContain('likes tea')
+    expect(readableCheckpoint(after)).toContain('dan likes tea')
+    expect((await adapter.search(target('dan'), { query: 'cat' })).map(hit => hit.record.content)).toEqual(['dan owns a cat'])
+    expect(warnings).toEqual([])
+    expect(await verifyLog(createWorkspace({ dir }), KEY)).toEqual({ ok: true, lines: 16 })
+    expect((await wholeState(createWorkspace({ dir }))).state).toEqual((await wholeState(createWorkspace({ dir }), false)).state)
   })
 
   it('a checkpoint written while some partitions are not loaded copies their sections; the open keeps reading them from the new one', async () => {

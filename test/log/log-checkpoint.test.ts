@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { redisWorkspace, useRedisProbe } from '../helpers/redis.ts'
-import { resealCheckpoint } from '../helpers/checkpoint.ts'
+import { readableCheckpoint, resealCheckpoint } from '../helpers/checkpoint.ts'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { describe, expect, it } from 'vitest'
@@ -86,7 +86,7 @@ describe('log checkpoints', () => {
     await adapter.append(alice, { kind: 'semantic', content: 'fact 4' }, { audit })
     await settle()
     const stamp = JSON.parse(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8').split('\n')[0]!) as { lines: number; offset: number }
-    expect(stamp).toMatchObject({ type: 'memory-log-checkpoint', v: 3, lines: 5, offset: readFileSync(join(dir, 'memory/memory.jsonl')).length })
+    expect(stamp).toMatchObject({ type: 'memory-log-checkpoint', v: 4, lines: 5, offset: readFileSync(join(dir, 'memory/memory.jsonl')).length })
     await adapter.append(alice, { kind: 'semantic', content: 'fact 5' }, { audit })
     // Reads from the workspace show what a cold open reads: the checkpoint's covered line and the lines after it, not the log from byte 0.
     const workspace = createWorkspace({ dir })
@@ -139,7 +139,7 @@ describe('log checkpoints', () => {
     await adapter.append(alice, { kind: 'semantic', content: 'likes tea' }, { audit })
     expect(await adapter.log.checkpoint()).toBe(true)
     const path = join(dir, 'memory/memory.jsonl.checkpoint')
-    writeFileSync(path, resealCheckpoint(readFileSync(path, 'utf8').replace('likes tea', 'likes rum')))
+    writeFileSync(path, resealCheckpoint(readableCheckpoint(readFileSync(path, 'utf8')).replace('likes tea', 'likes rum')))
     expect((await store(createWorkspace({ dir })).export(alice)).map(record => record.content)).toEqual(['likes rum'])
     expect((await store(createWorkspace({ dir }), false).export(alice)).map(record => record.content)).toEqual(['likes tea'])
     const verified = await verifyLog(createWorkspace({ dir }), KEY)
@@ -236,10 +236,10 @@ describe('log checkpoints', () => {
     await adapter.append(alice, { kind: 'semantic', content: 'likes tea' }, { audit })
     await settle()
     const checkpoint = join(dir, 'memory/memory.jsonl.checkpoint')
-    expect(readFileSync(checkpoint, 'utf8')).toContain('SECRET')
+    expect(readableCheckpoint(readFileSync(checkpoint, 'utf8'))).toContain('SECRET')
     expect(await adapter.hardDelete(alice, secret.id, { audit })).toBe(true)
     await settle()
-    expect(readFileSync(checkpoint, 'utf8')).not.toContain('SECRET')
+    expect(readableCheckpoint(readFileSync(checkpoint, 'utf8'))).not.toContain('SECRET')
     expect(readFileSync(join(dir, 'memory/memory.jsonl'), 'utf8')).not.toContain('SECRET')
     const { state, warnings } = await openState(createWorkspace({ dir }))
     expect(warnings).toEqual([])

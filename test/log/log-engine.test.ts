@@ -139,7 +139,7 @@ describe('log engine state', () => {
     expect(await adapter.hardDelete(bob, kept.id, { audit })).toBe(false)
   })
 
-  it('hard delete of a record in a version 1 log re-chains it as version 2 and the log verifies', async () => {
+  it('hard delete of a record in a version 1 log re-chains it as version 3 and the log verifies', async () => {
     const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
     // A version 1 line written the way the foundation engine wrote it.
     const { canonicalJson, sha256Hex } = await import('../../src/log/index.ts')
@@ -151,7 +151,7 @@ describe('log engine state', () => {
     expect(await adapter.hardDelete(alice, line.recordId, { audit })).toBe(true)
     const text = (await workspace.readText(KEY))!
     expect(text).not.toContain('SECRET')
-    expect(text.split('\n').filter(Boolean).map(entry => (JSON.parse(entry) as { v: number }).v)).toEqual([2, 2])
+    expect(text.split('\n').filter(Boolean).map(entry => (JSON.parse(entry) as { v: number }).v)).toEqual([3, 3])
     expect(await verifyLog(workspace, KEY)).toEqual({ ok: true, lines: 2 })
   })
 

@@ -73,6 +73,15 @@ describe('event time (occurredAt)', () => {
     expect(eventTimeWords(undefined)).toBe('')
   })
 
+  it('a record dated in May is found by "May" and "in May", and the modal verb "may" finds nothing', async () => {
+    const { call } = await toolsOf()
+    await call('memory_remember', { kind: 'episodic', content: 'Maria had dinner with her mom', occurredAt: '2023-05-03' })
+    await call('memory_remember', { kind: 'episodic', content: 'Maria adopted a puppy', occurredAt: '2023-06-03' })
+    expect(contents(await call('memory_search', { query: 'May' }))).toEqual(['Maria had dinner with her mom'])
+    expect(contents(await call('memory_search', { query: 'What did Maria do in May 2023?' }))[0]).toBe('Maria had dinner with her mom')
+    expect(contents(await call('memory_search', { query: 'what may help' }))).toEqual([])
+  })
+
   it('occurredAfter and occurredBefore filter by event time, and by createdAt for records without one', async () => {
     const { call, adapter } = await toolsOf()
     await call('memory_remember', { kind: 'episodic', content: 'trip to Rome', occurredAt: '2021-04-10' })

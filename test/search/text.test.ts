@@ -19,6 +19,13 @@ describe('tokenize', () => {
     expect(tokenize('what is the')).toEqual([])
   })
 
+  it('keeps "May" written with a capital (the month) and drops the modal verb "may", in ASCII and in accented text alike', () => {
+    expect(tokenize('In May 2023 we may go')).toEqual(['mai', '2023'])
+    expect(tokenize("May's garden, MAY")).toEqual(['mai', 'garden', 'mai'])
+    expect(tokenize('café in May, it may rain')).toEqual(['cafe', 'mai', 'rain'])
+    expect(tokenize('you may')).toEqual([])
+  })
+
   it('splits Chinese and Japanese text into character bigrams, and a lone character into itself', () => {
     expect(tokenize('我喜欢喝咖啡')).toEqual(['我喜', '喜欢', '欢喝', '喝咖', '咖啡'])
     expect(tokenize('東京都')).toEqual(['東京', '京都'])

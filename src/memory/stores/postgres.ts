@@ -394,6 +394,7 @@ async function ensureSchema(pool: PostgresPoolLike, vectors: PostgresVectorColum
       // Instances starting at once create the tables one after the other.
       await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK])
       await client.query(SCHEMA(vectors))
+      await client.query(EXPECT_HEAD_FUNCTION)
       await client.query('COMMIT')
     }
     catch (error) {
@@ -473,6 +474,8 @@ interface PostgresWriteTx extends SqlWriteTx {
   commit(): Promise<void>
   /** True once `BEGIN` was sent. */
   readonly begun: boolean
+  /** The chain head as this transaction last knew it (after its own lines), `undefined` before it knew one. */
+  readonly chainHead: ChainHead | undefined
 }
 
 /** A SQL literal (string, number, null), as pg's `escapeLiteral` writes strings. */
@@ -486,51 +489,83 @@ function literal(value: string | number | null): string {
   return value.includes('\\') ? ` E${quoted.replaceAll('\\', '\\\\')}` : quoted
 }
 
+/** SQLSTATE of `memory_expect_head()` when the chain head is not the one a write was built on. */
+const HEAD_MOVED = 'VAM01'
+const HEAD_SQL = 'SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'
+
 /**
- * A write transaction in two round trips: `BEGIN`, the advisory lock and the first read go in one
- * simple-protocol message; the writes are buffered and sent with `COMMIT` in a second one (a read
- * in between sends the buffer first). Values are inline literals ({@link literal}).
+ * Raises {@link HEAD_MOVED} unless the last event is `expected_seq` with `expected_digest`
+ * (`0` and `NULL` for an empty store). A write built on the head this process saw last calls it
+ * right after taking the write lock, so the lines, `BEGIN`, the lock and `COMMIT` go in one message.
  */
-function writeTx(client: PostgresClientLike, begin: readonly string[]): PostgresWriteTx {
+const EXPECT_HEAD_FUNCTION = `
+  CREATE OR REPLACE FUNCTION memory_expect_head(expected_seq bigint, expected_digest text) RETURNS void LANGUAGE plpgsql AS $fn$
+  DECLARE head_seq bigint; head_digest text;
+  BEGIN
+    SELECT seq, digest INTO head_seq, head_digest FROM memory_events ORDER BY seq DESC LIMIT 1;
+    IF coalesce(head_seq, 0) <> expected_seq OR head_digest IS DISTINCT FROM expected_digest THEN
+      RAISE EXCEPTION 'the memory chain head is not seq %', expected_seq USING ERRCODE = '${HEAD_MOVED}';
+    END IF;
+  END
+  $fn$;
+`
+
+/** The chain head a write builds on: `seq` and `digest` of the last event (`0` and `null` for an empty store). */
+type ChainHead = { seq: number; digest: string | null }
+
+/**
+ * A write transaction in one or two round trips. Values are inline literals ({@link literal}) in
+ * simple-protocol messages; the writes are buffered and sent with `COMMIT`.
+ *
+ * - With `assumed` (the head this process committed or read last, while no other write of the
+ *   process runs): a write that reads nothing builds its lines on it and sends `BEGIN`, the
+ *   advisory lock, `memory_expect_head()`, the writes and `COMMIT` as one message; when the head
+ *   moved, the check fails the transaction ({@link HEAD_MOVED}) and the write runs again without it.
+ * - Otherwise `BEGIN`, the lock, the chain head and the first read go in one message, the writes
+ *   and `COMMIT` in a second one (a read in between sends the buffer first).
+ */
+function writeTx(client: PostgresClientLike, begin: readonly string[], assumed: ChainHead | undefined): PostgresWriteTx {
   let begun = false
   let buffer: string[] = []
-  let head: { seq: number; digest: string | null } | undefined
+  let head: ChainHead | undefined
+  let expected: ChainHead | undefined
   async function sql(text: string): Promise<any[]> {
-    const statements = [...(begun ? [] : [...begin, `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`]), ...buffer, text]
+    const opening = begun ? [] : [...begin, `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, expected ? `SELECT memory_expect_head(${expected.seq}, ${literal(expected.digest)})` : HEAD_SQL]
+    const statements = [...opening, ...buffer, text]
+    const readsHead = !begun && !expected
     begun = true
     buffer = []
     const result = await client.query(statements.join(';\n')) as unknown as { rows: any[] } | Array<{ rows: any[] }>
-    return Array.isArray(result) ? result.at(-1)!.rows : result.rows
+    const results = Array.isArray(result) ? result : [result]
+    if (readsHead) takeHead(results[opening.length - 1]!.rows)
+    return results.at(-1)!.rows
   }
   // Bulk writes (an import) go in messages of a bounded size.
   const flushLarge = async () => {
     if (buffer.length >= 500) await sql('SELECT 1')
   }
-  const headSql = 'SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'
   const takeHead = (rows: any[]) => (head = rows[0] ? { seq: Number(rows[0].seq), digest: rows[0].digest as string } : { seq: 0, digest: null })
   return {
     sql,
     get begun() {
       return begun
     },
+    get chainHead() {
+      return head
+    },
     async commit() {
-      if (begun) await sql('COMMIT')
+      if (begun || buffer.length > 0) await sql('COMMIT')
     },
     async head() {
-      return head ?? takeHead(await sql(headSql))
+      if (head) return head
+      if (!begun && assumed) return (head = expected = assumed)
+      await sql('SELECT 1')
+      return head!
     },
     async records(ids) {
       const found = new Map<string, SqlStoredRecord>()
-      // The chain head comes with the first read: one round trip for both (and BEGIN and the lock).
-      const text = `SELECT id, record, status, NULL AS seq, NULL AS digest FROM memory_records WHERE id IN (${ids.map(literal).join(', ') || 'NULL'})
-        UNION ALL (SELECT NULL, NULL, 'head', e.seq::text, e.digest FROM memory_events e ORDER BY e.seq DESC LIMIT 1)`
-      const rows = await sql(text)
-      const headRow = rows.find(row => row.status === 'head')
-      takeHead(headRow ? [headRow] : [])
-      for (const row of rows) {
-        if (row.status === 'head') continue
-        found.set(row.id, row.status === 'erased' ? { erased: true } : { record: parseRecord(row.record), erased: false })
-      }
+      const rows = await sql(`SELECT id, record, status FROM memory_records WHERE id IN (${ids.map(literal).join(', ') || 'NULL'})`)
+      for (const row of rows) found.set(row.id, row.status === 'erased' ? { erased: true } : { record: parseRecord(row.record), erased: false })
       return found
     },
     async duplicates(partition, hash) {
@@ -581,17 +616,39 @@ function writeTx(client: PostgresClientLike, begin: readonly string[]): Postgres
 
 function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly string[]): Omit<SqlBackend, 'write'> & { write<T>(task: (tx: PostgresWriteTx) => Promise<T>): Promise<T> } {
   const select = <T>(task: (client: PostgresClientLike) => Promise<T>) => run(pool, task)
+  // The chain head this process committed or read last under the lock: a hint, checked by every write that uses it.
+  let lastHead: ChainHead | undefined
+  let writing = 0
+  async function attempt<T>(client: PostgresClientLike, task: (tx: PostgresWriteTx) => Promise<T>, assumed: ChainHead | undefined): Promise<T> {
+    const tx = writeTx(client, begin, assumed)
+    try {
+      const result = await task(tx)
+      await tx.commit()
+      lastHead = tx.chainHead
+      return result
+    }
+    catch (error) {
+      lastHead = undefined
+      if (tx.begun) await client.query('ROLLBACK').catch(() => {})
+      throw error
+    }
+  }
   return {
     write: task => run(pool, async (client) => {
-      const tx = writeTx(client, begin)
+      writing++
       try {
-        const result = await task(tx)
-        await tx.commit()
-        return result
+        // Concurrent writes of this process would move each other's head: only a lone write assumes it.
+        const assumed = writing === 1 ? lastHead : undefined
+        try {
+          return await attempt(client, task, assumed)
+        }
+        catch (error) {
+          if (!assumed || (error as { code?: unknown } | undefined)?.code !== HEAD_MOVED) throw error
+          return await attempt(client, task, undefined)
+        }
       }
-      catch (error) {
-        if (tx.begun) await client.query('ROLLBACK').catch(() => {})
-        throw error
+      finally {
+        writing--
       }
     }),
     read: (partition, id) => select(async (client) => {
@@ -623,6 +680,19 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly 
         ? { active: Number(row.active), lengthSums: [Number(row.title_sum), Number(row.content_sum), Number(row.tags_sum)], fieldCounts: [Number(row.title_docs), Number(row.content_docs), Number(row.tags_docs)] }
         : rowStats(undefined)
       return stats
+    }),
+    documentFrequencies: (partition, terms) => select(async (client) => {
+      const { rows } = await client.query(`SELECT q.n - 1 AS at, (SELECT count(*) FROM memory_records r WHERE r.partition = $1 AND r.status = 'active' AND r.terms @@ q.query::tsquery) AS count
+        FROM unnest($2::text[]) WITH ORDINALITY AS q(query, n)`, [partition, terms.map(term => tsqueryLiteral([term]))])
+      const found = new Map<string, number>()
+      for (const row of rows) if (Number(row.count) > 0) found.set(terms[Number(row.at)]!, Number(row.count))
+      return found
+    }),
+    termCandidates: (partition, terms, limit) => select(async (client) => {
+      // ts_rank weights are {D, C, B, A}: tags (C) 2, content (B) 1, title (A) 2, as the default ranking weighs the fields; 1 divides by 1 + log(length).
+      const { rows } = await client.query(`SELECT seq FROM memory_records WHERE partition = $1 AND status = 'active' AND terms @@ $2::tsquery
+        ORDER BY ts_rank('{0.1, 1.0, 0.5, 1.0}', terms, $2::tsquery, 1) DESC, seq DESC LIMIT $3`, [partition, tsqueryLiteral(terms), limit])
+      return rows.map(row => Number(row.seq))
     }),
     bySeq: (partition, seqs) => select(async (client) => {
       const found = new Map<number, MemoryRecord>()

@@ -193,7 +193,7 @@ const SCHEMA = `
     active INTEGER NOT NULL,
     title_sum INTEGER NOT NULL, content_sum INTEGER NOT NULL, tags_sum INTEGER NOT NULL,
     title_docs INTEGER NOT NULL, content_docs INTEGER NOT NULL, tags_docs INTEGER NOT NULL
-  );
+  ) WITHOUT ROWID;
   CREATE INDEX IF NOT EXISTS memory_records_partition ON memory_records (partition, seq);
   CREATE INDEX IF NOT EXISTS memory_records_duplicate ON memory_records (partition, content_hash) WHERE content_hash IS NOT NULL;
   CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (title, content, tags, content = '', contentless_delete = 1, tokenize = 'ascii');
@@ -277,6 +277,9 @@ function prepare(db: Database.Database) {
     stats: db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>('SELECT * FROM memory_partitions WHERE partition = ?'),
     insertFts: db.prepare<[number, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags) VALUES (?, ?, ?, ?)'),
     deleteFts: db.prepare<[number]>('DELETE FROM memory_fts WHERE rowid = ?'),
+    termCount: db.prepare<[string], { count: number }>('SELECT count(*) AS count FROM memory_fts WHERE memory_fts MATCH ?'),
+    // FTS5's BM25 with the field weights of the default ranking (title 2, content 1, tags 2): the order the top-k cut takes candidates in.
+    termCandidates: db.prepare<[string, number], { seq: number }>('SELECT rowid AS seq FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts, 2.0, 1.0, 2.0), rowid DESC LIMIT ?'),
     partitionIds: db.prepare<[string], { id: string }>('SELECT id FROM memory_records WHERE partition = ? AND record IS NOT NULL ORDER BY seq'),
     duplicateId: db.prepare<[string, number], { id: string }>('SELECT id FROM memory_records WHERE partition = ? AND content_hash = ? AND status = \'active\' ORDER BY seq LIMIT 1'),
     duplicates: db.prepare<[string, number], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND content_hash = ? AND status = \'active\''),
@@ -373,6 +376,11 @@ function exclusive<T>(handle: SqliteHandle, task: (handle: SqliteHandle) => Prom
   return run
 }
 
+/** An FTS5 query matching exactly the one index token `term` (a string, so nothing in it is query syntax); several are joined with OR. */
+function ftsPhrase(term: string): string {
+  return `"${term.replaceAll('"', '""')}"`
+}
+
 function parseRecord(text: string): MemoryRecord {
   return JSON.parse(text) as MemoryRecord
 }
@@ -406,6 +414,15 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
       for (const row of rows) found.set(row.seq, parseRecord(row.record))
       return found
     }),
+    documentFrequencies: (partition, terms) => readOnly((h) => {
+      const found = new Map<string, number>()
+      for (const term of terms) {
+        const count = h.statements.termCount.get(ftsPhrase(term))!.count
+        if (count > 0) found.set(term, count)
+      }
+      return found
+    }),
+    termCandidates: (partition, terms, limit) => readOnly(h => h.statements.termCandidates.all(terms.map(ftsPhrase).join(' OR '), limit).map(row => row.seq)),
     afterCompaction: () => exclusive(handle(), async h => query(h, () => {
       // A deleted FTS5 row's terms stay in its index segment (secure-delete does not remove them
       // for a contentless_delete table, checked on SQLite 3.51): 'optimize' rewrites the index

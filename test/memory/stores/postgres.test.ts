@@ -8,6 +8,7 @@ import { createWorkspace } from '../../../src/workspace/workspace.ts'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { killDbChildMidWrite, runDbChild } from '../../helpers/db-child.ts'
+import { fillCommonTermsScope } from '../../helpers/common-terms.ts'
 
 // DATABASE_URL (CI: .ci/run starts a private cluster on 5433) or a local server on 5433.
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5433/postgres'
@@ -147,6 +148,49 @@ else {
     })
   })
 
+  describe('postgresMemoryStore write messages', () => {
+    /** A real pool whose clients record every message sent to the server. */
+    function countingPool(connectionString: string, sent: string[]): PostgresPoolLike {
+      const real = new pg.Pool({ connectionString })
+      real.on('error', () => {})
+      closers.push(() => real.end())
+      return {
+        query: (text, values) => real.query(text, values),
+        end: () => real.end(),
+        async connect() {
+          const client = await real.connect()
+          return {
+            release: error => client.release(error as Error | undefined),
+            on: (event, listener) => client.on(event, listener),
+            query: (text, values) => (sent.push(text), client.query(text, values)),
+          }
+        },
+      }
+    }
+
+    it('a lone append after the first sends one message to the server (BEGIN, lock, head check, lines, COMMIT)', async () => {
+      const sent: string[] = []
+      const factory = postgresMemoryStore({ pool: countingPool(await freshDatabase(), sent) })
+      const adapter = factory.create()
+      await adapter.append(alice, { kind: 'semantic', content: 'first' }, { audit })
+      sent.length = 0
+      await adapter.append(alice, { kind: 'semantic', content: 'second' }, { audit })
+      expect(sent).toHaveLength(1)
+      expect(sent[0]).toMatch(/^BEGIN;\nSELECT pg_advisory_xact_lock\(\d+\);\nSELECT memory_expect_head\(1, '[0-9a-f]{64}'\);\nINSERT INTO memory_events[\s\S]*COMMIT$/)
+      expect((await adapter.export(alice)).map(record => record.content)).toEqual(['first', 'second'])
+    })
+
+    it('two app instances taking turns build on a head the other moved: each write is checked, retried, and none is lost or duplicated', async () => {
+      const connectionString = await freshDatabase()
+      const one = store(connectionString).create()
+      const two = store(connectionString).create()
+      for (let n = 0; n < 20; n++) await (n % 2 === 0 ? one : two).append(alice, { kind: 'semantic', content: `turn ${n}` }, { audit })
+      expect((await one.export(alice)).map(record => record.content)).toEqual(Array.from({ length: 20 }, (_, n) => `turn ${n}`))
+      expect((await rows(connectionString)).map(row => Number(row.seq))).toEqual(Array.from({ length: 20 }, (_, n) => n + 1))
+      expect(await store(connectionString).verify()).toEqual({ ok: true, lines: 20 })
+    })
+  })
+
   describe('postgresMemoryStore faults', () => {
     it('two app instances (two OS processes) remembering 100 records each give 200 records, a gap-free seq and a chain that verifies', async () => {
       const url = await freshDatabase()
@@ -195,7 +239,7 @@ else {
       real.on('error', () => {})
       closers.push(() => real.end())
       let killNext = false
-      // The real pool, with the backend of the writing connection terminated just before it inserts its line.
+      // The real pool, with the backend of the writing connection terminated just before the message that inserts its line.
       const pool: PostgresPoolLike = {
         query: (text, values) => real.query(text, values),
         end: () => real.end(),
@@ -205,7 +249,7 @@ else {
             release: error => client.release(error as Error | undefined),
             on: (event, listener) => client.on(event, listener),
             async query(text, values) {
-              if (killNext && text.startsWith('INSERT INTO memory_events')) {
+              if (killNext && text.includes('INSERT INTO memory_events')) {
                 killNext = false
                 const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid
                 await admin.query('SELECT pg_terminate_backend($1)', [pid])
@@ -224,6 +268,22 @@ else {
       const second = await adapter.append(alice, { kind: 'semantic', content: 'retried' }, { audit })
       expect((await adapter.export(alice)).map(record => record.id)).toEqual([first.id, second.id])
       expect(await factory.verify()).toEqual({ ok: true, lines: 2 })
+    })
+  })
+
+  describe('postgresMemoryStore top-k cut of the ranking', () => {
+    it('in a scope larger than the cut, the records holding every query word rank first though each word is common', async () => {
+      const adapter = store(await freshDatabase()).create()
+      const { allThree } = await fillCommonTermsScope(adapter, alice, audit)
+      const hits = await adapter.search(alice, { query: 'weekend garden sunset', limit: 10 })
+      expect(new Set(hits.slice(0, 3).map(hit => hit.record.id))).toEqual(new Set(allThree))
+    })
+
+    it('when the filters leave too few of the candidates, every match is ranked: the oldest records of the one kind asked for are found', async () => {
+      const adapter = store(await freshDatabase()).create()
+      const { procedural } = await fillCommonTermsScope(adapter, alice, audit)
+      const hits = await adapter.search(alice, { query: 'weekends', kinds: ['procedural'], limit: 10 })
+      expect(hits.map(hit => hit.record.id).sort()).toEqual([...procedural].sort())
     })
   })
 

@@ -13,6 +13,7 @@ import type { MemoryAudit, MemoryStoreAdapter, MemoryStoreContext, MemoryTarget 
 import { testMemoryStore } from '../../../src/testing/index.ts'
 import { createWorkspace } from '../../../src/workspace/workspace.ts'
 import { killDbChildMidWrite } from '../../helpers/db-child.ts'
+import { fillCommonTermsScope } from '../../helpers/common-terms.ts'
 import { applyMemoryRetention, eraseMemoryScope } from '../../../src/memory/retention.ts'
 
 const audit: MemoryAudit = { via: 'api', agent: 'support', runId: 'run_1', threadId: 'thread_1' }
@@ -358,6 +359,22 @@ describe('sqliteMemoryStore retention', () => {
     const result = await applyMemoryRetention(adapter, alice, { maxItems: 2, hardDelete: false }, { audit })
     expect(result).toEqual({ deleted: [first.id], erased: [] })
     expect((await adapter.export(alice)).map(record => [record.content, record.status])).toEqual([['one', 'deleted'], ['two', 'active'], ['three', 'active']])
+  })
+})
+
+describe('sqliteMemoryStore top-k cut of the ranking', () => {
+  it('in a scope larger than the cut, the records holding every query word rank first though each word is common', async () => {
+    const adapter = store().create()
+    const { allThree } = await fillCommonTermsScope(adapter, alice, audit)
+    const hits = await adapter.search(alice, { query: 'weekend garden sunset', limit: 10 })
+    expect(new Set(hits.slice(0, 3).map(hit => hit.record.id))).toEqual(new Set(allThree))
+  })
+
+  it('when the filters leave too few of the candidates, every match is ranked: the oldest records of the one kind asked for are found', async () => {
+    const adapter = store().create()
+    const { procedural } = await fillCommonTermsScope(adapter, alice, audit)
+    const hits = await adapter.search(alice, { query: 'weekends', kinds: ['procedural'], limit: 10 })
+    expect(hits.map(hit => hit.record.id).sort()).toEqual([...procedural].sort())
   })
 })
 

@@ -109,7 +109,7 @@ describe('workspaceJsonlMemoryStore file', () => {
       [4, 'delete', second.id, 2],
     ])
     for (const event of events) {
-      expect(event).toMatchObject({ v: 2, store: 'agent', scope: { agent: 'support', user: 'alice' }, audit })
+      expect(event).toMatchObject({ v: 3, store: 'agent', scope: { agent: 'support', user: 'alice' }, audit })
       expect(event.digest).toMatch(/^[0-9a-f]{64}$/)
       expect(Number.isNaN(Date.parse(event.at as string))).toBe(false)
     }
@@ -118,22 +118,29 @@ describe('workspaceJsonlMemoryStore file', () => {
     expect(events[3]).toMatchObject({ reason: 'wrong' })
   })
 
-  it('version 2 digests: SHA-256 of the canonical header with payloadDigest, the payload digested apart, each prev the previous digest', async () => {
+  it('version 3 digests: SHA-256 of the canonical header with the payload digest (computed, not written), default payload members left out, each prev the previous digest', async () => {
     const { adapter, lines } = setup()
     const one = await adapter.append(alice, { kind: 'semantic', content: 'ünïcödé ✓ 🎉', metadata: { z: 1, a: [2, { y: 'x' }] } }, { audit })
-    await adapter.append(bob, { kind: 'semantic', content: 'two' }, { audit })
+    await adapter.append(bob, { kind: 'semantic', content: 'two', tags: ['t'], pinned: true, createdAt: '2023-05-07T13:00:00.000Z' }, { audit })
     await adapter.delete(alice, one.id, { audit })
     const sha = (value: unknown) => createHash('sha256').update(canonicalJson(value), 'utf8').digest('hex')
     const headerFields = ['v', 'seq', 'prev', 'more', 'type', 'store', 'scope', 'recordId', 'version', 'at', 'audit', 'payloadDigest']
     let prev: unknown = null
-    for (const { digest, ...rest } of lines()) {
+    const written = lines()
+    for (const { digest, ...rest } of written) {
       expect(rest.prev).toBe(prev)
+      expect(rest.payloadDigest).toBeUndefined()
       const header = Object.fromEntries(Object.entries(rest).filter(([field]) => headerFields.includes(field)))
       const payload = Object.fromEntries(Object.entries(rest).filter(([field]) => !headerFields.includes(field)))
-      expect(digest).toBe(sha(header))
-      expect(rest.payloadDigest).toBe(sha(payload))
+      expect(digest).toBe(sha({ ...header, payloadDigest: sha(payload) }))
       prev = digest
     }
+    // Defaults (no tags, metadata, provenance, supersedes; not pinned; created when written) are left out; other values are written.
+    expect(Object.keys(written[0]!).filter(field => !headerFields.includes(field)).sort()).toEqual(['content', 'digest', 'kind', 'metadata'])
+    expect(written[1]).toMatchObject({ tags: ['t'], pinned: true, createdAt: '2023-05-07T13:00:00.000Z' })
+    expect(written[1]).not.toHaveProperty('metadata')
+    // Read back, the records have every member.
+    expect(await adapter.read(alice, one.id)).toMatchObject({ tags: [], metadata: { z: 1, a: [2, { y: 'x' }] }, pinned: false, supersedes: [], provenance: {}, createdAt: written[0]!.at })
     expect(await verifyLog(fsWorkspace(setup().dir), 'memory:memory.jsonl')).toEqual({ ok: true, lines: 0 })
   })
 
@@ -299,7 +306,8 @@ describe('workspaceJsonlMemoryStore crash leftovers and corruption', () => {
     const last = JSON.parse(readFileSync(file, 'utf8').trim().split('\n').at(-1)!) as Record<string, unknown>
     const { digest: prevDigest, ...body } = last
     const forged: Record<string, unknown> = { ...body, seq: 3, version: 3, prev: prevDigest }
-    forged.digest = createHash('sha256').update(canonicalJson(forged)).digest('hex')
+    // A version 3 header holds the payload digest (of `{}`: the line has no payload member).
+    forged.digest = createHash('sha256').update(canonicalJson({ ...forged, payloadDigest: createHash('sha256').update('{}').digest('hex') })).digest('hex')
     appendFileSync(file, `${canonicalJson(forged)}\n`)
     await expect(reopen().export(alice)).rejects.toMatchObject({ code: 'MEMORY_LOG_CORRUPT', details: expect.objectContaining({ line: 3, reason: expect.stringContaining('deleted twice') }) })
     expect((await verifyLog(fsWorkspace(dir), 'memory:memory.jsonl')).firstBad).toEqual({ line: 3, reason: expect.stringContaining('deleted twice') })

@@ -126,6 +126,14 @@ export interface SqlBackend {
   stats(partition: string): Promise<SqlPartitionStats>
   /** The records of the partition created at these seqs (erased ones left out). */
   bySeq(partition: string, seqs: readonly number[]): Promise<Map<number, MemoryRecord>>
+  /** Per term (partition-prefixed), the number of the partition's active records holding it (terms held by none left out). */
+  documentFrequencies(partition: string, terms: readonly string[]): Promise<Map<string, number>>
+  /**
+   * The seqs of at most `limit` active records of the partition holding any of `terms`, the
+   * records the database's own ranking of those terms (SQLite: FTS5 `bm25()`, Postgres: `ts_rank`)
+   * puts first.
+   */
+  termCandidates(partition: string, terms: readonly string[], limit: number): Promise<number[]>
   /** Runs after a compaction changed lines (SQLite checkpoints its WAL). */
   afterCompaction?(): Promise<void>
 }
@@ -296,6 +304,7 @@ export type SqlStoreAdapter = Omit<MemoryLogStoreAdapter, 'log'> & MemoryScopeWr
  */
 export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions): SqlStoreAdapter {
   const { hash } = options
+  const scopeSizes = new ScopeSizes()
 
   async function findDuplicate(tx: SqlWriteTx, target: MemoryTarget, input: { kind: string; content: string }, supersedes: readonly string[]): Promise<MemoryRecord | undefined> {
     const partition = partitionKey(target.store, target.scope)
@@ -406,7 +415,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       const limit = query.limit ?? DEFAULT_SEARCH_LIMIT
       const bySubstring = substringSearch(backend, partition, query, limit)
       if (query.mode === 'substring') return bySubstring
-      return rankedSearch(backend, partition, query, limit, bySubstring, needle)
+      return rankedSearch(backend, partition, query, limit, bySubstring, needle, scopeSizes)
     },
   }
 }
@@ -475,6 +484,13 @@ export function statsOf(rows: readonly SqlRecordRow[]): Map<string, SqlPartition
 }
 
 /**
+ * A query term held by more active records of the scope than this is common: the ranking then
+ * scores candidates only (see {@link rankedSearch}). A scope with at most this many active
+ * records is always scored whole.
+ */
+export const RANKING_CANDIDATES_PER_TERM = 200
+
+/**
  * The default ranking over the database's postings: BM25F as `createSearchIndex` scores it
  * (`idf = ln(1 + (N − n + 0.5) / (n + 0.5))` over the partition's active records, field weights
  * title 2, content 1, tags 2, k1 1.2, b 0.75; each query term once), merged with the substring
@@ -482,54 +498,177 @@ export function statsOf(rows: readonly SqlRecordRow[]): Map<string, SqlPartition
  * go to the best-ranked other records, a record found only by the substring rule scores 0 and
  * comes after the ranked ones; filters apply before the limit; ties go to the newest.
  * Not done here: the default ranking's correction of misspelt query words.
+ *
+ * Top-k cut: when a query term is held by more than {@link RANKING_CANDIDATES_PER_TERM} active
+ * records of the scope (a common term), only these candidates are scored (exactly, with the
+ * scope's `n` and `N`): every record holding a rarer term, and the best
+ * {@link RANKING_CANDIDATES_PER_TERM} × (common terms) records for all the query terms by the
+ * database's own ranking, which puts records holding several terms first. A record left out holds
+ * only common terms (low idf) and is not among the database's best. When the filters leave fewer
+ * than `limit` of the candidates, every match is scored.
  */
-async function rankedSearch(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number, substringHits: Promise<MemorySearchHit[]>, needle: string): Promise<MemorySearchHit[]> {
+async function rankedSearch(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number, substringHits: Promise<MemorySearchHit[]>, needle: string, sizes: ScopeSizes): Promise<MemorySearchHit[]> {
   const words = [...new Set(tokenize(query.query))]
   const terms = scopedTerms(partitionToken(partition), words)
-  const scores = new Map<number, { score: number; createdMs: number; id: string }>()
   // The substring rule's query runs beside the ranking's (Postgres: on another connection).
   substringHits.catch(() => {})
-  if (terms.length > 0) {
-    const [postings, stats] = await Promise.all([backend.postings(partition, terms), backend.stats(partition)])
-    const frequency = new Map<string, Set<number>>()
-    for (const posting of postings) {
-      let docs = frequency.get(posting.term)
-      if (!docs) frequency.set(posting.term, docs = new Set())
-      docs.add(posting.seq)
-    }
-    const average = [0, 1, 2].map(field => Math.max(stats.lengthSums[field]! / Math.max(stats.fieldCounts[field]!, 1), 1e-9))
-    // Per record and term: tf' summed over the fields, then the saturation per term.
-    const weighted = new Map<number, Map<string, number>>()
-    for (const posting of postings) {
-      const length = posting.lengths[posting.field]!
-      const tf = WEIGHTS[posting.field]! * posting.count / (1 - B + B * length / average[posting.field]!)
-      let byTerm = weighted.get(posting.seq)
-      if (!byTerm) weighted.set(posting.seq, byTerm = new Map())
-      byTerm.set(posting.term, (byTerm.get(posting.term) ?? 0) + tf)
-      if (!scores.has(posting.seq)) scores.set(posting.seq, { score: 0, createdMs: posting.createdMs, id: posting.id })
-    }
-    const live = Math.max(stats.active, 1)
-    for (const [seq, byTerm] of weighted) {
-      let score = 0
-      for (const [term, tf] of byTerm) {
-        const n = frequency.get(term)!.size
-        score += Math.log(1 + (live - n + 0.5) / (n + 0.5)) * tf * (K1 + 1) / (tf + K1)
-      }
-      scores.get(seq)!.score = score
-    }
-  }
+  const ranking = terms.length > 0 ? firstRanking(backend, partition, terms, sizes) : undefined
+  ranking?.catch(() => {})
   const bySubstring = await substringHits
-  const ranked = [...scores].sort((a, b) => b[1].score - a[1].score || b[1].createdMs - a[1].createdMs || b[0] - a[0])
+  const kept = new Set(bySubstring.map(hit => hit.record.id))
+  const wanted = limit - kept.size
+  let ranked: RankedRecords = { ranked: [], records: new Map() }
+  if (ranking) {
+    const first = await ranking
+    ranked = !first.capped || countOthers(first.ranked, kept, query) >= wanted ? first.ranked : await exactRanking(backend, partition, terms, first.stats)
+  }
+  return mergeRanked(backend, partition, query, limit, bySubstring, ranked, wanted, words, needle)
+}
+
+/**
+ * Active records per scope as the last search saw them, for at most {@link ScopeSizes.MAX} scopes:
+ * a hint only, so that a search of a scope last seen small reads its statistics and its postings
+ * at once (Postgres: in parallel) instead of one after the other.
+ */
+class ScopeSizes {
+  static readonly MAX = 10_000
+  private readonly sizes = new Map<string, number>()
+  small(partition: string): boolean {
+    const size = this.sizes.get(partition)
+    return size !== undefined && size <= RANKING_CANDIDATES_PER_TERM
+  }
+  set(partition: string, size: number): void {
+    this.sizes.delete(partition)
+    this.sizes.set(partition, size)
+    if (this.sizes.size > ScopeSizes.MAX) this.sizes.delete(this.sizes.keys().next().value!)
+  }
+}
+
+/** The capped ranking when a term is common in the scope, else the exact one. */
+async function firstRanking(backend: SqlBackend, partition: string, terms: readonly string[], sizes: ScopeSizes): Promise<{ ranked: RankedRecords; stats: SqlPartitionStats; capped: boolean }> {
+  if (sizes.small(partition)) {
+    // Scored whole, whatever its size now (the exact ranking is always right; the hint is updated for the next search).
+    const [stats, postings] = await Promise.all([backend.stats(partition), backend.postings(partition, terms)])
+    sizes.set(partition, stats.active)
+    return { ranked: rankPostings(postings, stats), stats, capped: false }
+  }
+  const stats = await backend.stats(partition)
+  sizes.set(partition, stats.active)
+  const capped = stats.active > RANKING_CANDIDATES_PER_TERM ? await cappedRanking(backend, partition, terms, stats) : undefined
+  return capped ? { ranked: capped, stats, capped: true } : { ranked: await exactRanking(backend, partition, terms, stats), stats, capped: false }
+}
+
+/** Scored records, best first (`[seq, score]`), with the records already read (the top-k cut reads them to count their terms). */
+interface RankedRecords {
+  ranked: Array<[number, { score: number; createdMs: number; id: string }]>
+  records: Map<number, MemoryRecord>
+  /** The score of a record not in `ranked` (the top-k cut); absent: such a record holds no query term. */
+  score?: (record: MemoryRecord) => number
+}
+
+/** Every record holding a query term, scored from the database's postings. */
+async function exactRanking(backend: SqlBackend, partition: string, terms: readonly string[], stats: SqlPartitionStats): Promise<RankedRecords> {
+  return rankPostings(await backend.postings(partition, terms), stats)
+}
+
+/** The postings scored, with each term's count of records taken from them. */
+function rankPostings(postings: readonly SqlPosting[], stats: SqlPartitionStats): RankedRecords {
+  const frequency = new Map<string, number>()
+  const seen = new Set<string>()
+  for (const posting of postings) {
+    const key = `${posting.seq}\u0000${posting.term}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    frequency.set(posting.term, (frequency.get(posting.term) ?? 0) + 1)
+  }
+  return { ranked: scorePostings(postings, frequency, stats), records: new Map() }
+}
+
+/**
+ * The top-k cut: `undefined` when no term is held by more than {@link RANKING_CANDIDATES_PER_TERM}
+ * records (the exact ranking then reads no more); else the candidates of every term, read and
+ * scored from their own text (the terms `recordRow` indexes).
+ */
+async function cappedRanking(backend: SqlBackend, partition: string, terms: readonly string[], stats: SqlPartitionStats): Promise<RankedRecords | undefined> {
+  const frequency = await backend.documentFrequencies(partition, terms)
+  if (![...frequency.values()].some(count => count > RANKING_CANDIDATES_PER_TERM)) return undefined
+  const common = [...frequency].filter(([, count]) => count > RANKING_CANDIDATES_PER_TERM).map(([term]) => term)
+  const rare = [...frequency].filter(([, count]) => count <= RANKING_CANDIDATES_PER_TERM).map(([term]) => term)
+  // Every record of a rare term, and the best of all the terms by the database's ranking (records holding several terms first).
+  const candidates = new Set(await backend.termCandidates(partition, [...frequency.keys()], RANKING_CANDIDATES_PER_TERM * Math.max(common.length, 1)))
+  if (rare.length > 0) for (const seq of await backend.termCandidates(partition, rare, RANKING_CANDIDATES_PER_TERM * rare.length)) candidates.add(seq)
+  const records = await backend.bySeq(partition, [...candidates])
+  const token = partitionToken(partition)
+  const wanted = new Set(terms)
+  const postings: SqlPosting[] = []
+  for (const [seq, record] of records) if (record.status === 'active') postings.push(...recordPostings(record, seq, token, wanted))
+  // A record the substring rule keeps but no term's candidates hold is scored from its text too.
+  const score = (record: MemoryRecord) => scorePostings(recordPostings(record, 0, token, wanted), frequency, stats)[0]?.[1].score ?? 0
+  return { ranked: scorePostings(postings, frequency, stats), records, score }
+}
+
+/** The postings of `terms` in a record, counted from its text as `recordRow` indexes it. */
+function recordPostings(record: MemoryRecord, seq: number, token: string, terms: ReadonlySet<string>): SqlPosting[] {
+  const fields = [record.title ?? '', searchableContent(record), searchableTags(record).join('\n')].map(text => scopedTerms(token, tokenize(text)))
+  const lengths = fields.map(field => field.length) as [number, number, number]
+  const createdMs = parseInstant(record.createdAt) ?? 0
+  const postings: SqlPosting[] = []
+  fields.forEach((field, index) => {
+    const counts = new Map<string, number>()
+    for (const term of field) if (terms.has(term)) counts.set(term, (counts.get(term) ?? 0) + 1)
+    for (const [term, count] of counts) postings.push({ seq, id: record.id, createdMs, lengths, term, field: index, count })
+  })
+  return postings
+}
+
+/** Records among the capped candidates that pass the filters and are not kept by the substring rule. */
+function countOthers(capped: RankedRecords, kept: ReadonlySet<string>, query: MemorySearchQuery): number {
+  let count = 0
+  for (const [seq] of capped.ranked) {
+    const record = capped.records.get(seq)
+    if (record && !kept.has(record.id) && recordMatchesFilters(record, query)) count++
+  }
+  return count
+}
+
+/** BM25F of each record of the postings, best first (ties: newest, then last created). `frequency`: records per term. */
+function scorePostings(postings: readonly SqlPosting[], frequency: ReadonlyMap<string, number>, stats: SqlPartitionStats): RankedRecords['ranked'] {
+  const scores = new Map<number, { score: number; createdMs: number; id: string }>()
+  const average = [0, 1, 2].map(field => Math.max(stats.lengthSums[field]! / Math.max(stats.fieldCounts[field]!, 1), 1e-9))
+  // Per record and term: tf' summed over the fields, then the saturation per term.
+  const weighted = new Map<number, Map<string, number>>()
+  for (const posting of postings) {
+    const length = posting.lengths[posting.field]!
+    const tf = WEIGHTS[posting.field]! * posting.count / (1 - B + B * length / average[posting.field]!)
+    let byTerm = weighted.get(posting.seq)
+    if (!byTerm) weighted.set(posting.seq, byTerm = new Map())
+    byTerm.set(posting.term, (byTerm.get(posting.term) ?? 0) + tf)
+    if (!scores.has(posting.seq)) scores.set(posting.seq, { score: 0, createdMs: posting.createdMs, id: posting.id })
+  }
+  const live = Math.max(stats.active, 1)
+  for (const [seq, byTerm] of weighted) {
+    let score = 0
+    for (const [term, tf] of byTerm) {
+      const n = frequency.get(term) ?? 1
+      score += Math.log(1 + (live - n + 0.5) / (n + 0.5)) * tf * (K1 + 1) / (tf + K1)
+    }
+    scores.get(seq)!.score = score
+  }
+  return [...scores].sort((a, b) => b[1].score - a[1].score || b[1].createdMs - a[1].createdMs || b[0] - a[0])
+}
+
+/** The substring rule's hits and the best other ranked records that pass the filters, merged into the top `limit`. */
+async function mergeRanked(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number, bySubstring: MemorySearchHit[], { ranked, records: read, score: scoreOutside }: RankedRecords, wanted: number, words: readonly string[], needle: string): Promise<MemorySearchHit[]> {
   const kept = new Set(bySubstring.map(hit => hit.record.id))
   const scoreOf = new Map<string, number>()
   const others: MemorySearchHit[] = []
-  const wanted = limit - kept.size
   // Records in rank order, a page at a time, until enough pass the filters.
   for (let at = 0, page = Math.max(limit * 2, 20); at < ranked.length && others.length < wanted; at += page, page *= 2) {
     const slice = ranked.slice(at, at + page)
-    const records = await backend.bySeq(partition, slice.map(([seq]) => seq))
+    const missing = slice.filter(([seq]) => !read.has(seq)).map(([seq]) => seq)
+    const records = missing.length > 0 ? await backend.bySeq(partition, missing) : new Map<number, MemoryRecord>()
     for (const [seq, { score }] of slice) {
-      const record = records.get(seq)
+      const record = read.get(seq) ?? records.get(seq)
       if (!record) continue
       if (kept.has(record.id)) scoreOf.set(record.id, score)
       else if (others.length < wanted && recordMatchesFilters(record, query)) others.push({ record, score })
@@ -537,7 +676,7 @@ async function rankedSearch(backend: SqlBackend, partition: string, query: Memor
   }
   // Scores of kept records ranked below the pages read.
   for (const [, { id, score }] of ranked) if (kept.has(id) && !scoreOf.has(id)) scoreOf.set(id, score)
-  const merged = [...bySubstring.map(hit => ({ record: hit.record, score: scoreOf.get(hit.record.id) ?? 0 })), ...others]
+  const merged = [...bySubstring.map(hit => ({ record: hit.record, score: scoreOf.get(hit.record.id) ?? scoreOutside?.(hit.record) ?? 0 })), ...others]
   merged.sort((a, b) => b.score - a.score || (parseInstant(b.record.createdAt) ?? 0) - (parseInstant(a.record.createdAt) ?? 0))
   const wantedTerms = new Set(words)
   return merged.slice(0, limit).map(({ record, score }) => ({ record, score: Math.round(score * 1e4) / 1e4, snippet: snippetOf(record.content, wantedTerms, needle) }))

@@ -1,0 +1,148 @@
+/**
+ * The candidates of a ranked search: the best records by BM25F of the query's terms plus the
+ * points of the terms feedback lends, bounded at every step.
+ *
+ * 1. The best `depth + kept` records by the query's terms (filters passed), by one of two exact
+ *    passes: term at a time over every posting (bm25f.ts), or document at a time with MaxScore
+ *    pruning (max-score.ts) when one list outweighs the others so much that it can be skipped.
+ * 2. Feedback reads the best `feedback.records` of them (feedback.ts) and lends terms.
+ * 3. The lent terms add points only to the records in their postings, so the final best `depth`
+ *    lie among the records of step 1 and those the lent postings reach: every other record keeps
+ *    its score of step 1 and is beaten by `depth` records of step 1 that are not kept, whose
+ *    scores only grew. Only those candidates are ranked again.
+ *
+ * Scores are the same additions in the same order as an exhaustive ranking: the query's terms in
+ * their order, then the lent terms in theirs.
+ */
+import { accumulate, rank, scoreSlot, type Bm25fParams } from './bm25f.ts'
+import { passesFilters } from './filters.ts'
+import { feedbackOn, lentTerms, type FeedbackParams } from './feedback.ts'
+import { scoreSlots, topByMaxScore, type RankedSlot } from './max-score.ts'
+import type { CheckedQuery } from './query.ts'
+import { scratch } from './scratch.ts'
+import type { ScoredSlot } from './slots.ts'
+import type { IndexState } from './state.ts'
+import { offer } from './substring-index.ts'
+import { TopK } from './top-k.ts'
+import type { SearchDocument } from './types.ts'
+
+/** How the first pass walks the postings. */
+export type FirstPass = 'auto' | 'exhaustive' | 'max-score'
+
+/** The ranked candidates of one search, and the scores of the substring rule's own hits. */
+export interface RankedCandidates {
+  /** The best `depth` records not kept, best first. */
+  ranked: RankedSlot[]
+  /** Score and matched query terms of each kept slot (0 and the query's term count when no term holds it). */
+  kept: Map<number, { score: number; matched: number }>
+}
+
+/**
+ * Lists at least this many times longer than all other lists of the query together make the
+ * MaxScore pass worth it: they become non-essential once the heap fills, and are only looked up.
+ * The pass costs more per posting than the term-at-a-time one, so it is taken only then.
+ */
+const SKIPPABLE_RATIO = 4
+
+/**
+ * The best `depth` records by BM25F of `terms` plus feedback (when `feedback` lends), that pass
+ * the filters and are not in `kept`; and the scores of the `kept` slots.
+ */
+export function rankedCandidates<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, checked: CheckedQuery, kept: ReadonlySet<number>, depth: number, pass: FirstPass = 'auto'): RankedCandidates {
+  const first = pass === 'max-score' || (pass === 'auto' && skippable(state, terms, firstDepth(feedback, kept, depth)))
+  return first ? byMaxScore(state, params, feedback, terms, checked, kept, depth) : exhaustive(state, params, feedback, terms, checked, kept, depth)
+}
+
+/**
+ * Whether one posting list of `terms` is {@link SKIPPABLE_RATIO} times longer than the others
+ * together, and those hold enough records (twice `limit`) to fill the heap above its bound.
+ */
+function skippable<D extends SearchDocument>(state: IndexState<D>, terms: ReadonlyMap<string, number>, limit: number): boolean {
+  const { vocabulary } = state
+  let longest = 0
+  let total = 0
+  for (const term of terms.keys()) {
+    const id = vocabulary.termIds.get(term)
+    if (id === undefined) continue
+    const length = vocabulary.termPostings.length(id)
+    total += length
+    if (length > longest) longest = length
+  }
+  return longest > SKIPPABLE_RATIO * (total - longest) && total - longest >= 2 * limit
+}
+
+function firstDepth(feedback: FeedbackParams, kept: ReadonlySet<number>, depth: number): number {
+  return Math.max(depth + kept.size, feedbackOn(feedback) ? feedback.records : 0)
+}
+
+/** Term at a time: every posting of the query's terms scored into the scratch. */
+function exhaustive<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, checked: CheckedQuery, kept: ReadonlySet<number>, depth: number): RankedCandidates {
+  const { slots } = state
+  const ranking = rank(state, params, terms)
+  const { scores, stamps, matched } = scratch
+  const best = new TopK<ScoredSlot>(firstDepth(feedback, kept, depth), slots.compare)
+  // Newest first: equal scores then stop at the heap's floor. A score under the floor's is
+  // dropped here, without the call (most postings of a common word).
+  const touched = ranking.touched
+  let floor = Number.NEGATIVE_INFINITY
+  for (let index = touched.length - 1; index >= 0; index--) {
+    const slot = touched[index]!
+    const score = scores[slot]!
+    if (score < floor) continue
+    offer(slots, best, slot, score, checked)
+    floor = best.floor()?.score ?? floor
+  }
+  const top = best.sorted()
+  const reached: number[] = []
+  if (feedbackOn(feedback)) {
+    const lent = lentTerms(state, feedback, terms, top.slice(0, feedback.records))
+    if (lent.size > 0) accumulate(state, params, lent, ranking, false, reached)
+  }
+  const final = new TopK<ScoredSlot>(depth, slots.compare)
+  const offered = new Set<number>(kept)
+  const consider = (slot: number) => {
+    if (offered.has(slot)) return
+    offered.add(slot)
+    offer(slots, final, slot, scores[slot]!, checked)
+  }
+  for (const candidate of top) consider(candidate.slot)
+  for (const slot of reached) if (scores[slot]! >= (final.floor()?.score ?? Number.NEGATIVE_INFINITY)) consider(slot)
+  const stamp = ranking.stamp
+  const keptScores = new Map<number, { score: number; matched: number }>()
+  for (const slot of kept) keptScores.set(slot, stamps[slot] === stamp ? { score: scores[slot]!, matched: matched[slot]! } : { score: 0, matched: terms.size })
+  return { ranked: final.sorted().map(({ slot, score }) => ({ slot, score, matched: matched[slot]! })), kept: keptScores }
+}
+
+/** Document at a time with MaxScore pruning; the candidates the lent terms reach scored again exactly. */
+function byMaxScore<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, checked: CheckedQuery, kept: ReadonlySet<number>, depth: number): RankedCandidates {
+  const { slots } = state
+  const top = topByMaxScore(state, params, terms, { limit: firstDepth(feedback, kept, depth), checked, counted: terms.size })
+  const final = new TopK<RankedSlot>(depth, slots.compare)
+  let all: ReadonlyMap<string, number> = terms
+  const lent = feedbackOn(feedback) ? lentTerms(state, feedback, terms, top.slice(0, feedback.records)) : new Map<string, number>()
+  if (lent.size === 0) {
+    for (const candidate of top) if (!kept.has(candidate.slot)) final.push(candidate)
+  }
+  else {
+    all = new Map([...terms, ...lent])
+    // The records the lent postings reach, and those of the first pass, scored with every term.
+    const candidates = new Set<number>(top.map(candidate => candidate.slot))
+    const { vocabulary } = state
+    for (const term of lent.keys()) {
+      const id = vocabulary.termIds.get(term)
+      if (id !== undefined) vocabulary.termPostings.forEach(id, (slot) => { if (slots.alive[slot] === 1) candidates.add(slot) })
+    }
+    for (const slot of kept) candidates.delete(slot)
+    for (const candidate of scoreSlots(state, params, all, terms.size, [...candidates].sort((a, c) => a - c))) {
+      const lowest = final.floor()
+      if (lowest && slots.compare(candidate, lowest) <= 0) continue
+      if (slots.alive[candidate.slot] === 1 && passesFilters(slots.records[candidate.slot]!, slots.created[candidate.slot]!, checked)) final.push(candidate)
+    }
+  }
+  const keptScores = new Map<number, { score: number; matched: number }>()
+  for (const slot of kept) {
+    const scored = scoreSlot(state, params, all, slot, terms.size)
+    keptScores.set(slot, scored.score === 0 ? { score: 0, matched: terms.size } : scored)
+  }
+  return { ranked: final.sorted(), kept: keptScores }
+}

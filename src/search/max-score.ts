@@ -1,0 +1,370 @@
+/**
+ * Top-k BM25F over the term postings, document at a time with MaxScore pruning (Turtle and Flood,
+ * 1995): the query's posting lists are walked together in slot order; once the heap of the best
+ * `limit` is full, the lists whose summed bounds (term-bounds.ts) cannot reach its floor are
+ * "non-essential": a record found only in them is never scored, and a record of the essential
+ * lists is looked up in them (a seek) only while its score can still reach the floor.
+ *
+ * Pruning never changes the result: every record that could enter the top `limit` is scored in
+ * full, and a score is the sum of the per-term points in the order of the query's terms, the same
+ * additions as an exhaustive pass (`scoreSlot`).
+ */
+import type { Bm25fParams } from './bm25f.ts'
+import { idf } from './bm25f.ts'
+import { passesFilters } from './filters.ts'
+import type { CheckedQuery } from './query.ts'
+import type { ScoredSlot } from './slots.ts'
+import type { IndexState } from './state.ts'
+import { TopK } from './top-k.ts'
+import type { SearchDocument } from './types.ts'
+import { TF_INLINE_MAX } from './vocabulary.ts'
+
+/** A candidate of a ranking: its slot, its BM25F score, and how many of the query's first terms it holds. */
+export interface RankedSlot extends ScoredSlot {
+  matched: number
+}
+
+/** What one top-k pass keeps and skips. */
+export interface TopKPass {
+  /** Most candidates kept. */
+  readonly limit: number
+  /** The query whose filters a candidate must pass. */
+  readonly checked: CheckedQuery
+  /** Slots never kept (the substring rule's own hits). */
+  readonly excluded?: ReadonlySet<number>
+  /** `matched` counts the terms among the first `counted` of `terms` (the query's own, before lent ones). */
+  readonly counted: number
+  /** False walks every posting (the exhaustive pass pruning must equal). Default true. */
+  readonly prune?: boolean
+}
+
+// Bounds are raised by this share so that rounding in their sums never prunes a record that
+// reaches the floor exactly.
+const BOUND_SLACK = 1 + 1e-9
+const END = 0x7fffffff
+
+/**
+ * Cursors over the posting lists of weighted terms, one per known term in the order of the
+ * terms, each with its term's idf × weight and its bound (the most points one posting can give).
+ */
+class PostingCursors<D extends SearchDocument> {
+  readonly count: number
+  /** Per cursor: the place of its term among all the terms given. */
+  readonly places: Int32Array
+  readonly termIdfs: Float64Array
+  readonly bounds: Float64Array
+  /** Per cursor: the slot it stands on ({@link END} past the end), its pair offset, its block range and the range's end. */
+  readonly current: Int32Array
+  private readonly offset: Int32Array
+  private readonly range: Int32Array
+  private readonly ends: Int32Array
+  private readonly ranges: number[][] = []
+  private readonly data: Int32Array
+  private readonly w0: number
+  private readonly w1: number
+  private readonly w2: number
+  private readonly a0: number
+  private readonly a1: number
+  private readonly a2: number
+  private readonly base: number
+  private readonly k1: number
+
+  constructor(private readonly state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>) {
+    const { slots, vocabulary } = state
+    const average = slots.averageLengths()
+    const { weights, k1, b } = params
+    this.w0 = weights[0]
+    this.w1 = weights[1]
+    this.w2 = weights[2]
+    this.a0 = b / average[0]
+    this.a1 = b / average[1]
+    this.a2 = b / average[2]
+    this.base = 1 - b
+    this.k1 = k1
+    const slope = [this.a0, this.a1, this.a2]
+    const places: number[] = []
+    const termIdfs: number[] = []
+    const bounds: number[] = []
+    let place = 0
+    for (const [term, weight] of terms) {
+      const at = place++
+      const id = vocabulary.termIds.get(term)
+      if (id === undefined) continue
+      const frequency = vocabulary.termFrequency[id]!
+      if (frequency === 0) continue
+      const termIdf = weight * idf(slots.live, frequency)
+      const maxTf = state.bounds.maxTf(vocabulary, slots, id, weights, this.base, slope)
+      places.push(at)
+      termIdfs.push(termIdf)
+      bounds.push(termIdf * maxTf * (k1 + 1) / (maxTf + k1) * BOUND_SLACK)
+      this.ranges.push(vocabulary.termPostings.blocks(id, []))
+    }
+    this.count = places.length
+    this.places = Int32Array.from(places)
+    this.termIdfs = Float64Array.from(termIdfs)
+    this.bounds = Float64Array.from(bounds)
+    this.data = vocabulary.termPostings.data
+    this.current = new Int32Array(this.count)
+    this.offset = new Int32Array(this.count)
+    this.range = new Int32Array(this.count)
+    this.ends = new Int32Array(this.count)
+    for (let list = 0; list < this.count; list++) {
+      const own = this.ranges[list]!
+      this.offset[list] = own[0]!
+      this.ends[list] = own[1]!
+      this.current[list] = this.data[own[0]!]!
+    }
+  }
+
+  /** The points of the posting cursor `list` stands on (the additions of `accumulate`). */
+  points(list: number): number {
+    const data = this.data
+    const at = this.offset[list]!
+    const slot = data[at]!
+    const packed = data[at + 1]!
+    const lengths = this.state.slots.lengths
+    const { w0, w1, w2, a0, a1, a2, base, k1 } = this
+    const c0 = packed & TF_INLINE_MAX
+    const c1 = (packed >>> 10) & TF_INLINE_MAX
+    const c2 = (packed >>> 20) & TF_INLINE_MAX
+    let tf: number
+    if (c0 === TF_INLINE_MAX || c1 === TF_INLINE_MAX || c2 === TF_INLINE_MAX) {
+      const vocabulary = this.state.vocabulary
+      const f0 = vocabulary.fieldCount(packed, slot, 0)
+      const f1 = vocabulary.fieldCount(packed, slot, 1)
+      const f2 = vocabulary.fieldCount(packed, slot, 2)
+      tf = (f0 === 0 ? 0 : w0 * f0 / (base + a0 * lengths[slot * 3]!))
+        + (f1 === 0 ? 0 : w1 * f1 / (base + a1 * lengths[slot * 3 + 1]!))
+        + (f2 === 0 ? 0 : w2 * f2 / (base + a2 * lengths[slot * 3 + 2]!))
+    }
+    else {
+      tf = (c0 === 0 ? 0 : w0 * c0 / (base + a0 * lengths[slot * 3]!))
+        + (c1 === 0 ? 0 : w1 * c1 / (base + a1 * lengths[slot * 3 + 1]!))
+        + (c2 === 0 ? 0 : w2 * c2 / (base + a2 * lengths[slot * 3 + 2]!))
+    }
+    return this.termIdfs[list]! * tf * (k1 + 1) / (tf + k1)
+  }
+
+  /** Postings of cursor `list`'s term (tombstones included). */
+  length(list: number): number {
+    const own = this.ranges[list]!
+    let pairs = 0
+    for (let at = 0; at < own.length; at += 2) pairs += (own[at + 1]! - own[at]!) / 2
+    return pairs
+  }
+
+  /** Moves cursor `list` back to its first posting. */
+  rewind(list: number): void {
+    const own = this.ranges[list]!
+    this.range[list] = 0
+    this.offset[list] = own[0]!
+    this.ends[list] = own[1]!
+    this.current[list] = this.data[own[0]!]!
+  }
+
+  /** Moves cursor `list` to its next posting. */
+  advance(list: number): void {
+    let at = this.offset[list]! + 2
+    if (at >= this.ends[list]!) {
+      const own = this.ranges[list]!
+      const next = this.range[list]! + 2
+      if (next >= own.length) {
+        this.current[list] = END
+        return
+      }
+      this.range[list] = next
+      at = own[next]!
+      this.ends[list] = own[next + 1]!
+    }
+    this.offset[list] = at
+    this.current[list] = this.data[at]!
+  }
+
+  /** Moves cursor `list` to its first posting of a slot at least `slot` (whole blocks skipped, then a binary search). */
+  seek(list: number, slot: number): void {
+    if (this.current[list]! >= slot) return
+    const data = this.data
+    const own = this.ranges[list]!
+    let next = this.range[list]!
+    while (data[own[next + 1]! - 2]! < slot) {
+      next += 2
+      if (next >= own.length) {
+        this.current[list] = END
+        return
+      }
+    }
+    let low = next === this.range[list]! ? this.offset[list]! : own[next]!
+    let high = own[next + 1]! - 2
+    this.range[list] = next
+    this.ends[list] = own[next + 1]!
+    // Pair offsets are even: the first pair at or after `slot` lies in [low, high].
+    while (low < high) {
+      const middle = low + (((high - low) >> 1) & ~1)
+      if (data[middle]! < slot) low = middle + 2
+      else high = middle
+    }
+    this.offset[list] = low
+    this.current[list] = data[low]!
+  }
+}
+
+/**
+ * The best `pass.limit` live slots by BM25F of `terms` (term -> weight, points added in the map's
+ * order) that pass the filters and are not excluded, best first under `slots.compare`.
+ *
+ * Lists that each dwarf all the lists of greater bound ({@link SEED_RATIO}: a common word beside
+ * rarer ones) are left out of a first walk, which scores the records of the other lists (looking
+ * them up in the long ones) and so fills the heap; the long lists are then walked only when the
+ * heap's floor is still within their bounds, for the records the first walk did not score.
+ */
+export function topByMaxScore<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, pass: TopKPass): RankedSlot[] {
+  const { slots } = state
+  if (slots.live === 0 || pass.limit <= 0) return []
+  const top = new TopK<RankedSlot>(pass.limit, slots.compare)
+  const cursors = new PostingCursors(state, params, terms)
+  const count = cursors.count
+  if (count === 0) return []
+  // Cursors in increasing order of bound; `upTo[i]` = the sum of the bounds of the first i + 1.
+  const order = Array.from({ length: count }, (_, list) => list).sort((x, y) => cursors.bounds[x]! - cursors.bounds[y]!)
+  const lists = Int32Array.from(order)
+  const upTo = new Float64Array(count)
+  for (let at = 0, sum = 0; at < count; at++) upTo[at] = sum += cursors.bounds[lists[at]!]!
+  const { current, places } = cursors
+  const points = new Float64Array(terms.size)
+  const prune = pass.prune !== false
+  const { checked, excluded, counted } = pass
+  const alive = slots.alive
+  // Cursors before `essential` (in `lists`) cannot lift a record to the floor on their own.
+  let essential = 0
+  let floor = Number.NEGATIVE_INFINITY
+  const raise = () => {
+    const lowest = top.floor()
+    if (prune && lowest !== undefined && lowest.score > floor) {
+      floor = lowest.score
+      while (essential < count && upTo[essential]! < floor) essential++
+    }
+  }
+  // `scored`: slots a first walk scored (increasing), skipped by the second; `into` collects them.
+  const walk = (scored: readonly number[] | undefined, into: number[] | undefined) => {
+    let next = 0
+    for (;;) {
+      let slot = END
+      for (let at = essential; at < count; at++) if (current[lists[at]!]! < slot) slot = current[lists[at]!]!
+      if (slot === END) break
+      if (scored !== undefined) while (next < scored.length && scored[next]! < slot) next++
+      if (alive[slot] === 0 || (excluded !== undefined && excluded.has(slot)) || (scored !== undefined && scored[next] === slot)) {
+        for (let at = essential; at < count; at++) if (current[lists[at]!] === slot) cursors.advance(lists[at]!)
+        continue
+      }
+      let score = 0
+      for (let at = essential; at < count; at++) {
+        const list = lists[at]!
+        if (current[list] !== slot) continue
+        const value = cursors.points(list)
+        points[places[list]!] = value
+        score += value
+        cursors.advance(list)
+      }
+      let reachable = true
+      for (let at = essential - 1; at >= 0; at--) {
+        if (score + upTo[at]! < floor) {
+          reachable = false
+          break
+        }
+        const list = lists[at]!
+        cursors.seek(list, slot)
+        if (current[list] !== slot) continue
+        const value = cursors.points(list)
+        points[places[list]!] = value
+        score += value
+      }
+      if (reachable) {
+        into?.push(slot)
+        const { score: exact, matched } = inOrder(points, counted)
+        offerRanked(state, top, slot, exact, matched, checked)
+        if (into === undefined) raise()
+      }
+      points.fill(0)
+    }
+  }
+  const long = prune ? longLists(cursors, lists) : 0
+  if (long === 0) {
+    walk(undefined, undefined)
+    return top.sorted()
+  }
+  // First walk: the records of the shorter lists, every one scored in full (no floor yet).
+  essential = long
+  const scored: number[] = []
+  walk(undefined, scored)
+  essential = 0
+  raise()
+  if (essential >= long) return top.sorted()
+  for (let at = 0; at < long; at++) cursors.rewind(lists[at]!)
+  walk(scored, undefined)
+  return top.sorted()
+}
+
+/**
+ * A list of the query this many times longer than all lists of greater bound together is walked
+ * after them (see {@link topByMaxScore}).
+ */
+const SEED_RATIO = 4
+
+/** How many of the first `lists` (in increasing order of bound) each dwarf the lists after them. */
+function longLists<D extends SearchDocument>(cursors: PostingCursors<D>, lists: Int32Array): number {
+  const lengths = Array.from(lists, list => cursors.length(list))
+  let after = lengths.reduce((sum, length) => sum + length, 0)
+  let long = 0
+  while (long < lists.length - 1) {
+    after -= lengths[long]!
+    if (lengths[long]! <= SEED_RATIO * after) break
+    long++
+  }
+  return long
+}
+
+/**
+ * The scores of `slots` (live, increasing) for `terms`, as an exhaustive pass adds them, with the
+ * terms among the first `counted` each holds; slots no term holds score 0.
+ */
+export function scoreSlots<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, counted: number, slots: readonly number[]): RankedSlot[] {
+  const cursors = new PostingCursors(state, params, terms)
+  const points = new Float64Array(terms.size)
+  const { current, places, count } = cursors
+  const out: RankedSlot[] = []
+  for (const slot of slots) {
+    for (let list = 0; list < count; list++) {
+      cursors.seek(list, slot)
+      if (current[list] === slot) points[places[list]!] = cursors.points(list)
+    }
+    const { score, matched } = inOrder(points, counted)
+    out.push({ slot, score, matched })
+    points.fill(0)
+  }
+  return out
+}
+
+const summed = { score: 0, matched: 0 }
+
+/** The sum of `points` in the order of the terms (the additions of an exhaustive pass), and how many of the first `counted` are given. */
+function inOrder(points: Float64Array, counted: number): { score: number; matched: number } {
+  let score = 0
+  let matched = 0
+  for (let place = 0; place < points.length; place++) {
+    const value = points[place]!
+    if (value === 0) continue
+    score += value
+    if (place < counted) matched++
+  }
+  summed.score = score
+  summed.matched = matched
+  return summed
+}
+
+/** Offers a candidate: compared with the heap's floor first, then filtered. */
+function offerRanked<D extends SearchDocument>(state: IndexState<D>, top: TopK<RankedSlot>, slot: number, score: number, matched: number, checked: CheckedQuery): void {
+  const slots = state.slots
+  const lowest = top.floor()
+  if (lowest && !(score > lowest.score || (score === lowest.score && (slots.created[slot]! - slots.created[lowest.slot]! || slots.positions[slot]! - slots.positions[lowest.slot]!) > 0))) return
+  if (passesFilters(slots.records[slot]!, slots.created[slot]!, checked)) top.push({ slot, score, matched })
+}

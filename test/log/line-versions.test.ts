@@ -1,0 +1,127 @@
+/**
+ * Format version 3 lines (docs/log-format.md, "Version 3"): `payloadDigest` and default payload
+ * members left out of the line, the digests as before; version 2 logs still open and verify, and
+ * erasure writes the payload digest a stripped line needs.
+ */
+import { createHash } from 'node:crypto'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { canonicalJson } from '../../src/log/index.ts'
+import { formatMemoryLine, strippedMemoryLine, verifyLog } from '../../src/memory/event-log.ts'
+import type { MemoryEventDraft } from '../../src/memory/records.ts'
+import { sqliteMemoryStore } from '../../src/memory/stores/sqlite.ts'
+import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
+import type { MemoryTarget } from '../../src/memory/types.ts'
+import { createWorkspace } from '../../src/workspace/workspace.ts'
+
+const KEY = 'memory:memory.jsonl'
+const alice: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }
+const audit = { via: 'api' }
+const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
+const tempDir = () => mkdtempSync(join(tmpdir(), 'vam-lines-'))
+const store = (dir: string) => workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'support', workspace: createWorkspace({ dir }), writable: true })
+const linesOf = (dir: string) => readFileSync(join(dir, 'memory/memory.jsonl'), 'utf8').trimEnd().split('\n')
+
+/** A log of two version 2 remember lines, as earlier releases (and the SQL stores) write them. */
+function version2Log(dir: string): string[] {
+  const at = '2024-01-01T00:00:00.000Z'
+  let prev: string | null = null
+  const lines: string[] = []
+  for (const [n, content] of ['likes tea', 'owns a cat'].entries()) {
+    const draft: MemoryEventDraft = { type: 'remember', recordId: `mem_${String(n).padStart(32, '0')}`, store: 'agent', scope: alice.scope, version: 1, at, audit, kind: 'semantic', content, tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: at }
+    const line = formatMemoryLine(draft, n + 1, prev, false, sha)
+    lines.push(line.line)
+    prev = line.digest
+  }
+  return lines
+}
+
+describe('log line versions', () => {
+  it('a log of version 2 lines opens and verifies, and version 3 lines appended after them chain on', async () => {
+    const dir = tempDir()
+    const v2 = version2Log(dir)
+    expect(v2.map(line => (JSON.parse(line) as { v: number; payloadDigest?: string }).v)).toEqual([2, 2])
+    await createWorkspace({ dir }).append(KEY, `${v2.join('\n')}\n`)
+    const adapter = store(dir)
+    expect((await adapter.search(alice, { query: 'tea' })).map(hit => hit.record.content)).toEqual(['likes tea'])
+    await adapter.append(alice, { kind: 'semantic', content: 'likes jazz' }, { audit })
+    const lines = linesOf(dir).map(line => JSON.parse(line) as Record<string, unknown>)
+    expect(lines.map(line => line.v)).toEqual([2, 2, 3])
+    expect(lines[2]!.prev).toBe(lines[1]!.digest)
+    expect(await verifyLog(createWorkspace({ dir }), KEY)).toEqual({ ok: true, lines: 3 })
+    expect((await store(dir).export(alice)).map(record => [record.content, record.tags, record.pinned, record.createdAt === record.updatedAt])).toEqual([['likes tea', [], false, true], ['owns a cat', [], false, true], ['likes jazz', [], false, true]])
+  })
+
+  it('a version 3 line is about 190 bytes shorter than the version 2 line of the same event', async () => {
+    const dir = tempDir()
+    await store(dir).append(alice, { kind: 'semantic', content: 'likes tea' }, { audit })
+    const [line] = linesOf(dir)
+    const event = JSON.parse(line!) as MemoryEventDraft & Record<string, unknown>
+    const { v: _v, seq: _seq, prev: _prev, digest: _digest, ...draft } = event
+    const v2 = formatMemoryLine({ ...draft, tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: event.at } as MemoryEventDraft, 1, null, false, sha)
+    expect(v2.line.length - line!.length).toBeGreaterThanOrEqual(180)
+    expect(v2.digest).not.toBe(event.digest)
+  })
+
+  describe('an edited version 3 line does not verify', () => {
+    async function edited(edit: (line: Record<string, unknown>) => void): Promise<string | undefined> {
+      const dir = tempDir()
+      await store(dir).append(alice, { kind: 'semantic', content: 'likes tea' }, { audit })
+      const value = JSON.parse(linesOf(dir)[0]!) as Record<string, unknown>
+      edit(value)
+      writeFileSync(join(dir, 'memory/memory.jsonl'), `${canonicalJson(value)}\n`)
+      return (await verifyLog(createWorkspace({ dir }), KEY)).firstBad?.reason
+    }
+
+    it('its content changed', async () => {
+      expect(await edited((line) => { line.content = 'likes rum' })).toContain('digest does not match')
+    })
+
+    it('a default member written out', async () => {
+      expect(await edited((line) => { line.tags = [] })).toContain('digest does not match')
+    })
+
+    it('a member that was left out as a default given another value', async () => {
+      expect(await edited((line) => { line.pinned = true })).toContain('digest does not match')
+    })
+
+    it('its payload digest written on a line that is not erased', async () => {
+      expect(await edited((line) => { line.payloadDigest = sha('{}') })).toContain('holds payloadDigest only once erased')
+    })
+  })
+
+  it('erasing a record of version 3 lines writes the payload digest on each stripped line; the chain verifies, and the SQL stores strip the same line', async () => {
+    const dir = tempDir()
+    const adapter = store(dir)
+    const secret = await adapter.append(alice, { kind: 'profile', content: 'card 4111-SECRET', tags: ['SECRET'] }, { audit })
+    await adapter.append(alice, { kind: 'semantic', content: 'likes tea' }, { audit })
+    const before = linesOf(dir)[0]!
+    const payload = JSON.parse(before) as Record<string, unknown>
+    expect(await adapter.hardDelete(alice, secret.id, { audit })).toBe(true)
+    const [stripped] = linesOf(dir)
+    expect(stripped).not.toContain('SECRET')
+    expect(JSON.parse(stripped!)).toMatchObject({ v: 3, erased: true, digest: payload.digest, payloadDigest: sha(canonicalJson({ content: payload.content, kind: payload.kind, tags: payload.tags })) })
+    expect(strippedMemoryLine(before, sha)).toBe(stripped)
+    // Two remember lines and the erase event.
+    expect(await verifyLog(createWorkspace({ dir }), KEY)).toEqual({ ok: true, lines: 3 })
+  })
+
+  it('a log of version 3 lines imported into the SQLite store verifies there, and erasing a record of it strips its lines', async () => {
+    const dir = tempDir()
+    const adapter = store(dir)
+    const secret = await adapter.append(alice, { kind: 'profile', content: 'card 4111-SECRET' }, { audit })
+    await adapter.append(alice, { kind: 'semantic', content: 'likes tea' }, { audit })
+    const factory = sqliteMemoryStore({ file: join(dir, 'store.db') })
+    expect(await factory.importLog(readFileSync(join(dir, 'memory/memory.jsonl'), 'utf8'))).toBe(2)
+    expect(await factory.verify()).toMatchObject({ ok: true, lines: 2 })
+    const sql = factory.create()
+    expect(await sql.hardDelete!(alice, secret.id, { audit })).toBe(true)
+    const exported = await factory.exportLog()
+    expect(exported).not.toContain('SECRET')
+    expect(exported.trimEnd().split('\n').map(line => (JSON.parse(line) as { v: number; erased?: true }).erased ?? false)).toEqual([true, false, false])
+    expect(await factory.verify()).toMatchObject({ ok: true, lines: 3 })
+    await factory.close()
+  })
+})

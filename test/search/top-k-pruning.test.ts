@@ -1,0 +1,104 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { scoreSlot, type Bm25fParams } from '../../src/search/bm25f.ts'
+import { rankedCandidates } from '../../src/search/candidates.ts'
+import { lentTerms, type FeedbackParams } from '../../src/search/feedback.ts'
+import { topByMaxScore } from '../../src/search/max-score.ts'
+import { PLAIN_TEXT } from '../../src/search/plain-text.ts'
+import { checkQuery, type CheckedQuery } from '../../src/search/query.ts'
+import { queryTerms } from '../../src/search/query-terms.ts'
+import { candidateScorer } from '../../src/search/rerank.ts'
+import type { ScoredSlot } from '../../src/search/slots.ts'
+import { IndexState } from '../../src/search/state.ts'
+import { DEFAULT_SEARCH_INDEX_OPTIONS } from '../../src/search/index.ts'
+import type { SearchDocument } from '../../src/search/types.ts'
+
+// A small vocabulary with a very common word, so lists of very different lengths meet in a query.
+const WORDS = ['kayak', 'paddle', 'lake', 'river', 'trip', 'coffee', 'tea', 'paris', 'note', 'note', 'note', 'note', 'rent', 'garden', 'jazz']
+const params: Bm25fParams = { weights: [2, 1, 2], k1: 1.2, b: 0.75 }
+const feedback: FeedbackParams = { ...DEFAULT_SEARCH_INDEX_OPTIONS.feedback, minRecords: 1, maxShare: 0.5 }
+const levers = { depth: 100, window: 3, proximityWeight: 0.5, tagBoost: 1.5 }
+
+interface Doc extends SearchDocument { readonly tags: string[] }
+
+// Either words of similar frequencies, or one word in nearly every record beside rare ones (the
+// lists MaxScore walks last).
+const even = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 12 })
+const skewed = fc.array(fc.oneof({ arbitrary: fc.constant('note'), weight: 4 }, { arbitrary: fc.constantFrom(...WORDS), weight: 1 }), { minLength: 1, maxLength: 5 })
+const corpusOf = (words: fc.Arbitrary<string[]>) => fc.array(fc.record({
+  title: fc.option(words, { nil: undefined }),
+  content: words,
+  tags: fc.array(fc.constantFrom('travel', 'kayak', 'tea'), { maxLength: 2 }),
+  day: fc.integer({ min: 0, max: 5 }),
+  removed: fc.boolean(),
+}), { minLength: 1, maxLength: 120 })
+const corpus = fc.oneof(corpusOf(even), corpusOf(skewed))
+
+function build(docs: Array<{ title?: string[]; content: string[]; tags: string[]; day: number; removed: boolean }>) {
+  const state = new IndexState<Doc>(PLAIN_TEXT, true)
+  docs.forEach((doc, n) => state.add({
+    id: `r${n}`, status: 'active', kind: 'semantic', title: doc.title?.join(' '), content: doc.content.join(' '), tags: doc.tags,
+    // Few distinct times: ties in score and time go to the later position.
+    createdAt: new Date(Date.UTC(2024, 0, 1 + doc.day)).toISOString(),
+  }, state.nextPosition++))
+  docs.forEach((doc, n) => { if (doc.removed && state.slots.live > 1) state.remove(`r${n}`) })
+  return state
+}
+
+/** Every live slot scored from its own tokens, filtered, sorted best first: the ranking pruning must equal. */
+function bruteForce(state: IndexState<Doc>, terms: ReadonlyMap<string, number>, checked: CheckedQuery, excluded: ReadonlySet<number>, limit: number, counted: number) {
+  const all: Array<ScoredSlot & { matched: number }> = []
+  for (let slot = 0; slot < state.slots.count; slot++) {
+    if (state.slots.alive[slot] === 0 || excluded.has(slot)) continue
+    const { score, matched } = scoreSlot(state, params, terms, slot, counted)
+    const record = state.slots.records[slot]!
+    if (score > 0 && (checked.tags.length === 0 || checked.tags.every(tag => record.tags.includes(tag)))) all.push({ slot, score, matched })
+  }
+  return all.sort((a, c) => state.slots.compare(c, a)).slice(0, limit)
+}
+
+const queryWords = fc.oneof(
+  fc.array(fc.constantFrom(...WORDS, 'kayek', 'unknown'), { minLength: 1, maxLength: 6 }),
+  fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 2 }).map(rare => ['note', ...rare]),
+)
+const query = fc.tuple(queryWords, fc.option(fc.constantFrom('travel', 'kayak'), { nil: undefined }), fc.integer({ min: 1, max: 12 }))
+
+describe('top-k pruning', () => {
+  it('MaxScore keeps the same top k as scoring every posting: same slots, same scores, ties to the newest then the later position', () => {
+    fc.assert(fc.property(corpus, query, (docs, [text, tag, limit]) => {
+      const state = build(docs)
+      const checked = checkQuery({ query: text.join(' '), tags: tag === undefined ? undefined : [tag] })
+      const terms = queryTerms(state.vocabulary, text.join(' '))
+      const excluded = new Set([0, 3])
+      const pass = { limit, checked, excluded, counted: terms.size }
+      const pruned = topByMaxScore(state, params, terms, pass)
+      expect(pruned).toEqual(topByMaxScore(state, params, terms, { ...pass, prune: false }))
+      expect(pruned).toEqual(bruteForce(state, terms, checked, excluded, limit, terms.size))
+    }), { numRuns: 400 })
+  })
+
+  it('ranked candidates with feedback and re-ranking on are the same by either first pass and as an exhaustive ranking of every record', () => {
+    fc.assert(fc.property(corpus, query, fc.integer({ min: 0, max: 3 }), (docs, [text, tag, depth], keptCount) => {
+      const state = build(docs)
+      const checked = checkQuery({ query: text.join(' '), tags: tag === undefined ? undefined : [tag] })
+      const terms = queryTerms(state.vocabulary, text.join(' '))
+      const kept = new Set(Array.from({ length: keptCount }, (_, n) => n * 2).filter(slot => state.slots.alive[slot] === 1))
+      const exhaustive = rankedCandidates(state, params, feedback, terms, checked, kept, depth, 'exhaustive')
+      const pruned = rankedCandidates(state, params, feedback, terms, checked, kept, depth, 'max-score')
+      // The reference: every record scored by the query, feedback from the best ten, every record scored again.
+      const first = bruteForce(state, terms, checked, new Set(), feedback.records, terms.size)
+      const lent = lentTerms(state, feedback, terms, first)
+      const all = new Map([...terms, ...lent])
+      const reference = bruteForce(state, all, checked, kept, depth, terms.size)
+      const scorer = candidateScorer(state, levers, terms)
+      const reranked = (ranked: typeof reference) => ranked.map(candidate => ({ slot: candidate.slot, score: scorer(candidate) }))
+      expect(pruned.ranked.map(({ slot, score }) => ({ slot, score }))).toEqual(reference.map(({ slot, score }) => ({ slot, score })))
+      expect(exhaustive.ranked.map(({ slot, score }) => ({ slot, score }))).toEqual(reference.map(({ slot, score }) => ({ slot, score })))
+      expect(reranked(pruned.ranked)).toEqual(reranked(reference))
+      for (const slot of kept) {
+        expect(pruned.kept.get(slot)!.score).toBe(exhaustive.kept.get(slot)!.score)
+        expect(pruned.kept.get(slot)!.score).toBe(scoreSlot(state, params, all, slot).score)
+      }
+    }), { numRuns: 400 })
+  })
+})
