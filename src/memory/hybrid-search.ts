@@ -124,10 +124,8 @@ async function rankByVector(adapter: MemoryStoreAdapter, target: MemoryTarget, r
   const vectors = adapterVectors(adapter, options.model)
   await vectors.ensure(records, options.abortSignal)
   const queryVector = await vectors.query(text, options.abortSignal)
-  const index = vectors.index(partitionKey(target.store, target.scope), records)
-  if (!index) return []
   const byId = new Map(records.map(record => [record.id, record]))
-  return index.search(queryVector, depth, id => byId.has(id))
-    .filter(match => match.similarity > 0)
+  return (await vectors.search(partitionKey(target.store, target.scope), records, queryVector, depth))
+    .filter(match => match.similarity > 0 && byId.has(match.id))
     .map(match => byId.get(match.id)!)
 }

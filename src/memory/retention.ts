@@ -3,11 +3,13 @@
  * per-scope `maxItems`): `maxItems` and `maxAge` expiry, hard deletes, erasing a whole scope,
  * and the portable export/import of a scope.
  *
- * The operations that change the log run on log-backed adapters (the workspace JSONL, in-memory
- * and SQLite stores: `memoryLogAdapter` with its `log`), each as one `log.write(build)` whose
- * `build` sees the current state under the log's write lock, so concurrent writers never expire
- * or import on a stale view. Erasures are `erase` events followed by one compaction (the log
- * engine removes the payload of the erased records' lines; the chain still verifies).
+ * The operations that change the log run as one scope write each (scope-write.ts): a `build`
+ * that reads the scope through a `MemoryScopeView` under the store's write lock, so concurrent
+ * writers never expire or import on a stale view. The log-backed stores (workspace JSONL,
+ * in-memory: `memoryLogAdapter` with its `log`) run it in `log.write`; the SQL stores (SQLite,
+ * Postgres) in one database transaction (`writeScope`). Erasures are `erase` events whose lines
+ * then lose their payload (the log's compaction; in the SQL stores, the same transaction): the
+ * chain still verifies.
  *
  * `withRetention(adapter, config)` is what `memory()` (and `openMemoryStore`, the CLI, the
  * inspector) put in front of a store's adapter when the store has `retention` options.
@@ -17,12 +19,12 @@ import { z } from 'zod'
 import { agentError } from '../errors.ts'
 import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../text.ts'
 import type { Workspace } from '../workspace/types.ts'
-import { duplicateKey, sameContent } from './dedupe.ts'
 import { eraseCopies, erasedTexts, type MemoryErasureCopies } from './erasure.ts'
-import { currentInstant, isInstant, newRecordId, parseInstant, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
+import { currentInstant, isInstant, newRecordId, parseInstant, partitionKey, type MemoryEventDraft } from './records.ts'
 import type { MemoryRetentionConfig } from './schemas.ts'
+import { isScopeWriter, stateScopeView, type MemoryScopeBuild, type MemoryScopeView } from './scope-write.ts'
 import { sameScope, validateScope } from './scope.ts'
-import { eraseRecordVectors } from './vectors-store.ts'
+import { eraseRecordVectors, type MemoryVectorStore } from './vectors-store.ts'
 import type { MemoryLogStoreAdapter } from './stores/workspace-jsonl.ts'
 import type { MemoryAudit, MemoryRecord, MemoryScope, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
@@ -83,11 +85,45 @@ function isLogAdapter(adapter: MemoryStoreAdapter): adapter is MemoryLogStoreAda
   return typeof candidate.hardDelete === 'function' && typeof candidate.log === 'object' && candidate.log !== null && typeof candidate.log.write === 'function'
 }
 
-function requireLog(adapter: MemoryStoreAdapter, operation: string): MemoryLogStoreAdapter {
-  if (!isLogAdapter(adapter)) {
-    throw agentError('MEMORY_RETENTION_UNSUPPORTED', `${operation} needs a log-backed memory store, and this adapter has no memory log`, 'use workspaceJsonlMemoryStore(), inMemoryMemoryStore() or sqliteMemoryStore(), or leave the retention option out for a custom adapter', { operation })
+/** Where a store's scope writes go, and what follows an erasure there. */
+interface ScopeWrites {
+  /** One scope write (scope-write.ts); `wholeLog`: the build looks up ids of any scope (import). */
+  write(target: MemoryTarget, build: MemoryScopeBuild, wholeLog?: boolean): Promise<MemoryRecord[]>
+  /** After `erase` events: the log's compaction (the SQL stores compacted in the write). */
+  compact(): Promise<void>
+  /** Where other copies of erased text are looked for by default (the log's workspace). */
+  workspace?: Workspace
+  /** The log's own key, never scrubbed as a copy. */
+  logKey?: string
+  vectors?: MemoryVectorStore
+  /** The object and key the `maxAge` sweep interval is kept under (one per log value, or per SQL adapter, and scope). */
+  sweep: { holder: object; key: string }
+}
+
+/** The scope writes of `adapter`: its own `writeScope` (the SQL stores), else its memory log; `undefined` for a custom adapter. */
+function scopeWritesOf(adapter: MemoryStoreAdapter): ScopeWrites | undefined {
+  if (isScopeWriter(adapter)) {
+    return { write: (target, build) => adapter.writeScope(target, build), compact: async () => {}, ...(adapter.vectors ? { vectors: adapter.vectors } : {}), sweep: { holder: adapter, key: '' } }
   }
-  return adapter
+  if (!isLogAdapter(adapter)) return undefined
+  const { log } = adapter
+  return {
+    // Without `wholeLog`, only the target's partition is read (its checkpoint section, when not loaded yet).
+    write: (target, build, wholeLog) => log.write(state => build(stateScopeView(state, target)), wholeLog ? undefined : { partitions: [partitionKey(target.store, target.scope)] }),
+    compact: async () => { await log.compact() },
+    workspace: log.workspace,
+    logKey: log.key,
+    ...(adapter.vectors ? { vectors: adapter.vectors } : {}),
+    sweep: { holder: log.workspace, key: log.key },
+  }
+}
+
+function requireScopeWrites(adapter: MemoryStoreAdapter, operation: string): ScopeWrites {
+  const writes = scopeWritesOf(adapter)
+  if (!writes) {
+    throw agentError('MEMORY_RETENTION_UNSUPPORTED', `${operation} needs a log-backed or database memory store, and this adapter has neither a memory log nor writeScope`, 'use workspaceJsonlMemoryStore(), inMemoryMemoryStore(), sqliteMemoryStore() or postgresMemoryStore(), or leave the retention option out for a custom adapter', { operation })
+  }
+  return writes
 }
 
 function checkTarget(target: MemoryTarget): void {
@@ -130,7 +166,7 @@ export interface MemoryErasureReport {
   copies: MemoryErasureCopies
 }
 
-/** An adapter that erases records itself (the SQL stores: `hardDelete` without a memory log). */
+/** An adapter that erases records itself but has no scope writes (a custom adapter with `hardDelete`). */
 function isHardDeleteAdapter(adapter: MemoryStoreAdapter): adapter is MemoryStoreAdapter & Pick<MemoryLogStoreAdapter, 'hardDelete'> {
   return typeof (adapter as Partial<MemoryLogStoreAdapter>).hardDelete === 'function'
 }
@@ -146,21 +182,24 @@ async function eraseByHardDelete(adapter: MemoryStoreAdapter & Pick<MemoryLogSto
   return { erased: erased.length, ids: erased.map(record => record.id), copies }
 }
 
-async function eraseRecords(store: MemoryLogStoreAdapter, build: (state: MemoryRecordState) => MemoryRecord[], options: MemoryErasureOptions): Promise<MemoryErasureReport> {
+async function eraseRecords(writes: ScopeWrites, target: MemoryTarget, pick: (view: MemoryScopeView) => Promise<MemoryRecord[]>, options: MemoryErasureOptions): Promise<MemoryErasureReport> {
   const audit = checkAudit(options?.audit)
   const at = currentInstant()
   let erased: MemoryRecord[] = []
-  const written = await store.log.write((state) => {
-    erased = build(state)
+  const written = await writes.write(target, async (view) => {
+    erased = await pick(view)
     return erased.map(record => eraseEvent(record, audit, at, options.reason))
   })
   if (written.length === 0) erased = []
   if (written.length > 0) {
-    await store.log.compact()
+    await writes.compact()
     // The records' vectors go with them (the log's vector sidecar, or the store's table).
-    if (store.vectors) await eraseRecordVectors(store.vectors, erased.map(record => record.id))
+    if (writes.vectors) await eraseRecordVectors(writes.vectors, erased.map(record => record.id))
   }
-  const copies = await eraseCopies(options.workspace ?? store.log.workspace, erasedTexts(erased), { logKey: store.log.key })
+  const workspace = options.workspace ?? writes.workspace
+  const copies = workspace
+    ? await eraseCopies(workspace, erasedTexts(erased), writes.logKey !== undefined ? { logKey: writes.logKey } : {})
+    : { scrubbed: [], removed: [], denied: [], remaining: [] }
   return { erased: written.length, ids: erased.map(record => record.id), copies }
 }
 
@@ -174,20 +213,22 @@ async function eraseRecords(store: MemoryLogStoreAdapter, build: (state: MemoryR
  * process at once. A second call erases 0 and writes nothing. Other scopes and stores of the log
  * are untouched.
  *
- * A store that erases by itself (the SQL stores: `hardDelete` without a memory log) erases record
- * by record, and copies are erased only in `options.workspace` when given.
+ * The SQL stores (SQLite, Postgres) write the `erase` events and strip the records' lines in one
+ * transaction; they have no workspace of their own, so other copies are erased only in
+ * `options.workspace` when given. A custom adapter with only `hardDelete` erases record by record.
  *
- * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` for an adapter with neither a memory log nor
- * `hardDelete`, `MEMORY_TARGET_INVALID`, `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`, and the log's errors.
+ * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` for an adapter with neither a memory log,
+ * `writeScope` nor `hardDelete`, `MEMORY_TARGET_INVALID`, `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`,
+ * and the store's errors.
  */
 export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, options: MemoryErasureOptions): Promise<MemoryErasureReport> {
-  if (!isLogAdapter(adapter) && isHardDeleteAdapter(adapter)) {
+  if (!scopeWritesOf(adapter) && isHardDeleteAdapter(adapter)) {
     checkTarget(target)
     return eraseByHardDelete(adapter, target, await adapter.export(target), options)
   }
-  const store = requireLog(adapter, 'Erasing a scope')
+  const writes = requireScopeWrites(adapter, 'Erasing a scope')
   checkTarget(target)
-  return eraseRecords(store, state => partitionRecords(state, target.store, target.scope), options)
+  return eraseRecords(writes, target, view => view.records(), options)
 }
 
 /**
@@ -197,25 +238,26 @@ export async function eraseMemoryScope(adapter: MemoryStoreAdapter, target: Memo
  * @throws as {@link eraseMemoryScope}.
  */
 export async function hardDeleteMemoryRecord(adapter: MemoryStoreAdapter, target: MemoryTarget, id: string, options: MemoryErasureOptions): Promise<MemoryErasureReport> {
-  if (!isLogAdapter(adapter) && isHardDeleteAdapter(adapter)) {
+  if (!scopeWritesOf(adapter) && isHardDeleteAdapter(adapter)) {
     checkTarget(target)
     const record = await adapter.read(target, id)
     return eraseByHardDelete(adapter, target, record ? [record] : [], options)
   }
-  const store = requireLog(adapter, 'Erasing a record')
+  const writes = requireScopeWrites(adapter, 'Erasing a record')
   checkTarget(target)
-  return eraseRecords(store, (state) => {
-    const record = state.records.get(id)
+  return eraseRecords(writes, target, async (view) => {
+    if (typeof id !== 'string') return []
+    const record = (await view.lookup([id])).get(id)?.record
     return record && record.store === target.store && sameScope(record.scope, target.scope) ? [record] : []
   }, options)
 }
 
 /** Active, non-pinned records beyond `maxItems`, oldest first (`createdAt`, then creation order). */
-function overLimit(state: MemoryRecordState, target: MemoryTarget, maxItems: number): MemoryRecord[] {
-  // The partition's search index counts active records: O(1) when under the limit.
-  const active = partitionIndex(state, target.store, target.scope).size
+async function overLimit(view: MemoryScopeView, maxItems: number): Promise<MemoryRecord[]> {
+  // Every store counts active records: one cheap read when under the limit.
+  const active = await view.activeCount()
   if (active <= maxItems) return []
-  const candidates = partitionRecords(state, target.store, target.scope)
+  const candidates = (await view.records())
     .map((record, position) => ({ record, position, created: parseInstant(record.createdAt) ?? 0 }))
     .filter(entry => entry.record.status === 'active' && !entry.record.pinned)
     .sort((a, b) => a.created - b.created || a.position - b.position)
@@ -223,8 +265,8 @@ function overLimit(state: MemoryRecordState, target: MemoryTarget, maxItems: num
 }
 
 /** Records of the scope (any status) created before `cutoff` (epoch ms). */
-function olderThan(state: MemoryRecordState, target: MemoryTarget, cutoff: number): MemoryRecord[] {
-  return partitionRecords(state, target.store, target.scope).filter(record => (parseInstant(record.createdAt) ?? 0) < cutoff)
+async function olderThan(view: MemoryScopeView, cutoff: number): Promise<MemoryRecord[]> {
+  return (await view.records()).filter(record => (parseInstant(record.createdAt) ?? 0) < cutoff)
 }
 
 /**
@@ -234,12 +276,13 @@ function olderThan(state: MemoryRecordState, target: MemoryTarget, cutoff: numbe
  * 2. `maxItems`: while the scope has more active records than `maxItems`, the oldest non-pinned
  *    active record expires: a `delete` event with reason `retention: maxItems` (an `erase` with
  *    `hardDelete`). Pinned records never expire by `maxItems`.
- * Each step is one write computed on the current state under the log's lock; erasures are
- * followed by one compaction. Custom adapters (no memory log) get `maxItems` through `export`
- * and `delete`; `maxAge` and `hardDelete` need a log-backed store.
+ * Each step is one scope write computed on the current state under the store's write lock
+ * (scope-write.ts); erasures are followed by one compaction (the SQL stores compact in the same
+ * transaction). Custom adapters (neither a memory log nor `writeScope`) get `maxItems` through
+ * `export` and `delete`; `maxAge` and `hardDelete` need a built-in store.
  *
  * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` (`maxAge`/`hardDelete` on a custom adapter),
- * `MEMORY_AUDIT_REQUIRED`, and the log's errors.
+ * `MEMORY_AUDIT_REQUIRED`, and the store's errors.
  */
 export async function applyMemoryRetention(adapter: MemoryStoreAdapter, target: MemoryTarget, retention: Pick<MemoryRetentionConfig, 'maxItems' | 'maxAgeMs' | 'hardDelete'>, options: { audit: MemoryAudit; now?: Date }): Promise<MemoryRetentionResult> {
   checkTarget(target)
@@ -247,8 +290,9 @@ export async function applyMemoryRetention(adapter: MemoryStoreAdapter, target: 
   const now = options.now ?? new Date()
   const at = now.toISOString()
   const result: MemoryRetentionResult = { deleted: [], erased: [] }
-  if (!isLogAdapter(adapter)) {
-    if (retention.maxAgeMs !== undefined || retention.hardDelete) requireLog(adapter, 'retention.maxAge and retention.hardDelete')
+  const writes = scopeWritesOf(adapter)
+  if (!writes) {
+    if (retention.maxAgeMs !== undefined || retention.hardDelete) requireScopeWrites(adapter, 'retention.maxAge and retention.hardDelete')
     if (retention.maxItems === undefined) return result
     const active = (await adapter.export(target)).map((record, position) => ({ record, position, created: parseInstant(record.createdAt) ?? 0 }))
       .filter(entry => entry.record.status === 'active')
@@ -256,24 +300,21 @@ export async function applyMemoryRetention(adapter: MemoryStoreAdapter, target: 
     for (const { record } of expire) if (await adapter.delete(target, record.id, { audit, reason: MAX_ITEMS_REASON })) result.deleted.push(record.id)
     return result
   }
-  const { log } = adapter
-  // Only the target's partition is read (its checkpoint section, when not loaded yet).
-  const served = { partitions: [partitionKey(target.store, target.scope)] }
   if (retention.maxAgeMs !== undefined) {
     const cutoff = now.getTime() - retention.maxAgeMs
-    const erased = await log.write(state => olderThan(state, target, cutoff).map(record => eraseEvent(record, audit, at, MAX_AGE_REASON)), served)
+    const erased = await writes.write(target, async view => (await olderThan(view, cutoff)).map(record => eraseEvent(record, audit, at, MAX_AGE_REASON)))
     result.erased.push(...erased.map(record => record.id))
   }
   if (retention.maxItems !== undefined) {
     const maxItems = retention.maxItems
-    const expired = await log.write(state => overLimit(state, target, maxItems).map((record): MemoryEventDraft => retention.hardDelete
+    const expired = await writes.write(target, async view => (await overLimit(view, maxItems)).map((record): MemoryEventDraft => retention.hardDelete
       ? eraseEvent(record, audit, at, MAX_ITEMS_REASON)
-      : { type: 'delete', recordId: record.id, store: record.store, scope: record.scope, version: record.version + 1, at, audit, reason: MAX_ITEMS_REASON }), served)
+      : { type: 'delete', recordId: record.id, store: record.store, scope: record.scope, version: record.version + 1, at, audit, reason: MAX_ITEMS_REASON }))
     for (const record of expired) (retention.hardDelete ? result.erased : result.deleted).push(record.id)
   }
   if (result.erased.length > 0) {
-    await log.compact()
-    if (adapter.vectors) await eraseRecordVectors(adapter.vectors, result.erased)
+    await writes.compact()
+    if (writes.vectors) await eraseRecordVectors(writes.vectors, result.erased)
   }
   return result
 }
@@ -283,7 +324,7 @@ export async function applyMemoryRetention(adapter: MemoryStoreAdapter, target: 
 // ---------------------------------------------------------------------------------------------
 
 const retentionOfAdapter = new WeakMap<MemoryStoreAdapter, MemoryRetentionConfig>()
-// Last maxAge sweep per log value and scope (the workspace object holds the log's state).
+// Last maxAge sweep per log value (the workspace object holds the log's state) or SQL adapter, and scope.
 const lastSweep = new WeakMap<object, Map<string, number>>()
 
 /** The retention config of an adapter returned by {@link withRetention}; `undefined` for any other adapter. */
@@ -292,8 +333,8 @@ export function retentionOf(adapter: MemoryStoreAdapter): MemoryRetentionConfig 
 }
 
 /**
- * Checks that `adapter` can carry `retention` (`maxAge` and `hardDelete` need a log-backed
- * store) and returns the adapter a store with retention uses:
+ * Checks that `adapter` can carry `retention` (`maxAge` and `hardDelete` need a log-backed or
+ * SQL store: a memory log or `writeScope`) and returns the adapter a store with retention uses:
  * - `search` and preflight recall only see records created at or after `now - maxAge` (the cut
  *   is an `after` filter, so it applies before the limit); `read` answers `undefined` and
  *   `export` leaves out older records: they stop being returned at once, before they are erased;
@@ -305,11 +346,11 @@ export function retentionOf(adapter: MemoryStoreAdapter): MemoryRetentionConfig 
  * Other members (`log`, `hardDelete`) pass through.
  *
  * @throws AgentError `MEMORY_RETENTION_UNSUPPORTED` when `maxAge` or `hardDelete` is set and the
- * adapter has no memory log.
+ * adapter has neither a memory log nor `writeScope`.
  */
 export function withRetention(adapter: MemoryStoreAdapter, retention: MemoryRetentionConfig, store = 'the store'): MemoryStoreAdapter {
-  if ((retention.maxAgeMs !== undefined || retention.hardDelete) && !isLogAdapter(adapter)) {
-    throw agentError('MEMORY_RETENTION_UNSUPPORTED', `memory store "${store}" sets retention.${retention.hardDelete ? 'hardDelete' : 'maxAge'}, which needs a log-backed store, and its adapter has no memory log`, 'use workspaceJsonlMemoryStore(), inMemoryMemoryStore() or sqliteMemoryStore(), or remove retention.maxAge and retention.hardDelete', { store })
+  if ((retention.maxAgeMs !== undefined || retention.hardDelete) && !scopeWritesOf(adapter)) {
+    throw agentError('MEMORY_RETENTION_UNSUPPORTED', `memory store "${store}" sets retention.${retention.hardDelete ? 'hardDelete' : 'maxAge'}, which needs a log-backed or database store, and its adapter has neither a memory log nor writeScope`, 'use workspaceJsonlMemoryStore(), inMemoryMemoryStore(), sqliteMemoryStore() or postgresMemoryStore(), or remove retention.maxAge and retention.hardDelete', { store })
   }
   const maxAge = retention.maxAgeMs
   const cutoff = () => (maxAge === undefined ? undefined : Date.now() - maxAge)
@@ -360,10 +401,11 @@ export function withRetention(adapter: MemoryStoreAdapter, retention: MemoryRete
 
 async function enforce(adapter: MemoryStoreAdapter, target: MemoryTarget, retention: MemoryRetentionConfig, audit: MemoryAudit): Promise<MemoryRetentionResult> {
   let sweepAge = false
-  if (retention.maxAgeMs !== undefined && isLogAdapter(adapter)) {
-    let byScope = lastSweep.get(adapter.log.workspace)
-    if (!byScope) lastSweep.set(adapter.log.workspace, byScope = new Map())
-    const key = `${adapter.log.key}\u0000${partitionKey(target.store, target.scope)}`
+  const writes = retention.maxAgeMs !== undefined ? scopeWritesOf(adapter) : undefined
+  if (writes) {
+    let byScope = lastSweep.get(writes.sweep.holder)
+    if (!byScope) lastSweep.set(writes.sweep.holder, byScope = new Map())
+    const key = `${writes.sweep.key}\u0000${partitionKey(target.store, target.scope)}`
     const now = Date.now()
     const last = byScope.get(key)
     if (last === undefined || now - last >= AGE_SWEEP_INTERVAL_MS) {
@@ -478,7 +520,7 @@ export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
 /**
  * Imports an export file into `target` so that export then import into an empty workspace
  * reproduces the scope exactly (ids, timestamps, provenance, audit, status), as one
- * all-or-nothing write on a log-backed store. Each record becomes its events again: `remember`
+ * all-or-nothing scope write (a log-backed store's `log.write`, a SQL store's transaction). Each record becomes its events again: `remember`
  * (with the record's id, `createdAt` and every field), then `supersede` and `delete` events that
  * give it its status, version, `supersededBy`, `updatedAt`, `deletedAt` and `deleteReason`.
  * Every event carries `options.audit` (who imported it): the file's own `audit` block is kept as
@@ -495,38 +537,40 @@ export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
  * - Afterwards the store's retention (an adapter from {@link withRetention}) applies.
  *
  * @throws AgentError `MEMORY_IMPORT_INVALID` (bad file, or a `supersededBy` naming a record that
- * is neither in the file nor in the scope), `MEMORY_RETENTION_UNSUPPORTED` (custom adapter),
- * `MEMORY_AUDIT_REQUIRED`, and the log's errors.
+ * is neither in the file nor in the scope), `MEMORY_RETENTION_UNSUPPORTED` (custom adapter:
+ * neither a memory log nor `writeScope`), `MEMORY_AUDIT_REQUIRED`, and the store's errors.
  */
 export async function importMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, data: unknown, options: { audit: MemoryAudit }): Promise<MemoryImportResult> {
-  const store = requireLog(adapter, 'Importing a scope')
+  const writes = requireScopeWrites(adapter, 'Importing a scope')
   checkTarget(target)
   const audit = checkAudit(options?.audit)
   const file = parseMemoryScopeExport(data)
   const result: MemoryImportResult = { added: 0, skipped: 0, duplicates: 0, renamed: 0, expired: 0 }
-  await store.log.write((state) => {
+  const inTarget = (record: MemoryRecord | undefined) => record !== undefined && record.store === target.store && sameScope(record.scope, target.scope)
+  await writes.write(target, async (view) => {
     Object.assign(result, { added: 0, skipped: 0, duplicates: 0, renamed: 0 })
-    const partition = partitionKey(target.store, target.scope)
+    // Every id the file names, looked up once: its own ids (clashes) and the newer records it points to.
+    const known = await view.lookup([...new Set(file.records.flatMap(record => (record.supersededBy !== undefined ? [record.id, record.supersededBy] : [record.id])))])
     const ids = new Map<string, string>()
     const written: MemoryRecord[] = []
     const taken = new Set<string>()
     for (const record of file.records) {
-      const existing = state.records.get(record.id)
-      if (existing && existing.store === target.store && sameScope(existing.scope, target.scope)) {
+      const stored = known.get(record.id)
+      const existing = stored?.record
+      if (inTarget(existing)) {
         ids.set(record.id, record.id)
         result.skipped++
         continue
       }
       if (record.status === 'active') {
-        const duplicateId = state.contentKeys.get(duplicateKey(partition, record.kind, record.content))
-        const duplicate = duplicateId === undefined ? undefined : state.records.get(duplicateId)
-        if (duplicate?.status === 'active' && sameContent(duplicate.content, record.content)) {
+        const duplicate = await view.duplicate(record.kind, record.content)
+        if (duplicate) {
           ids.set(record.id, duplicate.id)
           result.duplicates++
           continue
         }
       }
-      const clash = existing !== undefined || state.erased.has(record.id) || taken.has(record.id)
+      const clash = existing !== undefined || stored?.erased === true || taken.has(record.id)
       const id = clash ? newRecordId() : record.id
       if (clash) result.renamed++
       taken.add(id)
@@ -557,7 +601,7 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
         ...(record.occurredAt !== undefined ? { occurredAt: record.occurredAt } : {}),
       })
       if (record.supersededBy !== undefined) {
-        const newer = ids.get(record.supersededBy) ?? (state.records.get(record.supersededBy)?.store === target.store && sameScope(state.records.get(record.supersededBy)!.scope, target.scope) ? record.supersededBy : undefined)
+        const newer = ids.get(record.supersededBy) ?? (inTarget(known.get(record.supersededBy)?.record) ? record.supersededBy : undefined)
         if (newer === undefined) missing.push(record.id)
         else supersedes.push({ type: 'supersede', ...head, version: 2, at: record.updatedAt, audit, supersededBy: newer })
       }
@@ -570,7 +614,7 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
     }
     result.added = written.length
     return [...remembers, ...supersedes, ...deletes]
-  })
+  }, true)
   const retention = retentionOf(adapter)
   if (retention && (retention.maxItems !== undefined || retention.maxAgeMs !== undefined)) {
     const expired = await applyMemoryRetention(adapter, target, retention, { audit })

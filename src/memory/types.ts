@@ -457,5 +457,24 @@ export interface MemoryVectorStore {
   write(entries: readonly MemoryVectorEntry[]): Promise<void>
   /** Removes every entry of these record ids, of every model, from the stored bytes (erasure). */
   remove(ids: readonly string[]): Promise<void>
+  /**
+   * Optional, for a store that can look vectors up by record (a database): the stored entries of
+   * `model` for these ids (ids without one left out). With it, the cache loads the vectors of the
+   * records a search needs, when it first needs them, instead of reading every entry through
+   * {@link read}.
+   */
+  fetch?(model: string, ids: readonly string[]): Promise<MemoryVectorEntry[]>
+  /**
+   * Optional, with {@link nearest}, for a store that scores vectors where it keeps them (the
+   * Postgres store with `scoreInDatabase`): the ids among `ids` that have no vector of `model`.
+   * With both, the vectors are never loaded into process memory: a search asks the store.
+   */
+  missing?(model: string, ids: readonly string[]): Promise<string[]>
+  /**
+   * Optional (see {@link missing}): at most `limit` of `ids` with a vector of `model`, by cosine
+   * similarity to `vector` (unit length), highest first; ties go to the record created first,
+   * as the in-process index breaks them.
+   */
+  nearest?(model: string, ids: readonly string[], vector: Float32Array, limit: number): Promise<Array<{ id: string; similarity: number }>>
 }
 

@@ -6,9 +6,11 @@
  * supersedes it), so one vector per record id and embedding model stays valid for the record's
  * life. Vectors are stored next to the records ({@link MemoryVectorStore}): the log-backed stores
  * keep them in a sidecar of the log in the workspace (`<log key>.vectors`, one JSON line per
- * vector, see docs/log-format.md "Vector sidecar"); a database store can keep them in a column by
- * implementing the same three methods. Every line names its model, so a changed model
- * re-embeds and never mixes vectors of two models.
+ * vector, see docs/log-format.md "Vector sidecar"); a database store keeps them in a table or a
+ * column behind the same three methods, and may add `fetch` (the cache then loads the vectors of
+ * the records it searches, by id: the Postgres store) or `missing` and `nearest` (the store scores
+ * them itself and none are held here: the Postgres store with `scoreInDatabase`). Every entry
+ * names its model, so a changed model re-embeds and never mixes vectors of two models.
  */
 import { embed, embedMany } from 'ai'
 import type { EmbeddingModel } from 'ai'
@@ -173,8 +175,14 @@ export interface RecordVectors {
    * @throws what the embedder throws (nothing is stored then; the next call tries again).
    */
   ensure(records: readonly MemoryRecord[], abortSignal?: AbortSignal): Promise<void>
-  /** The index of one partition holding the vectors of `records` (call {@link ensure} first). */
+  /** The index of one partition holding the vectors of `records` (call {@link ensure} first); `undefined` before any vector is known, and always for a store that scores vectors itself. */
   index(partition: string, records: readonly MemoryRecord[]): VectorIndex | undefined
+  /**
+   * At most `limit` of `records` (call {@link ensure} first) by cosine similarity to the unit
+   * vector `query`, highest first, ties to the earlier record: the partition's index, or the
+   * store's own `nearest` when it scores vectors where it keeps them.
+   */
+  search(partition: string, records: readonly MemoryRecord[], query: Float32Array, limit: number): Promise<Array<{ id: string; similarity: number }>>
   /** The unit query vector of `text` (cached, at most {@link QUERY_CACHE_SIZE} texts). */
   query(text: string, abortSignal?: AbortSignal): Promise<Float32Array>
   /** Drops ids from this cache (after the store removed them). */
@@ -204,6 +212,8 @@ export async function eraseRecordVectors(store: MemoryVectorStore, ids: readonly
 }
 
 function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id: string): RecordVectors {
+  // A store that answers `missing` and `nearest` keeps and scores the vectors itself: none are held here.
+  const native = typeof store.missing === 'function' && typeof store.nearest === 'function'
   const byId = new Map<string, Float32Array>()
   const indexes = new Map<string, VectorIndex>()
   const queries = new Map<string, Float32Array>()
@@ -244,8 +254,19 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     const length = entries[0]?.vector.length
     if (length !== undefined) dimensions ??= length
     const fitting = entries.filter(entry => entry.vector.length === dimensions)
-    for (const entry of fitting) byId.set(entry.id, entry.vector)
+    if (!native) for (const entry of fitting) byId.set(entry.id, entry.vector)
     await store.write(fitting)
+  }
+
+  async function absent(records: readonly MemoryRecord[]): Promise<MemoryRecord[]> {
+    if (native) {
+      const ids = new Set(await store.missing!(id, records.map(record => record.id)))
+      return records.filter(record => ids.has(record.id))
+    }
+    if (records.every(record => byId.has(record.id))) return []
+    if (store.fetch) take(await store.fetch(id, records.filter(record => !byId.has(record.id)).map(record => record.id)))
+    else await refresh()
+    return records.filter(record => !byId.has(record.id))
   }
 
   return {
@@ -256,9 +277,7 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
         kernel = await loadVectorKernel()
         kernelLoaded = true
       }
-      if (records.every(record => byId.has(record.id))) return
-      await refresh()
-      const missing = records.filter(record => !byId.has(record.id))
+      const missing = await absent(records)
       if (missing.length === 0) return
       if (!pending) {
         const batch = new Map<string, MemoryRecord>()
@@ -274,8 +293,15 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
       for (const record of missing) pending.records.set(record.id, record)
       await pending.done
     },
+    async search(partition, records, query, limit) {
+      if (native) return store.nearest!(id, records.map(record => record.id), query, limit)
+      const index = this.index(partition, records)
+      if (!index) return []
+      const wanted = new Set(records.map(record => record.id))
+      return index.search(query, limit, candidate => wanted.has(candidate))
+    },
     index(partition, records) {
-      if (dimensions === undefined) return undefined
+      if (native || dimensions === undefined) return undefined
       let index = indexes.get(partition)
       if (!index) indexes.set(partition, index = createVectorIndex(dimensions, kernel ? { kernel } : {}))
       for (const record of records) {

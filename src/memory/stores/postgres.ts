@@ -29,6 +29,83 @@ import { checkTarget } from './workspace-jsonl.ts'
 import { partitionKey } from '../records.ts'
 import { foldLines, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import type { SqlMemoryStoreAdapter } from './sqlite.ts'
+import type { MemoryVectorEntry, MemoryVectorStore } from '../types.ts'
+
+/**
+ * Record vectors in the `embedding` column of `memory_records` (one per record, of the model
+ * named in `embedding_model`: a vector of another model is replaced, so a changed model
+ * re-embeds), so every instance uses the vectors any of them computed. Instances load the
+ * vectors of the records they search (`fetch`); with `vectors.scoreInDatabase` they are scored
+ * in the database instead (`missing`, `nearest` by `vectors.similarity`) and never held in app
+ * memory. `embedding_rev` (a sequence) orders writes for `read`. A vector is
+ * kept only while its record is (an erase clears the three columns in its transaction; a vector
+ * written after it matches no row).
+ */
+function postgresVectorStore(pool: () => Promise<PostgresPoolLike>, vectors: PostgresVectorColumn): MemoryVectorStore {
+  const store: MemoryVectorStore = {
+    read: cursor => run(pool, async (client) => {
+      const after = typeof cursor === 'number' ? cursor : 0
+      const { rows } = await client.query('SELECT id, embedding_model, embedding, embedding_rev FROM memory_records WHERE embedding_rev > $1 AND embedding_model IS NOT NULL AND embedding IS NOT NULL ORDER BY embedding_rev', [after])
+      const entries: MemoryVectorEntry[] = []
+      for (const row of rows) {
+        const vector = columnVector(row.embedding)
+        if (vector) entries.push({ id: row.id as string, model: row.embedding_model as string, vector })
+      }
+      return { entries, cursor: rows.length > 0 ? Number(rows.at(-1).embedding_rev) : after, reset: false }
+    }),
+    write: entries => run(pool, async (client) => {
+      if (entries.length === 0) return
+      await client.query('BEGIN')
+      try {
+        for (const entry of entries) {
+          await client.query(`UPDATE memory_records SET embedding = $1, embedding_model = $2, embedding_rev = nextval('memory_embedding_rev') WHERE id = $3 AND record IS NOT NULL`, [vectors.toParam([...entry.vector]), entry.model, entry.id])
+        }
+        await client.query('COMMIT')
+      }
+      catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw error
+      }
+    }),
+    remove: ids => run(pool, async (client) => {
+      if (ids.length === 0) return
+      await client.query('UPDATE memory_records SET embedding = NULL, embedding_model = NULL, embedding_rev = NULL WHERE id = ANY($1::text[]) AND embedding IS NOT NULL', [[...ids]])
+    }),
+    fetch: (model, ids) => run(pool, async (client) => {
+      if (ids.length === 0) return []
+      const { rows } = await client.query('SELECT id, embedding FROM memory_records WHERE id = ANY($1::text[]) AND embedding_model = $2 AND embedding IS NOT NULL AND record IS NOT NULL', [[...ids], model])
+      const entries: MemoryVectorEntry[] = []
+      for (const row of rows) {
+        const vector = columnVector(row.embedding)
+        if (vector) entries.push({ id: row.id as string, model, vector })
+      }
+      return entries
+    }),
+  }
+  if (!vectors.scoreInDatabase) return store
+  return {
+    ...store,
+    missing: (model, ids) => run(pool, async (client) => {
+      if (ids.length === 0) return []
+      const { rows } = await client.query('SELECT t.id FROM unnest($1::text[]) AS t(id) WHERE NOT EXISTS (SELECT 1 FROM memory_records r WHERE r.id = t.id AND r.embedding_model = $2 AND r.embedding IS NOT NULL)', [[...ids], model])
+      return rows.map(row => row.id as string)
+    }),
+    nearest: (model, ids, vector, limit) => run(pool, async (client) => {
+      if (ids.length === 0) return []
+      const { rows } = await client.query(`SELECT id, ${vectors.similarity('embedding', '$3')} AS score FROM memory_records
+        WHERE id = ANY($1::text[]) AND embedding_model = $2 AND embedding IS NOT NULL AND record IS NOT NULL ORDER BY score DESC NULLS LAST, seq ASC LIMIT $4`, [[...ids], model, vectors.toParam([...vector]), limit])
+      return rows.map(row => ({ id: row.id as string, similarity: Number(row.score ?? 0) }))
+    }),
+  }
+}
+
+/** A vector as the driver returns the column: an array of numbers (`real[]`), or text such as `[1,2]` or `{1,2}` (pgvector, other types). */
+function columnVector(value: unknown): Float32Array | undefined {
+  const list = Array.isArray(value) ? value : typeof value === 'string' ? value.replace(/^[[{]|[\]}]$/g, '').split(',') : undefined
+  if (!list || list.length === 0) return undefined
+  const vector = Float32Array.from(list, Number)
+  return vector.every(Number.isFinite) ? vector : undefined
+}
 
 /** The parts of a `pg` `Pool` the store uses (a `pg.Pool` fits). */
 export interface PostgresPoolLike {
@@ -56,13 +133,22 @@ export interface PostgresVectorColumn {
   toParam(vector: readonly number[]): unknown
   /** SQL of the similarity (higher is closer) of `column` to the parameter `param` (for example `$3`). */
   similarity(column: string, param: string): string
+  /**
+   * `true`: hybrid search scores the vectors in the database with {@link similarity} (for an
+   * index of pgvector); nothing of them is held in app memory. Default `false`: each instance
+   * loads the vectors of the scopes it searches from the column (once per record) and scores them
+   * with the in-process exact index, which is faster than scoring `real[]` in SQL
+   * (`npm run bench:hybrid-stores`).
+   */
+  scoreInDatabase?: boolean
 }
 
 /** Exact cosine similarity over `real[]` columns, computed by Postgres over every vector of the scope. */
 export const EXACT_VECTOR_COLUMN: PostgresVectorColumn = {
   type: 'real[]',
   toParam: vector => [...vector],
-  similarity: (column, param) => `(SELECT sum(a * b) / nullif(sqrt(sum(a * a)) * sqrt(sum(b * b)), 0) FROM unnest(${column}, ${param}::real[]) AS t(a, b))`,
+  // In double precision, as the in-process index sums float32 products in JavaScript numbers.
+  similarity: (column, param) => `(SELECT sum(a * b) / nullif(sqrt(sum(a * a)) * sqrt(sum(b * b)), 0) FROM unnest(${column}::float8[], ${param}::float8[]) AS t(a, b))`,
 }
 
 /** Options of {@link postgresMemoryStore}: a connection string, or a pool the app owns. Unknown keys are errors. */
@@ -95,10 +181,13 @@ export interface PostgresMemoryStoreFactory extends MemoryStoreFactory {
   close(): Promise<void>
 }
 
-/** The adapter of {@link postgresMemoryStore}: the store contract, `hardDelete`, and vectors kept in the records table. */
+/** The adapter of {@link postgresMemoryStore}: the store contract, `hardDelete`, `writeScope`, and vectors kept in the records table. */
 export interface PostgresMemoryStoreAdapter extends SqlMemoryStoreAdapter {
+  /** Record vectors of hybrid search in the `embedding` column, keyed by `embedding_model` ({@link postgresVectorStore}). */
+  readonly vectors: MemoryVectorStore
   /**
-   * Keeps `vector` as the embedding of a record of the scope (replacing an earlier one).
+   * Keeps `vector` as the embedding of a record of the scope (replacing an earlier one), with no
+   * model id: hybrid search embeds the record again with its own model.
    * Returns `false` for an unknown or other-scope id.
    *
    * @throws AgentError `MEMORY_VECTOR_INVALID` for an empty vector or one with a non-finite number.
@@ -179,10 +268,12 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
         delete: withHash(base.delete),
         export: withHash(base.export),
         hardDelete: withHash(base.hardDelete),
+        writeScope: withHash(base.writeScope),
+        vectors: postgresVectorStore(pool, vectors),
         async setEmbedding(target, id, vector) {
           checkTarget(target)
           checkVector(vector)
-          const { rows } = await run(pool, client => client.query(`UPDATE memory_records SET embedding = $3 WHERE id = $1 AND partition = $2 AND record IS NOT NULL RETURNING seq`, [id, partitionKey(target.store, target.scope), vectors.toParam(vector)]))
+          const { rows } = await run(pool, client => client.query(`UPDATE memory_records SET embedding = $3, embedding_model = NULL, embedding_rev = NULL WHERE id = $1 AND partition = $2 AND record IS NOT NULL RETURNING seq`, [id, partitionKey(target.store, target.scope), vectors.toParam(vector)]))
           return rows.length > 0
         },
         async nearest(target, vector, nearestOptions = {}) {
@@ -284,6 +375,10 @@ const SCHEMA = (vectors: PostgresVectorColumn) => `
   CREATE INDEX IF NOT EXISTS memory_records_partition ON memory_records (partition, seq);
   CREATE INDEX IF NOT EXISTS memory_records_duplicate ON memory_records (partition, content_hash) WHERE content_hash IS NOT NULL;
   CREATE INDEX IF NOT EXISTS memory_records_terms ON memory_records USING gin (terms);
+  ALTER TABLE memory_records ADD COLUMN IF NOT EXISTS embedding_model text;
+  ALTER TABLE memory_records ADD COLUMN IF NOT EXISTS embedding_rev bigint;
+  CREATE SEQUENCE IF NOT EXISTS memory_embedding_rev;
+  CREATE INDEX IF NOT EXISTS memory_records_embedding_rev ON memory_records (embedding_rev) WHERE embedding_rev IS NOT NULL;
   CREATE TABLE IF NOT EXISTS memory_partitions (
     partition text PRIMARY KEY,
     active bigint NOT NULL,
@@ -491,7 +586,7 @@ function writeTx(client: PostgresClientLike, begin: readonly string[], assumed: 
         }
         else {
           // The row exists: the write read it under the same lock. An erased record's vector goes with its content.
-          buffer.push(`UPDATE memory_records SET status = ${literal(row.status)}, kind = ${literal(row.kind)}, created_ms = ${literal(row.createdMs)}, content_hash = ${literal(row.contentHash)}, record = ${literal(row.record)}, haystack = ${literal(row.haystack)}, title_len = ${row.lengths[0]}, content_len = ${row.lengths[1]}, tags_len = ${row.lengths[2]}, (terms, tf) = (${terms})${row.record === null ? ', embedding = NULL' : ''} WHERE id = ${literal(row.id)}`)
+          buffer.push(`UPDATE memory_records SET status = ${literal(row.status)}, kind = ${literal(row.kind)}, created_ms = ${literal(row.createdMs)}, content_hash = ${literal(row.contentHash)}, record = ${literal(row.record)}, haystack = ${literal(row.haystack)}, title_len = ${row.lengths[0]}, content_len = ${row.lengths[1]}, tags_len = ${row.lengths[2]}, (terms, tf) = (${terms})${row.record === null ? ', embedding = NULL, embedding_model = NULL, embedding_rev = NULL' : ''} WHERE id = ${literal(row.id)}`)
         }
         await flushLarge()
       }
@@ -502,6 +597,14 @@ function writeTx(client: PostgresClientLike, begin: readonly string[], assumed: 
     },
     async updateLine(seq, line) {
       buffer.push(`UPDATE memory_events SET line = ${literal(line)} WHERE seq = ${literal(seq)}`)
+    },
+    async partitionRecords(partition) {
+      const rows = await sql(`SELECT record FROM memory_records WHERE partition = ${literal(partition)} AND record IS NOT NULL ORDER BY seq`)
+      return rows.map(row => parseRecord(row.record))
+    },
+    async activeCount(partition) {
+      const rows = await sql(`SELECT active FROM memory_partitions WHERE partition = ${literal(partition)}`)
+      return rows[0] ? Number(rows[0].active) : 0
     },
     async addStats(partition, delta) {
       buffer.push(`INSERT INTO memory_partitions (partition, active, title_sum, content_sum, tags_sum, title_docs, content_docs, tags_docs) VALUES (${[partition, delta.active, ...delta.lengthSums, ...delta.fieldCounts].map(literal).join(', ')})
@@ -597,6 +700,13 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly 
       const { rows } = await client.query('SELECT seq, record FROM memory_records WHERE seq = ANY($1::bigint[]) AND partition = $2 AND record IS NOT NULL', [seqs, partition])
       for (const row of rows) found.set(Number(row.seq), parseRecord(row.record))
       return found
+    }),
+    // An erasure replaced rows: their old versions hold the erased text until a vacuum removes
+    // them from the table files; a GIN index never drops a key, so the erased words stay in the
+    // full-text index until it is rebuilt (concurrently: writes go on meanwhile).
+    afterCompaction: () => select(async (client) => {
+      await client.query('VACUUM memory_events, memory_records')
+      await client.query('REINDEX INDEX CONCURRENTLY memory_records_terms')
     }),
   }
 }

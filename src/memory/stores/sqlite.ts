@@ -24,14 +24,11 @@ import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { agentError, isAgentError } from '../../errors.ts'
 import { requireOptional } from '../../optional-dependency.ts'
-import { verifyLog, type MemoryLog, type MemoryLogVerification } from '../event-log.ts'
-import { contentKeyHash } from '../dedupe.ts'
-import type { MemoryRecordState } from '../records.ts'
+import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import type { Workspace } from '../../workspace/types.ts'
 import type { MemoryRecord, MemoryStoreFactory } from '../types.ts'
-import { commitDrafts, foldLines, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
-import type { MemoryLogStoreAdapter } from './workspace-jsonl.ts'
+import { foldLines, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlStoreAdapter, type SqlPartitionStats, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import { eraseRecordVectors, type MemoryVectorEntry, type MemoryVectorStore } from '../vectors-store.ts'
 
 /** Options of {@link sqliteMemoryStore}. Unknown keys are errors. */
@@ -51,15 +48,18 @@ export interface SqliteMemoryStoreOptions {
   busyTimeoutMs?: number
 }
 
-/** The adapter of a SQL store: the store contract plus `hardDelete` (the Postgres store has no `log`). */
-export type SqlMemoryStoreAdapter = Omit<MemoryLogStoreAdapter, 'log'>
+/**
+ * The adapter of a SQL store: the store contract, `hardDelete`, and `writeScope` (scope-write.ts),
+ * the transaction that retention, scope erasure and import run in. It has no in-memory `log`.
+ */
+export type SqlMemoryStoreAdapter = SqlStoreAdapter
 
 /** The factory {@link sqliteMemoryStore} returns. */
 export interface SqliteMemoryStoreFactory extends MemoryStoreFactory {
   kind: 'sqlite'
   /** The absolute path of the database file. */
   readonly file: string
-  create(): MemoryLogStoreAdapter
+  create(): SqlMemoryStoreAdapter
   /**
    * Every event of the database in `seq` order as the text of a JSONL log (one canonical line per
    * event, each ended by `\n`): written to a workspace file, `workspaceJsonlMemoryStore()` reads
@@ -123,12 +123,12 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
   }
   const file = resolve(options.file)
   const handle = () => openHandle(file, busyTimeoutMs)
-  let adapter: MemoryLogStoreAdapter | undefined
+  let adapter: SqlMemoryStoreAdapter | undefined
   return {
     kind: 'sqlite',
     file,
     create() {
-      adapter ??= withSqliteVectors({ ...sqlMemoryAdapter(sqliteBackend(handle), { hash: sha256 }), log: sqliteLog(file, handle) }, handle)
+      adapter ??= withSqliteVectors(sqlMemoryAdapter(sqliteBackend(handle), { hash: sha256 }), handle)
       return adapter
     },
     exportLog: () => exclusive(handle(), async h => linesText(h)),
@@ -424,67 +424,13 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
     }),
     termCandidates: (partition, terms, limit) => readOnly(h => h.statements.termCandidates.all(terms.map(ftsPhrase).join(' OR '), limit).map(row => row.seq)),
     afterCompaction: () => exclusive(handle(), async h => query(h, () => {
+      // A deleted FTS5 row's terms stay in its index segment (secure-delete does not remove them
+      // for a contentless_delete table, checked on SQLite 3.51): 'optimize' rewrites the index
+      // without them; secure_delete zeroes the freed pages, and the checkpoint empties the WAL.
+      h.db.prepare('INSERT INTO memory_fts (memory_fts) VALUES (\'optimize\')').run()
       h.db.pragma('wal_checkpoint(TRUNCATE)')
     })),
   }
-}
-
-/**
- * The {@link MemoryLog} the retention operations use (`retention.maxItems`, `maxAge`,
- * `hardDelete`, erasing and importing a scope): `view` and `write` hand them a state that reads
- * the tables when asked (better-sqlite3 is synchronous), one record or one partition at a time,
- * never the whole store; `write` runs in one `BEGIN IMMEDIATE` transaction and commits the drafts
- * like every write (erased records' lines are compacted in it, so `compact` has nothing left to do).
- */
-function sqliteLog(file: string, handle: () => SqliteHandle): MemoryLog {
-  const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
-  return {
-    workspace,
-    key: file,
-    view: read => exclusive(handle(), async h => query(h, () => read(tableState(h)))),
-    write: build => exclusive(handle(), h => transaction(h, async () => {
-      const drafts = await build(tableState(h))
-      if (drafts.length === 0) return []
-      const tx = writeTx(h)
-      const ids = new Set<string>()
-      for (const draft of drafts) {
-        ids.add(draft.recordId)
-        if (draft.type === 'supersede') ids.add(draft.supersededBy)
-      }
-      return commitDrafts(tx, drafts, await tx.records([...ids]), sha256)
-    })),
-    compact: () => exclusive(handle(), async (h) => {
-      const lines = query(h, () => h.statements.count.get()!.count)
-      query(h, () => h.db.pragma('wal_checkpoint(TRUNCATE)'))
-      return { lines, bytesBefore: 0, bytesAfter: 0, erasedLines: 0, rechained: false }
-    }),
-    checkpoint: async () => false,
-    indexBuilt: () => {},
-  }
-}
-
-/** A {@link MemoryRecordState} that reads the tables on each lookup (records, partitions, active counts, duplicates, erased ids). */
-function tableState(h: SqliteHandle): MemoryRecordState {
-  const s = h.statements
-  const record = (id: string) => {
-    const row = s.record.get(id)
-    return row && row.record !== null ? parseRecord(row.record) : undefined
-  }
-  const records = { get: record, has: (id: string) => record(id) !== undefined } as unknown as Map<string, MemoryRecord>
-  const partitions = { get: (key: string) => s.partitionIds.all(key).map(row => row.id) } as unknown as Map<string, string[]>
-  const indexes = {
-    get: (key: string) => ({ size: s.stats.get(key)?.active ?? 0, update() {}, search: () => [] }),
-    set() {},
-  } as unknown as MemoryRecordState['indexes']
-  const erased = { has: (id: string) => s.record.get(id)?.status === 'erased' } as unknown as Set<string>
-  const contentKeys = {
-    get(key: string) {
-      const cut = key.indexOf('\u0000')
-      const row = s.duplicateId.get(key.slice(0, cut), contentKeyHash(key.slice(cut + 1)))
-      return row?.id
-    },
-  }
-  return { records, partitions, indexes, erased, contentKeys, createIndex: () => indexes.get('')! }
 }
 
 function writeTx(h: SqliteHandle): SqlWriteTx {
@@ -528,6 +474,12 @@ function writeTx(h: SqliteHandle): SqlWriteTx {
     },
     async addStats(partition, delta) {
       addPartitionStats(s, partition, delta)
+    },
+    async partitionRecords(partition) {
+      return s.export.all(partition).map(row => parseRecord(row.record))
+    },
+    async activeCount(partition) {
+      return s.stats.get(partition)?.active ?? 0
     },
   }
 }

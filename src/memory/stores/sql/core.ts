@@ -24,6 +24,7 @@ import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilter
 import { searchRecords } from '../../search-index.ts'
 import { tokenize } from '../../../search/text.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryTarget } from '../../types.ts'
+import type { MemoryScopeView, MemoryScopeWriter } from '../../scope-write.ts'
 import { checkAudit, checkDeleteOptions, checkInput, checkTarget, tombstone, type MemoryLogStoreAdapter } from '../workspace-jsonl.ts'
 
 /** A record's row as a write sees it: the record (absent once erased) and whether its id was erased. */
@@ -101,6 +102,10 @@ export interface SqlWriteTx {
   updateLine(seq: number, line: string): Promise<void>
   /** Adds `delta` to the partition's {@link SqlPartitionStats} (a new row when missing). */
   addStats(partition: string, delta: SqlPartitionStats): Promise<void>
+  /** Records of the partition in creation order, any status but erased (the scope writes of retention, erasure and import). */
+  partitionRecords(partition: string): Promise<MemoryRecord[]>
+  /** Active records of the partition (its {@link SqlPartitionStats} `active`). */
+  activeCount(partition: string): Promise<number>
 }
 
 /** The database side of a SQL memory store. */
@@ -288,13 +293,16 @@ export interface SqlAdapterOptions {
   hash: (text: string) => string
 }
 
+/** The adapter of a SQL store: the store contract, `hardDelete`, and the scope writes of retention, erasure and import (no in-memory `log`). */
+export type SqlStoreAdapter = Omit<MemoryLogStoreAdapter, 'log'> & MemoryScopeWriter
+
 /**
  * The {@link MemoryLogStoreAdapter} contract over a {@link SqlBackend}: the validation, events and
  * results of the JSONL store, with the state read from the database. `log` is absent (the store
- * has no in-memory log), so `retention.maxAge` and `retention.hardDelete` report
- * `MEMORY_RETENTION_UNSUPPORTED`; `hardDelete` erases one record.
+ * has no in-memory log): `hardDelete` erases one record, and `writeScope` (scope-write.ts) runs
+ * retention (`maxAge`, `maxItems`, `hardDelete`), scope erasure and import in one transaction.
  */
-export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions): Omit<MemoryLogStoreAdapter, 'log'> {
+export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions): SqlStoreAdapter {
   const { hash } = options
   const scopeSizes = new ScopeSizes()
 
@@ -368,6 +376,25 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       return erased
     },
 
+    async writeScope(target, build) {
+      checkTarget(target)
+      const partition = partitionKey(target.store, target.scope)
+      let erasing = false
+      const written = await backend.write(async (tx) => {
+        const drafts = await build(scopeView(tx, partition))
+        erasing = drafts.some(draft => draft.type === 'erase')
+        if (drafts.length === 0) return []
+        const ids = new Set<string>()
+        for (const draft of drafts) {
+          ids.add(draft.recordId)
+          if (draft.type === 'supersede') ids.add(draft.supersededBy)
+        }
+        return commitDrafts(tx, drafts, await tx.records([...ids]), hash)
+      })
+      if (erasing) await backend.afterCompaction?.()
+      return written
+    },
+
     async read(target, id) {
       checkTarget(target)
       if (typeof id !== 'string') return undefined
@@ -389,6 +416,19 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       const bySubstring = substringSearch(backend, partition, query, limit)
       if (query.mode === 'substring') return bySubstring
       return rankedSearch(backend, partition, query, limit, bySubstring, needle, scopeSizes)
+    },
+  }
+}
+
+/** The {@link MemoryScopeView} of one partition inside a write transaction. */
+function scopeView(tx: SqlWriteTx, partition: string): MemoryScopeView {
+  return {
+    records: () => tx.partitionRecords(partition),
+    activeCount: () => tx.activeCount(partition),
+    lookup: ids => tx.records(ids),
+    async duplicate(kind, content) {
+      const candidates = await tx.duplicates(partition, contentKeyHash(contentKey(kind, content)))
+      return candidates.find(record => record.kind === kind && record.status === 'active' && sameContent(record.content, content))
     },
   }
 }
