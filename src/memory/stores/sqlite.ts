@@ -280,8 +280,6 @@ function prepare(db: Database.Database) {
     termCount: db.prepare<[string], { count: number }>('SELECT count(*) AS count FROM memory_fts WHERE memory_fts MATCH ?'),
     // FTS5's BM25 with the field weights of the default ranking (title 2, content 1, tags 2): the order the top-k cut takes candidates in.
     termCandidates: db.prepare<[string, number], { seq: number }>('SELECT rowid AS seq FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts, 2.0, 1.0, 2.0), rowid DESC LIMIT ?'),
-    partitionIds: db.prepare<[string], { id: string }>('SELECT id FROM memory_records WHERE partition = ? AND record IS NOT NULL ORDER BY seq'),
-    duplicateId: db.prepare<[string, number], { id: string }>('SELECT id FROM memory_records WHERE partition = ? AND content_hash = ? AND status = \'active\' ORDER BY seq LIMIT 1'),
     duplicates: db.prepare<[string, number], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND content_hash = ? AND status = \'active\''),
     read: db.prepare<[string, string], { record: string }>('SELECT record FROM memory_records WHERE id = ? AND partition = ? AND record IS NOT NULL'),
     export: db.prepare<[string], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND record IS NOT NULL ORDER BY seq'),
