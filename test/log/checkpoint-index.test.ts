@@ -351,8 +351,7 @@ describe('a cold open that replayed many lines writes a checkpoint', () => {
     const workspace = createWorkspace({ dir })
     expect(await workspace.has(CHECKPOINT)).toBe(false)
     expect(await store(workspace, 5).export(target('alice'))).toHaveLength(6)
-    await settle()
-    expect(stampOf(dir).lines).toBe(6)
+    await expect.poll(() => stampOf(dir).lines, { timeout: 5000 }).toBe(6)
     // The next cold open starts from it and replays nothing.
     const warnings: MemoryLogWarning[] = []
     const reopened = createWorkspace({ dir })
@@ -373,8 +372,7 @@ describe('a cold open that replayed many lines writes a checkpoint', () => {
     const writer = store(createWorkspace({ dir }), false)
     for (let n = 0; n < 5; n++) await writer.append(target('alice'), { kind: 'semantic', content: `later ${n}` }, { audit })
     expect(await store(createWorkspace({ dir }), 5).export(target('alice'))).toHaveLength(7)
-    await settle()
-    expect(stampOf(dir).lines).toBe(7)
+    await expect.poll(() => stampOf(dir).lines, { timeout: 5000 }).toBe(7)
   })
 
   it('the first search that builds an index of checkpointEvery records or more writes a checkpoint holding it; a smaller one does not', async () => {
@@ -389,8 +387,7 @@ describe('a cold open that replayed many lines writes a checkpoint', () => {
     // The open's own checkpoint (6 lines replayed) holds no index: nothing was searched yet.
     expect(indexedKeys(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8'))).toEqual([])
     expect(await large.search(target('alice'), { query: 'fact' })).toHaveLength(6)
-    await settle()
-    expect(indexedKeys(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8'))).toEqual([partitionKey('agent', target('alice').scope)])
+    await expect.poll(() => indexedKeys(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8')), { timeout: 5000 }).toEqual([partitionKey('agent', target('alice').scope)])
   })
 
   it('a checkpoint written after the index was built makes the one scheduled for it unnecessary', async () => {
@@ -404,12 +401,10 @@ describe('a cold open that replayed many lines writes a checkpoint', () => {
     }
     const adapter = store(workspace, 6)
     await adapter.export(target('alice'))
-    await settle()
-    expect(writes).toBe(1)
+    await expect.poll(() => writes, { timeout: 5000 }).toBe(1)
     expect(await adapter.search(target('alice'), { query: 'fact' })).toHaveLength(6)
     expect(await adapter.log.checkpoint()).toBe(true)
-    await settle()
-    expect(writes).toBe(2)
+    await expect.poll(() => writes, { timeout: 5000 }).toBe(2)
   })
 
   it('fewer lines than checkpointEvery, a read-only workspace, or checkpoints off: no checkpoint', async () => {
