@@ -187,9 +187,10 @@ describe.skipIf(!HAS_LOCOMO)('agent memory import --locomo', () => {
   const total = [...expected.values()].reduce((sum, n) => sum + n, 0)
   let first: ReturnType<typeof agentCli>
 
+  // A child process that starts tsx and imports a whole conversation: allowed more than the default hook time on a loaded machine.
   beforeAll(() => {
     first = agentCli(['memory', 'import', '--agent', 'support', '--locomo', CONV_26], { workspace })
-  })
+  }, 120_000)
 
   it('imports one record per observation, one scope per speaker', () => {
     expect(first.status).toBe(0)
