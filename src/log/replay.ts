@@ -41,6 +41,17 @@ export async function sync(handle: LogHandle<any, any, any>, forWrite = false, c
 export async function preparePartitions(handle: LogHandle<any, any, any>, keys: readonly string[] | undefined, forWrite = false): Promise<void> {
   try {
     await loadPartitions(handle, keys)
+    return
+  }
+  catch (error) {
+    if (!(error instanceof SectionUnreadable)) throw error
+  }
+  // Another process may have replaced the checkpoint since its directory was read (a dropped
+  // partition's section moved): open again, trusting the checkpoint on disk only as an open does.
+  reset(handle)
+  await sync(handle, forWrite)
+  try {
+    await loadPartitions(handle, keys)
   }
   catch (error) {
     if (!(error instanceof SectionUnreadable)) throw error
