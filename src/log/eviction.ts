@@ -27,8 +27,9 @@ export function evictPartitions(handle: LogHandle<any, any, any>): number {
   const partitions = handle.fold.partitions
   if (max === undefined || !partitions?.loaded || !partitions.evict) return 0
   const loaded = partitions.loaded(handle.state)
-  // Keys of partitions no longer loaded (or never loaded: an empty scope read) are forgotten.
-  for (const key of handle.used.keys()) if (!loaded.has(key)) handle.used.delete(key)
+  // Keys of partitions no longer loaded (or never loaded: an empty scope read) are forgotten,
+  // once they could outnumber the loaded ones (so an operation under the bound costs no scan).
+  if (handle.used.size > loaded.size + max) for (const key of handle.used.keys()) if (!loaded.has(key)) handle.used.delete(key)
   if (loaded.size <= max) return 0
   const unnamed = [...loaded.keys()].filter(key => !handle.used.has(key))
   let dropped = 0
