@@ -8,6 +8,7 @@
  */
 import { agentError } from '../errors.ts'
 import { scheduleCheckpoint } from './checkpoint-schedule.ts'
+import { evictPartitions, touchPartitions } from './eviction.ts'
 import { knownSyncHash, lineHasher } from './digest.ts'
 import { scheduleHead } from './head.ts'
 import { MAX_WRITE_ATTEMPTS, requireWritable, reset, type LogHandle } from './handle.ts'
@@ -21,6 +22,7 @@ import { utf8Length } from './utf8.ts'
 export async function appendEvents<State, Draft extends LogEventDraft, Result>(handle: LogHandle<State, Draft, Result>, build: (state: State) => Draft[] | Promise<Draft[]>, partitions?: readonly string[]): Promise<Result[]> {
   requireWritable(handle)
   const { workspace, key, fold } = handle
+  touchPartitions(handle, partitions)
   return workspace.withLock(handle.lockKey, async () => {
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       await sync(handle, true)
@@ -42,6 +44,7 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
       }
       if (drafts.length === 0) {
         scheduleCheckpoint(handle)
+        evictPartitions(handle)
         return []
       }
       const conflict = fold.conflict(handle.state, drafts)
@@ -83,6 +86,7 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
       handle.seen = { size: handle.offset, id }
       scheduleHead(handle)
       scheduleCheckpoint(handle)
+      evictPartitions(handle)
       return results
     }
     throw agentError('MEMORY_LOG_BUSY', `other writers kept appending to the memory log "${key}" while this write was retried ${MAX_WRITE_ATTEMPTS} times`, 'retry the write later', { key })

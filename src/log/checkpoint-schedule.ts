@@ -6,6 +6,7 @@
  * the operation that scheduled them (a failure is a `MEMORY_LOG_CHECKPOINT_FAILED` warning).
  */
 import { checkpointKey, checkpointsOn, storeCheckpoint } from './checkpoint.ts'
+import { evictPartitions } from './eviction.ts'
 import { warn, type LogHandle } from './handle.ts'
 import { sync } from './replay.ts'
 import { CHECKPOINT_GROWTH, DEFAULT_CHECKPOINT_EVERY } from './types.ts'
@@ -47,5 +48,8 @@ export async function writeCheckpoint(handle: LogHandle<any, any, any>, every?: 
   await sync(handle, true)
   if (every !== undefined && !checkpointDue(handle, every)) return false
   if (forIndexes && handle.checkpointIndexes === handle.indexesBuilt) return false
-  return storeCheckpoint(handle)
+  const written = await storeCheckpoint(handle)
+  // The partitions the checkpoint now holds exactly can be dropped from memory.
+  if (written) evictPartitions(handle)
+  return written
 }

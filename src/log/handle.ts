@@ -39,6 +39,8 @@ export interface LogHandle<State = unknown, Draft extends LogEventDraft = LogEve
   checkpointIndexes: number
   /** Frozen interned values (scopes) by their canonical JSON, shared by the events replay and writes fold. */
   interned: Map<string, unknown>
+  /** Partitions operations named, least recently used first (only with `maxLoadedPartitions`; eviction.ts). */
+  used: Map<string, true>
 }
 
 /** Empty bytes (a missing value reads as an empty log). */
@@ -66,7 +68,7 @@ export function openHandle<State, Draft extends LogEventDraft, Result>(fold: Log
 
 /** A handle that no registry holds (verification reads the log into one). */
 export function scratchHandle<State, Draft extends LogEventDraft, Result>(fold: LogFold<State, Draft, Result>, workspace: Workspace, key: string, options: MemoryLogOptions): LogHandle<State, Draft, Result> {
-  return { ...emptyPosition(fold), fold, workspace, key, lockKey: `${key}.lock`, options }
+  return { ...emptyPosition(fold), fold, workspace, key, lockKey: `${key}.lock`, options, used: new Map() }
 }
 
 function emptyPosition<State>(fold: LogFold<State, any, any>) {

@@ -14,6 +14,7 @@ import type { Workspace } from '../workspace/types.ts'
 import { appendEvents } from './append.ts'
 import { scheduleCheckpoint, writeCheckpoint } from './checkpoint-schedule.ts'
 import { compactHandle } from './compaction.ts'
+import { evictPartitions, touchPartitions } from './eviction.ts'
 import { openHandle, type LogHandle } from './handle.ts'
 import { preparePartitions, sync } from './replay.ts'
 import { DEFAULT_CHECKPOINT_EVERY, type EventLog, type LogAccessOptions, type LogEventDraft, type LogFold, type MemoryLogCompaction, type MemoryLogOptions } from './types.ts'
@@ -50,6 +51,7 @@ export function openEventLog<State, Draft extends LogEventDraft, Result>(workspa
       handle.indexesBuilt++
       scheduleCheckpoint(handle, true)
     },
+    loadedPartitions: () => (handle.fold.partitions?.loaded?.(handle.state).size ?? 0),
   }
 }
 
@@ -63,6 +65,7 @@ export function compactEventLog<State, Draft extends LogEventDraft>(workspace: W
 
 async function view<State, T>(handle: LogHandle<State, any, any>, read: (state: State) => T, access: LogAccessOptions | undefined): Promise<T> {
   const keys = access?.partitions
+  touchPartitions(handle, keys)
   const loaded = () => (handle.fold.partitions?.missing(handle.state, keys).length ?? 0) === 0
   // Fast path: nothing changed since we last looked and the partitions read are loaded, so the
   // state is current. `read` runs in the same synchronous turn, so no in-process write can interleave.
@@ -75,6 +78,8 @@ async function view<State, T>(handle: LogHandle<State, any, any>, read: (state: 
     await preparePartitions(handle, keys)
     // Many lines read past the last checkpoint (a log without one, or another writer's appends): write one.
     scheduleCheckpoint(handle)
-    return read(handle.state)
+    const result = read(handle.state)
+    evictPartitions(handle)
+    return result
   })
 }

@@ -22,14 +22,22 @@ import type { LogEvent, LogEventDraft } from './types.ts'
  * @throws AgentError `MEMORY_LOG_CORRUPT` with the first bad line; read errors of the workspace.
  */
 export async function sync(handle: LogHandle<any, any, any>, forWrite = false, checkHead = true): Promise<void> {
-  try {
-    await syncFrom(handle, forWrite, checkHead, true)
-  }
-  catch (error) {
-    if (!(error instanceof SectionUnreadable)) throw error
-    // A checkpoint section that does not load: the checkpoint vouches for nothing; replay the log.
-    sectionIgnored(handle, error)
-    await syncFrom(handle, forWrite, checkHead, false)
+  // A state already read from a checkpoint whose sections no longer read: another writer may have
+  // replaced that checkpoint since, so the one on disk is tried (as an open tries it) before a replay.
+  let fromCheckpoint = handle.offset > 0 ? 2 : 1
+  for (;;) {
+    try {
+      await syncFrom(handle, forWrite, checkHead, true)
+      return
+    }
+    catch (error) {
+      if (!(error instanceof SectionUnreadable)) throw error
+      if (--fromCheckpoint > 0) continue
+      // A checkpoint section that does not load: the checkpoint vouches for nothing; replay the log.
+      sectionIgnored(handle, error)
+      await syncFrom(handle, forWrite, checkHead, false)
+      return
+    }
   }
 }
 
@@ -39,6 +47,17 @@ export async function sync(handle: LogHandle<any, any, any>, forWrite = false, c
  * after a {@link sync}). A section that does not load makes the log replay in full.
  */
 export async function preparePartitions(handle: LogHandle<any, any, any>, keys: readonly string[] | undefined, forWrite = false): Promise<void> {
+  try {
+    await loadPartitions(handle, keys)
+    return
+  }
+  catch (error) {
+    if (!(error instanceof SectionUnreadable)) throw error
+  }
+  // Another process may have replaced the checkpoint since its directory was read (a dropped
+  // partition's section moved): open again, trusting the checkpoint on disk only as an open does.
+  reset(handle)
+  await sync(handle, forWrite)
   try {
     await loadPartitions(handle, keys)
   }

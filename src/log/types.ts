@@ -119,6 +119,15 @@ export interface LogPartitions<State, Draft extends LogEventDraft> {
    * or is malformed (the engine then replays the log in full, with a `MEMORY_LOG_CHECKPOINT_IGNORED` warning).
    */
   load(state: State, keys: readonly string[], source: LogCheckpointSource): Promise<void>
+  /** The partitions loaded now (their records are in memory), for {@link MemoryLogOptions.maxLoadedPartitions}. */
+  loaded?(state: State): { readonly size: number; keys(): Iterable<string>; has(key: string): boolean }
+  /**
+   * Drops partition `key` from memory when its state is exactly what the checkpoint's section
+   * holds (no event folded into it since that section was read or written), so that
+   * {@link LogPartitions.missing} names it again and the next use loads the section. Returns
+   * whether it was dropped.
+   */
+  evict?(state: State, key: string): boolean
 }
 
 /** The checkpoint a state was decoded from, for sections read on first use. */
@@ -191,6 +200,14 @@ export interface MemoryLogOptions {
    * never write nor read checkpoints. Default {@link DEFAULT_CHECKPOINT_EVERY} (10,000 lines).
    */
   checkpointEvery?: number | false
+  /**
+   * At most this many partitions ({@link LogPartitions}: the memory fold's store and scope) stay
+   * loaded after an operation: beyond it the least recently used partitions whose checkpoint
+   * section holds exactly their state are dropped from memory, and loaded again from that section
+   * on their next use (one ranged read, a digest check and an inflate). Partitions with events
+   * folded after the checkpoint stay until a checkpoint covers them. Default: no bound.
+   */
+  maxLoadedPartitions?: number
 }
 
 /** Default {@link MemoryLogOptions.checkpointEvery}: lines appended between two checkpoints, at least. */
@@ -267,6 +284,8 @@ export interface EventLog<State, Draft extends LogEventDraft, Result> {
    * is scheduled, so that the next cold open restores it instead of building it again.
    */
   indexBuilt(records: number): void
+  /** Partitions loaded in memory now (see {@link MemoryLogOptions.maxLoadedPartitions}); 0 for a fold without partitions. */
+  loadedPartitions?(): number
 }
 
 /** Result of `verifyLog`. */

@@ -62,6 +62,31 @@ export const memoryPartitions: LogPartitions<MemoryRecordState, MemoryEventDraft
     return keys === undefined ? [...sections.keys()] : keys.filter(key => sections.has(key))
   },
   load: loadSections,
+  loaded: state => state.partitions,
+  evict: evictPartition,
+}
+
+/**
+ * Drops a clean partition (its state is its section's, see `MemoryRecordState.clean`): its
+ * records, ids, ranks, search index and duplicate map; its section is missing again, so the next
+ * use loads it as a first use does. Returns whether it was dropped.
+ */
+function evictPartition(state: MemoryRecordState, key: string): boolean {
+  const section = state.clean?.get(key)
+  const ids = state.partitions.get(key)
+  const order = state.order
+  if (!section || !ids || !order?.partitions.has(key)) return false
+  for (const id of ids) {
+    state.records.delete(id)
+    order.records.delete(id)
+  }
+  state.partitions.delete(key)
+  state.indexes.delete(key)
+  state.erasedPartitions?.delete(key)
+  state.clean!.delete(key)
+  forgetDuplicates(state, key)
+  ;(state.sections ??= new Map()).set(key, section)
+  return true
 }
 
 /** The first difference between two states in their records, partitions or erased ids, or `undefined`. */
@@ -131,17 +156,20 @@ async function encodeSections(state: MemoryRecordState, digest: (text: string) =
     stamp: { directoryDigest: await digest(directoryLine), directoryBytes },
     body,
     // The sections still not loaded now live in the new checkpoint, and its ranks are the state's.
+    // The sections not loaded now live in the new checkpoint, its ranks are the state's, and every
+    // loaded partition is what its new section holds (clean, so it may be dropped and loaded again).
     stored(bodyStart) {
-      const order = state.order
-      if (!order) return
+      const order = state.order ??= { records: new Map(), partitions: new Map(), next: 0 }
+      const clean = state.clean ??= new Map()
+      clean.clear()
+      order.partitions.clear()
       for (const [index, entry] of directory.entries()) {
         order.partitions.set(entry[0], index)
+        const start = bodyStart + directoryBytes + entry[1]
+        const at = { start, end: start + entry[2], records: entry[3], digest: entry[4], inflated: entry[5] }
         const section = state.sections?.get(entry[0])
-        if (!section) continue
-        section.start = bodyStart + directoryBytes + entry[1]
-        section.end = section.start + entry[2]
-        section.digest = entry[4]
-        section.inflated = entry[5]
+        if (section) Object.assign(section, at)
+        else if (state.partitions.has(entry[0])) clean.set(entry[0], at)
       }
       for (const [id, rank] of ranks) order.records.set(id, rank)
       order.next = next
@@ -186,8 +214,9 @@ function settleOrder(state: MemoryRecordState): void {
   const partitions = sorted([...state.partitions], order.partitions)
   state.partitions.clear()
   for (const [key, ids] of partitions) state.partitions.set(key, ids)
-  state.order = undefined
   state.sections = undefined
+  // The ranks stay while a partition may still be dropped (its section loaded again needs them).
+  if (!state.clean || state.clean.size === 0) state.order = undefined
 }
 
 /** The section line of one loaded partition: its records (shared values stored once) and its built index. */
@@ -324,6 +353,7 @@ async function loadSections(state: MemoryRecordState, keys: readonly string[], s
       }
       loadSection(state, key, json, section.records, format, source.intern)
       sections.delete(key)
+      ;(state.clean ??= new Map()).set(key, section)
     }
   }
   settleOrder(state)

@@ -119,6 +119,12 @@ export interface MemoryRecordState {
    * created after the checkpoint come after its own). Ranks are sort keys, not positions.
    */
   order?: MemoryCheckpointOrder
+  /**
+   * Loaded partitions whose records and ids are exactly what a section of the current checkpoint
+   * holds (read from it, or written into it), with that section: they may be dropped from memory
+   * and loaded again (checkpoint-state.ts, `memoryPartitions.evict`). An event on a partition removes it.
+   */
+  clean?: Map<string, MemoryCheckpointSection>
 }
 
 /** Ranks of a checkpoint's records (those loaded) and partitions (all), and the next free record rank. */
@@ -331,6 +337,7 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft, ch
   const previous = state.records.get(event.recordId)
   const record = foldEvent(previous, event)
   const partition = partitionKey(event.store, event.scope)
+  state.clean?.delete(partition)
   // The duplicate map holds active records only (dedupe.ts); only partitions already looked up keep one.
   const duplicates = (state.contentKeys as Partial<DuplicateMaps>).built?.get(partition)
   if (duplicates && event.type === 'remember') {

@@ -46,7 +46,19 @@ export interface WorkspaceJsonlMemoryStoreOptions {
    * the checkpoint. `false`: no checkpoints. Default 10,000. See docs/log-format.md, "Checkpoints".
    */
   checkpointEvery?: number | false
+  /**
+   * Scopes (partitions: one store and exact scope) kept loaded in memory, at most, after an
+   * operation: beyond it the least recently used scopes that the checkpoint holds exactly (no
+   * lines of theirs after it) are dropped (records, search index, duplicate map) and loaded again
+   * on their next use (one ranged read of their checkpoint section, a digest check and an
+   * inflate). `false`: no bound. Default {@link DEFAULT_MAX_LOADED_SCOPES}. See
+   * docs/log-format.md, "Dropping partitions".
+   */
+  maxLoadedScopes?: number | false
 }
+
+/** Default {@link WorkspaceJsonlMemoryStoreOptions.maxLoadedScopes}. */
+export const DEFAULT_MAX_LOADED_SCOPES = 1000
 
 /** The factory {@link workspaceJsonlMemoryStore} returns, with the resolved path and workspace key. */
 export interface WorkspaceJsonlMemoryStoreFactory extends MemoryStoreFactory {
@@ -76,20 +88,24 @@ export function workspaceJsonlMemoryStore(options: WorkspaceJsonlMemoryStoreOpti
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw agentError('MEMORY_STORE_OPTIONS_INVALID', 'the options of workspaceJsonlMemoryStore() must be an object', 'call workspaceJsonlMemoryStore() or workspaceJsonlMemoryStore({ path: "memory/notes.jsonl" })')
   }
-  const unknown = Object.keys(options).filter(option => option !== 'path' && option !== 'fsync' && option !== 'readPastCorruption' && option !== 'checkpointEvery')
+  const unknown = Object.keys(options).filter(option => option !== 'path' && option !== 'fsync' && option !== 'readPastCorruption' && option !== 'checkpointEvery' && option !== 'maxLoadedScopes')
   if (unknown.length > 0) {
-    throw agentError('MEMORY_STORE_OPTIONS_INVALID', `workspaceJsonlMemoryStore() got unknown option ${unknown.map(option => `"${option}"`).join(', ')}`, 'the options are `path`, `fsync`, `readPastCorruption` and `checkpointEvery`; check the spelling', { options: unknown })
+    throw agentError('MEMORY_STORE_OPTIONS_INVALID', `workspaceJsonlMemoryStore() got unknown option ${unknown.map(option => `"${option}"`).join(', ')}`, 'the options are `path`, `fsync`, `readPastCorruption`, `checkpointEvery` and `maxLoadedScopes`; check the spelling', { options: unknown })
   }
   const every = options.checkpointEvery
   if (every !== undefined && every !== false && !(Number.isSafeInteger(every) && every >= 1)) {
     throw agentError('MEMORY_STORE_OPTIONS_INVALID', 'workspaceJsonlMemoryStore() option `checkpointEvery` must be a whole number of lines from 1, or false', 'pass checkpointEvery: 10000, checkpointEvery: false, or leave it out', { option: 'checkpointEvery' })
+  }
+  const maxLoaded = options.maxLoadedScopes ?? DEFAULT_MAX_LOADED_SCOPES
+  if (maxLoaded !== false && !(Number.isSafeInteger(maxLoaded) && maxLoaded >= 1)) {
+    throw agentError('MEMORY_STORE_OPTIONS_INVALID', 'workspaceJsonlMemoryStore() option `maxLoadedScopes` must be a whole number of scopes from 1, or false', 'pass maxLoadedScopes: 1000, maxLoadedScopes: false, or leave it out', { option: 'maxLoadedScopes' })
   }
   for (const flag of ['fsync', 'readPastCorruption'] as const) {
     if (options[flag] !== undefined && typeof options[flag] !== 'boolean') {
       throw agentError('MEMORY_STORE_OPTIONS_INVALID', `workspaceJsonlMemoryStore() option \`${flag}\` must be true or false`, `pass ${flag}: true, or leave it out`, { option: flag })
     }
   }
-  const logOptions = { ...(options.fsync ? { fsync: true } : {}), ...(options.readPastCorruption ? { readPastCorruption: true } : {}), ...(every !== undefined ? { checkpointEvery: every } : {}) }
+  const logOptions = { ...(options.fsync ? { fsync: true } : {}), ...(options.readPastCorruption ? { readPastCorruption: true } : {}), ...(every !== undefined ? { checkpointEvery: every } : {}), ...(maxLoaded !== false ? { maxLoadedPartitions: maxLoaded } : {}) }
   const path = checkLogPath(options.path ?? DEFAULT_MEMORY_LOG_PATH)
   const key = path.split('/').join(':')
   return {

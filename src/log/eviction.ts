@@ -1,0 +1,43 @@
+/**
+ * The bound on loaded partitions ({@link MemoryLogOptions.maxLoadedPartitions}): the handle
+ * remembers the order in which operations used partitions, and after an operation that leaves
+ * more loaded than the bound, drops the least recently used ones its fold can reload exactly
+ * from the checkpoint ({@link LogPartitions.evict}). A dropped partition is missing again, so the
+ * next read or write naming it loads its section through the same path as a first load.
+ */
+import type { LogHandle } from './handle.ts'
+
+/** Marks `keys` as just used (most recent last). Cheap: one map move per key. */
+export function touchPartitions(handle: LogHandle<any, any, any>, keys: readonly string[] | undefined): void {
+  if (handle.options.maxLoadedPartitions === undefined || !keys) return
+  for (const key of keys) {
+    handle.used.delete(key)
+    handle.used.set(key, true)
+  }
+}
+
+/**
+ * Drops least recently used clean partitions until at most `maxLoadedPartitions` are loaded
+ * (call under the log's lock, after the operation's read or write is done). Partitions loaded
+ * without an operation naming them (the lines after a checkpoint, another writer's lines) count
+ * as used before every named one. Returns how many were dropped.
+ */
+export function evictPartitions(handle: LogHandle<any, any, any>): number {
+  const max = handle.options.maxLoadedPartitions
+  const partitions = handle.fold.partitions
+  if (max === undefined || !partitions?.loaded || !partitions.evict) return 0
+  const loaded = partitions.loaded(handle.state)
+  // Keys of partitions no longer loaded (or never loaded: an empty scope read) are forgotten,
+  // once they could outnumber the loaded ones (so an operation under the bound costs no scan).
+  if (handle.used.size > loaded.size + max) for (const key of handle.used.keys()) if (!loaded.has(key)) handle.used.delete(key)
+  if (loaded.size <= max) return 0
+  const unnamed = [...loaded.keys()].filter(key => !handle.used.has(key))
+  let dropped = 0
+  for (const key of [...unnamed, ...handle.used.keys()]) {
+    if (loaded.size <= max) break
+    if (!partitions.evict(handle.state, key)) continue
+    handle.used.delete(key)
+    dropped++
+  }
+  return dropped
+}
