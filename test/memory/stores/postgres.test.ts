@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { postgresMemoryStore, workspaceJsonlMemoryStore } from '../../../src/capabilities/index.ts'
 import type { PostgresPoolLike } from '../../../src/memory/stores/postgres.ts'
 import type { MemoryAudit, MemoryTarget } from '../../../src/memory/types.ts'
@@ -9,43 +9,20 @@ import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { killDbChildMidWrite, runDbChild } from '../../helpers/db-child.ts'
 import { fillCommonTermsScope } from '../../helpers/common-terms.ts'
+import { POSTGRES_SKIP_HINT, postgresTestDatabases, schemaOf } from '../../helpers/postgres.ts'
 
-// DATABASE_URL (CI: .ci/run starts a private cluster on 5433) or a local server on 5433.
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5433/postgres'
-const SKIP_HINT = `no Postgres at ${DATABASE_URL}: run .ci/run, or start a server and set DATABASE_URL (docs/postgres-store.md)`
 const audit: MemoryAudit = { via: 'api', agent: 'support', runId: 'run_1', threadId: 'thread_1' }
 const alice: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }
 
-const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 })
-admin.on('error', () => {})
-const reachable = await admin.query('SELECT 1').then(() => true, () => false)
-const schemas: string[] = []
-const closers: Array<() => Promise<void>> = []
-afterAll(async () => {
-  for (const close of closers) await close().catch(() => {})
-  if (reachable) for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-  await admin.end()
-})
-
-let next = 0
+const databases = await postgresTestDatabases('vam')
+const { admin, reachable } = databases
 /** A connection string whose tables live in a new, empty schema (a fresh store per test). */
-async function freshDatabase(): Promise<string> {
-  const schema = `vam_${process.pid}_${next++}`
-  schemas.push(schema)
-  await admin.query(`CREATE SCHEMA ${schema}`)
-  const url = new URL(DATABASE_URL)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return url.toString()
-}
+const freshDatabase = () => databases.fresh()
 
 function store(connectionString: string) {
   const factory = postgresMemoryStore({ connectionString })
-  closers.push(() => factory.close())
+  databases.onClose(() => factory.close())
   return factory
-}
-
-function schemaOf(connectionString: string): string {
-  return new URL(connectionString).searchParams.get('options')!.split('=')[1]!
 }
 
 async function rows(connectionString: string): Promise<Array<{ seq: string; line: string }>> {
@@ -54,7 +31,7 @@ async function rows(connectionString: string): Promise<Array<{ seq: string; line
 
 if (!reachable) {
   describe('postgresMemoryStore', () => {
-    it.skip(`skipped: ${SKIP_HINT}`, () => {})
+    it.skip(`skipped: ${POSTGRES_SKIP_HINT}`, () => {})
   })
 }
 else {
@@ -77,7 +54,7 @@ else {
       expect(() => postgresMemoryStore({ connectionString: 'postgres://x', synchronousCommit: 'no' } as never)).toThrow(expect.objectContaining({ code: 'MEMORY_STORE_OPTIONS_INVALID' }))
       const url = await freshDatabase()
       const factory = postgresMemoryStore({ connectionString: url, synchronousCommit: false })
-      closers.push(() => factory.close())
+      databases.onClose(() => factory.close())
       const adapter = factory.create()
       for (let n = 0; n < 3; n++) await adapter.append(alice, { kind: 'semantic', content: `fast ${n}` }, { audit })
       expect((await rows(url)).length).toBe(3)
@@ -153,7 +130,7 @@ else {
     function countingPool(connectionString: string, sent: string[]): PostgresPoolLike {
       const real = new pg.Pool({ connectionString })
       real.on('error', () => {})
-      closers.push(() => real.end())
+      databases.onClose(() => real.end())
       return {
         query: (text, values) => real.query(text, values),
         end: () => real.end(),
@@ -237,7 +214,7 @@ else {
       const url = await freshDatabase()
       const real = new pg.Pool({ connectionString: url })
       real.on('error', () => {})
-      closers.push(() => real.end())
+      databases.onClose(() => real.end())
       let killNext = false
       // The real pool, with the backend of the writing connection terminated just before the message that inserts its line.
       const pool: PostgresPoolLike = {
