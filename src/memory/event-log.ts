@@ -119,7 +119,7 @@ export function parseMemoryLine(value: unknown): MemoryEvent | string {
  * keep the lines elsewhere (the SQL stores). `event` is the draft as a replay folds it.
  */
 export function formatMemoryLine(draft: MemoryEventDraft, seq: number, prev: string | null, more: boolean, hash: (text: string) => string): { line: string; digest: string; event: MemoryEventDraft } {
-  const written = serializeEvent(memoryFold.schema, draft, seq, prev, more, hash, undefined, 2)
+  const written = serializeEvent(memoryFold.schema, draft, seq, prev, more, hash)
   if (written instanceof Promise) throw new TypeError('formatMemoryLine needs a synchronous hash')
   return { line: written.line, digest: written.digest, event: written.folded }
 }

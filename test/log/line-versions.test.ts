@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { canonicalJson } from '../../src/log/index.ts'
-import { formatMemoryLine, strippedMemoryLine, verifyLog } from '../../src/memory/event-log.ts'
+import { canonicalJson, serializeEvent } from '../../src/log/index.ts'
+import { memoryFold, strippedMemoryLine, verifyLog } from '../../src/memory/event-log.ts'
 import type { MemoryEventDraft } from '../../src/memory/records.ts'
 import { sqliteMemoryStore } from '../../src/memory/stores/sqlite.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
@@ -22,16 +22,20 @@ const audit = { via: 'api' }
 const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
 const tempDir = () => mkdtempSync(join(tmpdir(), 'vam-lines-'))
 const store = (dir: string) => workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'support', workspace: createWorkspace({ dir }), writable: true })
+/** Memory event `draft` as a version 2 line (what earlier releases wrote). */
+function version2Line(draft: MemoryEventDraft, seq: number, prev: string | null): { line: string; digest: string } {
+  return serializeEvent(memoryFold.schema, draft, seq, prev, false, sha, undefined, 2) as { line: string; digest: string }
+}
 const linesOf = (dir: string) => readFileSync(join(dir, 'memory/memory.jsonl'), 'utf8').trimEnd().split('\n')
 
-/** A log of two version 2 remember lines, as earlier releases (and the SQL stores) write them. */
+/** A log of two version 2 remember lines, as earlier releases wrote them. */
 function version2Log(dir: string): string[] {
   const at = '2024-01-01T00:00:00.000Z'
   let prev: string | null = null
   const lines: string[] = []
   for (const [n, content] of ['likes tea', 'owns a cat'].entries()) {
     const draft: MemoryEventDraft = { type: 'remember', recordId: `mem_${String(n).padStart(32, '0')}`, store: 'agent', scope: alice.scope, version: 1, at, audit, kind: 'semantic', content, tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: at }
-    const line = formatMemoryLine(draft, n + 1, prev, false, sha)
+    const line = version2Line(draft, n + 1, prev)
     lines.push(line.line)
     prev = line.digest
   }
@@ -60,7 +64,7 @@ describe('log line versions', () => {
     const [line] = linesOf(dir)
     const event = JSON.parse(line!) as MemoryEventDraft & Record<string, unknown>
     const { v: _v, seq: _seq, prev: _prev, digest: _digest, ...draft } = event
-    const v2 = formatMemoryLine({ ...draft, tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: event.at } as MemoryEventDraft, 1, null, false, sha)
+    const v2 = version2Line({ ...draft, tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: event.at } as MemoryEventDraft, 1, null)
     expect(v2.line.length - line!.length).toBeGreaterThanOrEqual(180)
     expect(v2.digest).not.toBe(event.digest)
   })

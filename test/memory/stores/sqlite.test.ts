@@ -148,7 +148,8 @@ describe('sqliteMemoryStore table', () => {
     const db = new Database(factory.file)
     db.prepare('UPDATE memory_events SET line = replace(line, \'original text\', \'forged text!\') WHERE seq = 1').run()
     db.close()
-    expect(await factory.verify()).toMatchObject({ ok: false, firstBad: { line: 1, reason: expect.stringMatching(/payload digest does not match/) } })
+    // A version 3 line's payload digest is computed from what it holds: the line's digest no longer matches.
+    expect(await factory.verify()).toMatchObject({ ok: false, firstBad: { line: 1, reason: expect.stringMatching(/digest does not match/) } })
   })
 
   it('a failed supersede writes no row', async () => {

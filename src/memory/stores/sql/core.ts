@@ -3,7 +3,7 @@
  * the database. A database keeps two tables written in one transaction per write:
  *
  * - `memory_events`: one row per event, `line` = exactly the JSONL line of docs/log-format.md
- *   (canonical JSON, format version 2, `seq`, `prev`, `digest`, `payloadDigest`), so verify,
+ *   (canonical JSON, format version 3: `seq`, `prev`, `digest`), so verify,
  *   export, compaction and erasure mean what they mean for the JSONL log;
  * - `memory_records`: the current state of every record (the fold of its events), one row per
  *   record with its partition (store + exact scope), the record as JSON, the columns filters
@@ -268,14 +268,14 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
   await tx.insertEvents(events)
   await tx.putRecords(rows)
   for (const [partition, delta] of deltas) await tx.addStats(partition, delta)
-  for (const draft of drafts) if (draft.type === 'erase') await stripRecordLines(tx, draft.recordId)
+  for (const draft of drafts) if (draft.type === 'erase') await stripRecordLines(tx, draft.recordId, hash)
   return results
 }
 
 /** Compaction of one erased record: the payload leaves every line of it (headers and digests stay, so the chain verifies). */
-async function stripRecordLines(tx: SqlWriteTx, id: string): Promise<void> {
+async function stripRecordLines(tx: SqlWriteTx, id: string, hash: (text: string) => string): Promise<void> {
   for (const { seq, line } of await tx.eventLines(id)) {
-    const stripped = strippedMemoryLine(line)
+    const stripped = strippedMemoryLine(line, hash)
     if (stripped === undefined) {
       if ((JSON.parse(line) as { v: number }).v === 1) {
         throw agentError('MEMORY_SQL_V1_ERASE', `record "${id}" has lines of log format version 1, whose digest covers the content`, 'export the log (exportLog), compact it with `agent memory compact` (which rewrites it as version 2), and import it into a new database', { recordId: id })
