@@ -46,7 +46,7 @@ interface ResolveFrom {
 export async function importOptional<T = Record<string, unknown>>(name: OptionalDependency, feature: string, options: ResolveFrom = {}): Promise<T> {
   const resolved = resolveOptional(name, feature, createRequire(options.from ?? import.meta.url))
   try {
-    return (await import(isAbsolute(resolved) ? pathToFileURL(resolved).href : resolved)) as T
+    return (await import(/* @vite-ignore */ isAbsolute(resolved) ? pathToFileURL(resolved).href : resolved)) as T
   }
   catch (error) {
     throw loadError(name, feature, error)

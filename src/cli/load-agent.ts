@@ -71,7 +71,7 @@ export function findAgent(root: string, name: string): AgentLocation {
 export async function importModule(file: string): Promise<Record<string, unknown>> {
   const url = pathToFileURL(file).href
   try {
-    return (await import(url)) as Record<string, unknown>
+    return (await import(/* @vite-ignore */ url)) as Record<string, unknown>
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error
     const { tsImport } = await import('tsx/esm/api')

@@ -45,8 +45,8 @@ async function loadModel(): Promise<EnergeticModel> {
   let embeddings: { initModel(source: unknown): Promise<EnergeticModel> }
   let weights: { modelSource: unknown }
   try {
-    embeddings = await import(EMBEDDINGS_PACKAGE) as typeof embeddings
-    weights = await import(WEIGHTS_PACKAGE) as typeof weights
+    embeddings = await import(/* @vite-ignore */ EMBEDDINGS_PACKAGE) as typeof embeddings
+    weights = await import(/* @vite-ignore */ WEIGHTS_PACKAGE) as typeof weights
   }
   catch (error) {
     throw agentError('MEMORY_EMBEDDER_MISSING', `localEmbedder() needs the optional packages ${LOCAL_EMBEDDER_PACKAGES.join(', ')}, and they could not be loaded (${error instanceof Error ? error.message : String(error)})`, `run \`npm install -E ${LOCAL_EMBEDDER_PACKAGES.join(' ')}\`, or pass another AI SDK EmbeddingModel as \`embed\``, { packages: [...LOCAL_EMBEDDER_PACKAGES] }, error)
@@ -96,8 +96,8 @@ export function localEmbedder(options: LocalEmbedderOptions = {}): EmbeddingMode
  */
 export async function localEmbedderIfInstalled(options: LocalEmbedderOptions = {}): Promise<EmbeddingModelV3 | undefined> {
   try {
-    await import(EMBEDDINGS_PACKAGE)
-    await import(WEIGHTS_PACKAGE)
+    await import(/* @vite-ignore */ EMBEDDINGS_PACKAGE)
+    await import(/* @vite-ignore */ WEIGHTS_PACKAGE)
   }
   catch {
     return undefined
