@@ -18,7 +18,7 @@
  * summary of the issue-13 targets at the largest size and with bench/stores.ts at that size (the
  * database stores; `BENCH_STORES=0` skips it). Records: bench/workload.ts (~85 characters).
  */
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { loadavg as loadAverage, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -88,8 +88,12 @@ for (const size of SIZES) {
     await new Promise(resolve => setTimeout(resolve, 50))
     global.gc?.()
     row.checkpointBytesPerRecord = Math.round(statSync(`${file}.checkpoint`).size / size)
-    // The JSONL store next to its baselines, on the log as filled (before the appends below).
-    sideBySide[`${size} ${shape}`] = await measureSideBySide(dir, size, scopes, contents)
+    // The JSONL store next to its baselines, on a copy of the log as filled: its appends must not
+    // leave lines after the checkpoint that the rows below would open.
+    const sideDir = mkdtempSync(join(tmpdir(), 'vam-bench-side-'))
+    cpSync(join(dir, 'memory'), join(sideDir, 'memory'), { recursive: true })
+    sideBySide[`${size} ${shape}`] = await measureSideBySide(sideDir, size, scopes, contents)
+    rmSync(sideDir, { recursive: true, force: true })
     // What checkpoints add per appended line at this size under the default schedule (one every
     // max(10,000, size / 4) lines, CHECKPOINT_GROWTH in src/log/types.ts): µs.
     row.checkpointUsPerAppend = Number(((row.checkpointWriteMs as number) * 1000 / Math.max(DEFAULT_CHECKPOINT_EVERY, Math.floor(size * CHECKPOINT_GROWTH))).toFixed(1))
