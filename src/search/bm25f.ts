@@ -9,7 +9,7 @@
 import { scratch, scratchFor, type ScoredSlots } from './scratch.ts'
 import type { IndexState } from './state.ts'
 import type { SearchDocument } from './types.ts'
-import { TF_INLINE_MAX } from './vocabulary.ts'
+import { TF_INLINE_MAX, type Vocabulary } from './vocabulary.ts'
 
 /** The BM25F parameters of an index. */
 export interface Bm25fParams {
@@ -22,6 +22,52 @@ export interface Bm25fParams {
 /** BM25 idf of a term held by `frequency` of `live` records. */
 export function idf(live: number, frequency: number): number {
   return Math.log(1 + (live - frequency + 0.5) / (frequency + 0.5))
+}
+
+/**
+ * The constants of the tf' sum over one index state: field weights `w`, `a` = b / average length
+ * of the field, `base` = 1 − b, and `k1`.
+ */
+export interface FieldNorms {
+  readonly w0: number
+  readonly w1: number
+  readonly w2: number
+  readonly a0: number
+  readonly a1: number
+  readonly a2: number
+  readonly base: number
+  readonly k1: number
+}
+
+/** The {@link FieldNorms} of `params` over the current average field lengths of `state`. */
+export function fieldNorms<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams): FieldNorms {
+  const average = state.slots.averageLengths()
+  const [w0, w1, w2] = params.weights
+  const { k1, b } = params
+  return { w0, w1, w2, a0: b / average[0], a1: b / average[1], a2: b / average[2], base: 1 - b, k1 }
+}
+
+/** tf' of `slot` from its count of the term in each field (title, content, tags). */
+export function weightedTf(norms: FieldNorms, lengths: Uint32Array, slot: number, f0: number, f1: number, f2: number): number {
+  return (f0 === 0 ? 0 : norms.w0 * f0 / (norms.base + norms.a0 * lengths[slot * 3]!))
+    + (f1 === 0 ? 0 : norms.w1 * f1 / (norms.base + norms.a1 * lengths[slot * 3 + 1]!))
+    + (f2 === 0 ? 0 : norms.w2 * f2 / (norms.base + norms.a2 * lengths[slot * 3 + 2]!))
+}
+
+/** tf' of the posting `packed` of `slot`: its inline field counts, or the vocabulary's when one of them overflows. */
+export function postingTf(norms: FieldNorms, vocabulary: Vocabulary, lengths: Uint32Array, packed: number, slot: number): number {
+  const c0 = packed & TF_INLINE_MAX
+  const c1 = (packed >>> 10) & TF_INLINE_MAX
+  const c2 = (packed >>> 20) & TF_INLINE_MAX
+  if (c0 === TF_INLINE_MAX || c1 === TF_INLINE_MAX || c2 === TF_INLINE_MAX) {
+    return weightedTf(norms, lengths, slot, vocabulary.fieldCount(packed, slot, 0), vocabulary.fieldCount(packed, slot, 1), vocabulary.fieldCount(packed, slot, 2))
+  }
+  return weightedTf(norms, lengths, slot, c0, c1, c2)
+}
+
+/** The points of a term with `termIdf` (idf × the term's weight) in a record with tf' `tf`. */
+export function termPoints(termIdf: number, tf: number, k1: number): number {
+  return termIdf * tf * (k1 + 1) / (tf + k1)
 }
 
 const blockScratch: number[] = []
@@ -46,11 +92,7 @@ export function accumulate<D extends SearchDocument>(state: IndexState<D>, param
   const scores = scratch.scores
   const stamps = scratch.stamps
   const matched = scratch.matched
-  const average = slots.averageLengths()
-  const [w0, w1, w2] = params.weights
-  const { k1, b } = params
-  const [a0, a1, a2] = [b / average[0], b / average[1], b / average[2]]
-  const base = 1 - b
+  const norms = fieldNorms(state, params)
   const lengths = slots.lengths
   const alive = slots.alive
   const live = slots.live
@@ -66,25 +108,7 @@ export function accumulate<D extends SearchDocument>(state: IndexState<D>, param
       for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
         const slot = data[at]!
         if (alive[slot] === 0) continue
-        const packed = data[at + 1]!
-        const c0 = packed & TF_INLINE_MAX
-        const c1 = (packed >>> 10) & TF_INLINE_MAX
-        const c2 = (packed >>> 20) & TF_INLINE_MAX
-        let tf: number
-        if (c0 === TF_INLINE_MAX || c1 === TF_INLINE_MAX || c2 === TF_INLINE_MAX) {
-          const f0 = vocabulary.fieldCount(packed, slot, 0)
-          const f1 = vocabulary.fieldCount(packed, slot, 1)
-          const f2 = vocabulary.fieldCount(packed, slot, 2)
-          tf = (f0 === 0 ? 0 : w0 * f0 / (base + a0 * lengths[slot * 3]!))
-            + (f1 === 0 ? 0 : w1 * f1 / (base + a1 * lengths[slot * 3 + 1]!))
-            + (f2 === 0 ? 0 : w2 * f2 / (base + a2 * lengths[slot * 3 + 2]!))
-        }
-        else {
-          tf = (c0 === 0 ? 0 : w0 * c0 / (base + a0 * lengths[slot * 3]!))
-            + (c1 === 0 ? 0 : w1 * c1 / (base + a1 * lengths[slot * 3 + 1]!))
-            + (c2 === 0 ? 0 : w2 * c2 / (base + a2 * lengths[slot * 3 + 2]!))
-        }
-        const points = termIdf * tf * (k1 + 1) / (tf + k1)
+        const points = termPoints(termIdf, postingTf(norms, vocabulary, lengths, data[at + 1]!, slot), norms.k1)
         if (changed !== undefined) changed.push(slot)
         if (stamps[slot] !== stamp) {
           stamps[slot] = stamp
@@ -110,11 +134,7 @@ export function scoreSlot<D extends SearchDocument>(state: IndexState<D>, params
   const { slots, vocabulary } = state
   if (slots.live === 0) return { score: 0, matched: 0 }
   const tokens = state.retokenize(slots.records[slot]!)
-  const average = slots.averageLengths()
-  const [w0, w1, w2] = params.weights
-  const { k1, b } = params
-  const [a0, a1, a2] = [b / average[0], b / average[1], b / average[2]]
-  const base = 1 - b
+  const norms = fieldNorms(state, params)
   const lengths = slots.lengths
   let score = 0
   let matched = 0
@@ -128,13 +148,8 @@ export function scoreSlot<D extends SearchDocument>(state: IndexState<D>, params
     const local = tokens.termLocal(id)
     if (local === undefined) continue
     const termIdf = weight * idf(slots.live, frequency)
-    const f0 = tokens.termCounts[local]!
-    const f1 = tokens.termCounts[local + 1]!
-    const f2 = tokens.termCounts[local + 2]!
-    const tf = (f0 === 0 ? 0 : w0 * f0 / (base + a0 * lengths[slot * 3]!))
-      + (f1 === 0 ? 0 : w1 * f1 / (base + a1 * lengths[slot * 3 + 1]!))
-      + (f2 === 0 ? 0 : w2 * f2 / (base + a2 * lengths[slot * 3 + 2]!))
-    score += termIdf * tf * (k1 + 1) / (tf + k1)
+    const tf = weightedTf(norms, lengths, slot, tokens.termCounts[local]!, tokens.termCounts[local + 1]!, tokens.termCounts[local + 2]!)
+    score += termPoints(termIdf, tf, norms.k1)
     if (place < counted) matched++
   }
   return { score, matched }

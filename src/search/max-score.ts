@@ -9,15 +9,14 @@
  * full, and a score is the sum of the per-term points in the order of the query's terms, the same
  * additions as an exhaustive pass (`scoreSlot`).
  */
-import type { Bm25fParams } from './bm25f.ts'
-import { idf } from './bm25f.ts'
+import type { Bm25fParams, FieldNorms } from './bm25f.ts'
+import { fieldNorms, idf, postingTf, termPoints } from './bm25f.ts'
 import { passesFilters } from './filters.ts'
 import type { CheckedQuery } from './query.ts'
 import type { ScoredSlot } from './slots.ts'
 import type { IndexState } from './state.ts'
 import { TopK } from './top-k.ts'
 import type { SearchDocument } from './types.ts'
-import { TF_INLINE_MAX } from './vocabulary.ts'
 
 /** A candidate of a ranking: its slot, its BM25F score, and how many of the query's first terms it holds. */
 export interface RankedSlot extends ScoredSlot {
@@ -60,28 +59,12 @@ class PostingCursors<D extends SearchDocument> {
   private readonly ends: Int32Array
   private readonly ranges: number[][] = []
   private readonly data: Int32Array
-  private readonly w0: number
-  private readonly w1: number
-  private readonly w2: number
-  private readonly a0: number
-  private readonly a1: number
-  private readonly a2: number
-  private readonly base: number
-  private readonly k1: number
+  private readonly norms: FieldNorms
 
   constructor(private readonly state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>) {
     const { slots, vocabulary } = state
-    const average = slots.averageLengths()
-    const { weights, k1, b } = params
-    this.w0 = weights[0]
-    this.w1 = weights[1]
-    this.w2 = weights[2]
-    this.a0 = b / average[0]
-    this.a1 = b / average[1]
-    this.a2 = b / average[2]
-    this.base = 1 - b
-    this.k1 = k1
-    const slope = [this.a0, this.a1, this.a2]
+    const norms = this.norms = fieldNorms(state, params)
+    const slope = [norms.a0, norms.a1, norms.a2]
     const places: number[] = []
     const termIdfs: number[] = []
     const bounds: number[] = []
@@ -93,10 +76,10 @@ class PostingCursors<D extends SearchDocument> {
       const frequency = vocabulary.termFrequency[id]!
       if (frequency === 0) continue
       const termIdf = weight * idf(slots.live, frequency)
-      const maxTf = state.bounds.maxTf(vocabulary, slots, id, weights, this.base, slope)
+      const maxTf = state.bounds.maxTf(vocabulary, slots, id, params.weights, norms.base, slope)
       places.push(at)
       termIdfs.push(termIdf)
-      bounds.push(termIdf * maxTf * (k1 + 1) / (maxTf + k1) * BOUND_SLACK)
+      bounds.push(termPoints(termIdf, maxTf, norms.k1) * BOUND_SLACK)
       this.ranges.push(vocabulary.termPostings.blocks(id, []))
     }
     this.count = places.length
@@ -121,28 +104,7 @@ class PostingCursors<D extends SearchDocument> {
     const data = this.data
     const at = this.offset[list]!
     const slot = data[at]!
-    const packed = data[at + 1]!
-    const lengths = this.state.slots.lengths
-    const { w0, w1, w2, a0, a1, a2, base, k1 } = this
-    const c0 = packed & TF_INLINE_MAX
-    const c1 = (packed >>> 10) & TF_INLINE_MAX
-    const c2 = (packed >>> 20) & TF_INLINE_MAX
-    let tf: number
-    if (c0 === TF_INLINE_MAX || c1 === TF_INLINE_MAX || c2 === TF_INLINE_MAX) {
-      const vocabulary = this.state.vocabulary
-      const f0 = vocabulary.fieldCount(packed, slot, 0)
-      const f1 = vocabulary.fieldCount(packed, slot, 1)
-      const f2 = vocabulary.fieldCount(packed, slot, 2)
-      tf = (f0 === 0 ? 0 : w0 * f0 / (base + a0 * lengths[slot * 3]!))
-        + (f1 === 0 ? 0 : w1 * f1 / (base + a1 * lengths[slot * 3 + 1]!))
-        + (f2 === 0 ? 0 : w2 * f2 / (base + a2 * lengths[slot * 3 + 2]!))
-    }
-    else {
-      tf = (c0 === 0 ? 0 : w0 * c0 / (base + a0 * lengths[slot * 3]!))
-        + (c1 === 0 ? 0 : w1 * c1 / (base + a1 * lengths[slot * 3 + 1]!))
-        + (c2 === 0 ? 0 : w2 * c2 / (base + a2 * lengths[slot * 3 + 2]!))
-    }
-    return this.termIdfs[list]! * tf * (k1 + 1) / (tf + k1)
+    return termPoints(this.termIdfs[list]!, postingTf(this.norms, this.state.vocabulary, this.state.slots.lengths, data[at + 1]!, slot), this.norms.k1)
   }
 
   /** Postings of cursor `list`'s term (tombstones included). */
