@@ -25,6 +25,28 @@ function store(connectionString: string) {
   return factory
 }
 
+/** A real pool (ended after the file's tests) whose clients run `before` ahead of every message they send. */
+function interceptedPool(connectionString: string, before: (text: string, client: pg.PoolClient) => Promise<void>): PostgresPoolLike {
+  const real = new pg.Pool({ connectionString })
+  real.on('error', () => {})
+  databases.onClose(() => real.end())
+  return {
+    query: (text, values) => real.query(text, values),
+    end: () => real.end(),
+    async connect() {
+      const client = await real.connect()
+      return {
+        release: error => client.release(error as Error | undefined),
+        on: (event, listener) => client.on(event, listener),
+        async query(text, values) {
+          await before(text, client)
+          return client.query(text, values)
+        },
+      }
+    },
+  }
+}
+
 async function rows(connectionString: string): Promise<Array<{ seq: string; line: string }>> {
   return (await admin.query(`SELECT seq, line FROM ${schemaOf(connectionString)}.memory_events ORDER BY seq`)).rows
 }
@@ -128,21 +150,7 @@ else {
   describe('postgresMemoryStore write messages', () => {
     /** A real pool whose clients record every message sent to the server. */
     function countingPool(connectionString: string, sent: string[]): PostgresPoolLike {
-      const real = new pg.Pool({ connectionString })
-      real.on('error', () => {})
-      databases.onClose(() => real.end())
-      return {
-        query: (text, values) => real.query(text, values),
-        end: () => real.end(),
-        async connect() {
-          const client = await real.connect()
-          return {
-            release: error => client.release(error as Error | undefined),
-            on: (event, listener) => client.on(event, listener),
-            query: (text, values) => (sent.push(text), client.query(text, values)),
-          }
-        },
-      }
+      return interceptedPool(connectionString, async (text) => { sent.push(text) })
     }
 
     it('a lone append after the first sends one message to the server (BEGIN, lock, head check, lines, COMMIT)', async () => {
@@ -212,30 +220,15 @@ else {
 
     it('a connection killed by pg_terminate_backend in the middle of a write is MEMORY_POSTGRES_UNAVAILABLE, loses nothing, and the next write works', async () => {
       const url = await freshDatabase()
-      const real = new pg.Pool({ connectionString: url })
-      real.on('error', () => {})
-      databases.onClose(() => real.end())
       let killNext = false
       // The real pool, with the backend of the writing connection terminated just before the message that inserts its line.
-      const pool: PostgresPoolLike = {
-        query: (text, values) => real.query(text, values),
-        end: () => real.end(),
-        async connect() {
-          const client = await real.connect()
-          return {
-            release: error => client.release(error as Error | undefined),
-            on: (event, listener) => client.on(event, listener),
-            async query(text, values) {
-              if (killNext && text.includes('INSERT INTO memory_events')) {
-                killNext = false
-                const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid
-                await admin.query('SELECT pg_terminate_backend($1)', [pid])
-              }
-              return client.query(text, values)
-            },
-          }
-        },
-      }
+      const pool = interceptedPool(url, async (text, client) => {
+        if (killNext && text.includes('INSERT INTO memory_events')) {
+          killNext = false
+          const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid
+          await admin.query('SELECT pg_terminate_backend($1)', [pid])
+        }
+      })
       const factory = postgresMemoryStore({ pool })
       const adapter = factory.create()
       const first = await adapter.append(alice, { kind: 'semantic', content: 'acknowledged' }, { audit })
