@@ -6,8 +6,13 @@ const CHILD = fileURLToPath(new URL('../memory/stores/db-child.ts', import.meta.
 
 /** Runs the child to its end and returns its output. */
 export function runDbChild(kind: 'sqlite' | 'postgres', where: string, count: number, tag: string): Promise<string> {
+  return runTsChild(CHILD, [kind, where, String(count), tag], tag)
+}
+
+/** Runs the TypeScript file `script` with `args` in a child process to its end and returns its output; a non-zero exit rejects with its stderr. */
+export function runTsChild(script: string, args: string[], tag: string): Promise<string> {
   return new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, kind, where, String(count), tag], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
     child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,7 +11,7 @@ import { verifyLog } from '../../../src/memory/event-log.ts'
 import type { MemoryAudit, MemoryStoreAdapter, MemoryStoreContext, MemoryTarget } from '../../../src/memory/types.ts'
 import { testMemoryStore } from '../../../src/testing/index.ts'
 import { createWorkspace } from '../../../src/workspace/workspace.ts'
-import { killDbChildMidWrite } from '../../helpers/db-child.ts'
+import { killDbChildMidWrite, runTsChild } from '../../helpers/db-child.ts'
 import { fillCommonTermsScope } from '../../helpers/common-terms.ts'
 import { applyMemoryRetention, eraseMemoryScope } from '../../../src/memory/retention.ts'
 
@@ -43,15 +42,7 @@ function store(file = join(tempDir(), 'memory.db')) {
 /** Runs the child script once to its end (`go` already there) and returns its output. */
 function runChild(file: string, count: string, tag: string, go = join(tempDir(), 'go')): Promise<string> {
   if (!existsSync(go)) writeFileSync(go, '')
-  return new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, file, count, tag, go], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
-    child.stderr.on('data', (chunk: Buffer) => { err += chunk.toString() })
-    child.on('error', reject)
-    child.on('exit', code => (code === 0 ? resolve(out) : reject(new Error(`child ${tag} exited ${code}: ${err}`))))
-  })
+  return runTsChild(CHILD, [file, count, tag, go], tag)
 }
 
 function context(workspace?: MemoryStoreContext['workspace']): MemoryStoreContext {
