@@ -37,6 +37,7 @@ import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapt
 import { cachedEmbedder, type CachedEmbedderStats } from './cached-embedder.ts'
 import { hashingEmbedder } from './hashing-embedder.ts'
 import { loadLocomo, type LocomoConversation } from './locomo.ts'
+import { xorshift32 } from './random.ts'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const dataDir = resolve(root, '../shared/data/locomo')
@@ -139,14 +140,7 @@ interface VectorScaleRow { vectors: number; dimensions: number; buildMs: number;
  * top 100 the kernel returned (ties at the cut may differ).
  */
 function vectorScale(count: number, dimensions: number, kernel: ExactVectorKernel | undefined): VectorScaleRow {
-  // xorshift32: a period long enough that no two of 100,000 vectors repeat (a 31-bit LCG's low bits cycle within a few thousand vectors).
-  let seed = 11
-  const random = () => {
-    seed ^= seed << 13
-    seed ^= seed >>> 17
-    seed ^= seed << 5
-    return (seed >>> 0) / 0x100000000 - 0.5
-  }
+  let random = xorshift32(11)
   const js = createVectorIndex(dimensions)
   const native = kernel ? createVectorIndex(dimensions, { kernel }) : undefined
   const vector = new Float32Array(dimensions)
@@ -157,7 +151,7 @@ function vectorScale(count: number, dimensions: number, kernel: ExactVectorKerne
   }
   const buildMs = performance.now() - started
   if (native) {
-    seed = 11
+    random = xorshift32(11)
     for (let i = 0; i < count; i++) {
       for (let d = 0; d < dimensions; d++) vector[d] = random()
       native.set(`r${i}`, vector)

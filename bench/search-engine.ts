@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto'
 import { pathToFileURL } from 'node:url'
 import type { MemoryRecord } from '../src/memory/types.ts'
 import { record, varied, VOCABULARY } from './search-corpus.ts'
+import { cpuClock, time } from './timing.ts'
 
 interface Index { update(record: MemoryRecord): void; search(query: { query: string; limit?: number }): Array<{ record: MemoryRecord; score: number }> }
 const modulePath = process.env.SEARCH_MODULE ?? new URL('../src/memory/search-index.ts', import.meta.url).pathname
@@ -37,18 +38,6 @@ const SHAPES: Record<string, (i: number) => string> = {
 }
 
 const fingerprint = createHash('sha256')
-const cpuClock = process.env.BENCH_CLOCK === 'cpu'
-const time = (fn: () => void) => {
-  if (cpuClock) {
-    const start = process.cpuUsage()
-    fn()
-    const used = process.cpuUsage(start)
-    return (used.user + used.system) / 1000
-  }
-  const start = performance.now()
-  fn()
-  return performance.now() - start
-}
 const result: Record<string, unknown> = { size, queries, clock: cpuClock ? 'cpu' : 'wall', options, module: modulePath.replace(/.*\/(src\/)/, '$1') }
 
 // One scope holding all records.

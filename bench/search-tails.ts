@@ -22,6 +22,7 @@ import type { MemoryRecord } from '../src/memory/types.ts'
 import { openFts5Baseline, type Fts5Baseline } from './baselines/fts5.ts'
 import { createMiniSearchBaseline } from './baselines/minisearch.ts'
 import { record, varied, VOCABULARY } from './search-corpus.ts'
+import { cpuClock, time } from './timing.ts'
 
 interface Index { update(record: MemoryRecord): void; search(query: { query: string; limit?: number }): unknown[] }
 const modulePath = process.env.SEARCH_MODULE ?? new URL('../src/memory/search-index.ts', import.meta.url).pathname
@@ -50,18 +51,6 @@ const SHAPES: Record<string, (i: number) => string> = corpus === 'varied'
 
 const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))]!
 const round = (value: number) => Math.round(value * 1000) / 1000
-const cpuClock = process.env.BENCH_CLOCK === 'cpu'
-const time = (fn: () => void) => {
-  if (cpuClock) {
-    const start = process.cpuUsage()
-    fn()
-    const used = process.cpuUsage(start)
-    return (used.user + used.system) / 1000
-  }
-  const start = performance.now()
-  fn()
-  return performance.now() - start
-}
 const dir = mkdtempSync(join(tmpdir(), 'vam-search-tails-'))
 const result: Record<string, unknown> = { size, queries, corpus, clock: cpuClock ? 'cpu' : 'wall', module: modulePath.replace(/.*\/(src\/)/, '$1') }
 

@@ -9,6 +9,7 @@
  */
 import { loadavg } from 'node:os'
 import { createRequire } from 'node:module'
+import { xorshift32 } from './random.ts'
 
 interface Usearch {
   Index: new (config: { dimensions: number; metric: unknown; quantization: unknown; connectivity: number; expansion_add: number; expansion_search: number }) => {
@@ -22,13 +23,7 @@ interface Usearch {
 
 const usearch = createRequire(import.meta.url)('usearch') as Usearch
 const D = 512
-let seed = 11
-const random = () => {
-  seed ^= seed << 13
-  seed ^= seed >>> 17
-  seed ^= seed << 5
-  return (seed >>> 0) / 0x100000000 - 0.5
-}
+const random = xorshift32(11)
 const gauss = () => (random() + random() + random() + random() + random() + random()) / 0.707
 
 function normalize(matrix: Float32Array, row: number): void {
