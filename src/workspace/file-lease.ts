@@ -104,7 +104,7 @@ export function forgetKnownSize(file: string): void {
 /** Keeps `stats` of `file` for the next conditional append when taken under this process's lease of that very file. */
 export function noteLeasedStat(file: string, stats: FileIdentity & { size: number }): void {
   const lease = leases.get(file)
-  if (lease?.held && stats.ino === lease.ino && stats.dev === lease.dev) lease.checked = stats
+  if (lease?.held && isLeasedFile(lease, stats)) lease.checked = stats
 }
 
 /** Whether `stats` are of the file the lease's descriptor is open on (not one that replaced it). */
