@@ -130,7 +130,7 @@ describe('sqliteMemoryStore table', () => {
     expect(await reopened.read(alice, saved.id)).toEqual(saved)
   })
 
-  it('a row edited in the table fails verification (reads answer from the records table, which verify does not trust)', async () => {
+  it('a line edited in the table fails verification', async () => {
     const factory = store()
     const adapter = factory.create()
     await adapter.append(alice, { kind: 'semantic', content: 'original text' }, { audit })
@@ -291,7 +291,7 @@ describe('sqliteMemoryStore faults', () => {
     await factory.close()
     // A real fault inside the write: the records insert raises after the event row went in.
     const db = new Database(factory.file)
-    db.exec('CREATE TRIGGER boom BEFORE INSERT ON memory_records WHEN NEW.haystack LIKE \'%boom%\' BEGIN SELECT RAISE(ABORT, \'injected fault\'); END')
+    db.exec('CREATE TRIGGER boom BEFORE INSERT ON memory_records WHEN (SELECT line FROM memory_events WHERE seq = NEW.seq) LIKE \'%boom%\' BEGIN SELECT RAISE(ABORT, \'injected fault\'); END')
     db.close()
     await expect(adapter.append(alice, { kind: 'semantic', content: 'boom now' }, { audit })).rejects.toMatchObject({ code: 'MEMORY_SQLITE_FAILED' })
     expect(rows(factory.file)).toHaveLength(1)
