@@ -28,7 +28,7 @@ import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import type { Workspace } from '../../workspace/types.ts'
 import type { MemoryRecord, MemoryStoreFactory } from '../types.ts'
-import { foldLines, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlStoreAdapter, type SqlPartitionStats, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import { foldLines, sqlMemoryAdapter, type SqlBackend, type SqlStoreAdapter, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import { escapedNeedle, laterSeqs, plainRecord, recordOfLines, sqlNeedle, substringScoreOfLine, SUBSTRING_SCORE_SQL } from './sqlite/lines.ts'
 import { migrate, SCHEMA_VERSION } from './sqlite/schema.ts'
 import { eraseRecordVectors, type MemoryVectorEntry, type MemoryVectorStore } from '../vectors-store.ts'
@@ -216,10 +216,13 @@ function prepare(db: Database.Database) {
     record: db.prepare<[string], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.id = ?`),
     insertRecord: db.prepare<[number, string, string, string, number, number | null, number, number, number, number, string | null]>(`INSERT INTO memory_records (seq, id, partition, status, created_ms, content_hash, plain, title_len, content_len, tags_len, later) VALUES (?, ?, ${PARTITION}, ?, ?, ?, ?, ?, ?, ?, ?)`),
     updateRecord: db.prepare<[string, number, number | null, number, number, number, number, string, string], { seq: number }>('UPDATE memory_records SET status = ?, created_ms = ?, content_hash = ?, plain = ?, title_len = ?, content_len = ?, tags_len = ?, later = ltrim(coalesce(later, \'\') || \' \' || ?) WHERE id = ? RETURNING seq'),
-    addStats: db.prepare<[string, ...number[]]>(`INSERT INTO memory_partitions (key, active, title_sum, content_sum, tags_sum, title_docs, content_docs, tags_docs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (key) DO UPDATE SET active = active + excluded.active, title_sum = title_sum + excluded.title_sum, content_sum = content_sum + excluded.content_sum, tags_sum = tags_sum + excluded.tags_sum,
-      title_docs = title_docs + excluded.title_docs, content_docs = content_docs + excluded.content_docs, tags_docs = tags_docs + excluded.tags_docs`),
-    stats: db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>('SELECT * FROM memory_partitions WHERE key = ?'),
+    // A partition's id, once: a key already there writes nothing.
+    addPartition: db.prepare<[string]>('INSERT OR IGNORE INTO memory_partitions (key) VALUES (?)'),
+    // What BM25F needs of a scope, summed from the covering index memory_records_partition.
+    stats: db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>(`SELECT count(*) AS active,
+      coalesce(sum(title_len), 0) AS title_sum, coalesce(sum(content_len), 0) AS content_sum, coalesce(sum(tags_len), 0) AS tags_sum,
+      coalesce(sum(title_len > 0), 0) AS title_docs, coalesce(sum(content_len > 0), 0) AS content_docs, coalesce(sum(tags_len > 0), 0) AS tags_docs
+      FROM memory_records WHERE partition = ${PARTITION} AND status = 'active'`),
     insertFts: db.prepare<[number, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags) VALUES (?, ?, ?, ?)'),
     deleteFts: db.prepare<[number]>('DELETE FROM memory_fts WHERE rowid = ?'),
     termCount: db.prepare<[string], { count: number }>('SELECT count(*) AS count FROM memory_fts WHERE memory_fts MATCH ?'),
@@ -248,10 +251,6 @@ function recordOf(statements: SqliteHandle['statements'], row: StoredRow): Memor
   return recordOfLines([row.line, ...laterSeqs(row.later).map(seq => statements.line.get(seq)!.line)])
 }
 
-function addPartitionStats(statements: SqliteHandle['statements'], partition: string, stats: SqlPartitionStats): void {
-  statements.addStats.run(partition, stats.active, ...stats.lengthSums, ...stats.fieldCounts)
-}
-
 function insertRecord(statements: SqliteHandle['statements'], row: SqlRecordRow): void {
   const later = row.events.slice(1)
   statements.insertRecord.run(row.seq, row.id, row.partition, row.status, row.createdMs, row.contentHash, isPlain(row), ...row.lengths, later.length > 0 ? later.join(' ') : null)
@@ -266,9 +265,9 @@ function isPlain(row: SqlRecordRow): number {
   return row.record !== null && row.status === 'active' && plainRecord(row.record) ? 1 : 0
 }
 
-/** Record rows and their partitions' stats, partitions first (a records row names its partition's id). */
+/** Record rows and their partitions, partitions first (a records row names its partition's id). */
 function writeRows(statements: SqliteHandle['statements'], rows: readonly SqlRecordRow[]): void {
-  for (const [partition, stats] of statsOf(rows)) addPartitionStats(statements, partition, stats)
+  for (const partition of new Set(rows.map(row => row.partition))) statements.addPartition.run(partition)
   for (const row of rows) insertRecord(statements, row)
 }
 
@@ -373,8 +372,8 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
       return rows.map(row => ({ seq: row.seq, id: row.id, createdMs: row.createdMs, lengths: [row.t, row.c, row.g] as [number, number, number], term: row.term, field: FIELDS[row.col as keyof typeof FIELDS], count: row.n }))
     }),
     stats: partition => readOnly((h) => {
-      const row = h.statements.stats.get(partition)
-      return row ? { active: row.active, lengthSums: [row.title_sum, row.content_sum, row.tags_sum], fieldCounts: [row.title_docs, row.content_docs, row.tags_docs] } : rowStats(undefined)
+      const row = h.statements.stats.get(partition)!
+      return { active: row.active, lengthSums: [row.title_sum, row.content_sum, row.tags_sum], fieldCounts: [row.title_docs, row.content_docs, row.tags_docs] }
     }),
     bySeq: (partition, seqs) => readOnly((h) => {
       const found = new Map<number, MemoryRecord>()
@@ -443,14 +442,15 @@ function writeTx(h: SqliteHandle): SqlWriteTx {
     async updateLine(seq, line) {
       s.updateLine.run(line, seq)
     },
-    async addStats(partition, delta) {
-      addPartitionStats(s, partition, delta)
+    async addStats(partition) {
+      // The statistics are summed from the records when a search asks: only the partition's id is kept.
+      s.addPartition.run(partition)
     },
     async partitionRecords(partition) {
       return s.export.all(partition).map(row => recordOf(s, row))
     },
     async activeCount(partition) {
-      return s.stats.get(partition)?.active ?? 0
+      return s.stats.get(partition)!.active
     },
   }
 }

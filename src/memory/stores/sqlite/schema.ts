@@ -5,7 +5,9 @@
  * Schema 3: every text is stored once, in its event line. `memory_records` keeps per record only
  * what lookups and filters need (id, partition, status, creation time, duplicate hash, field
  * lengths, the seqs of its later events) and reads the record from its lines; `memory_fts` is
- * contentless (postings only).
+ * contentless (postings only). A scope's statistics for BM25F (active records, field lengths) are
+ * summed from the index `memory_records_partition` when a search asks, so a write updates no
+ * counter row.
  */
 import type Database from 'better-sqlite3'
 import { agentError } from '../../../errors.ts'
@@ -26,10 +28,7 @@ export const SCHEMA = `
   );
   CREATE TABLE IF NOT EXISTS memory_partitions (
     id INTEGER PRIMARY KEY,
-    key TEXT NOT NULL UNIQUE,
-    active INTEGER NOT NULL,
-    title_sum INTEGER NOT NULL, content_sum INTEGER NOT NULL, tags_sum INTEGER NOT NULL,
-    title_docs INTEGER NOT NULL, content_docs INTEGER NOT NULL, tags_docs INTEGER NOT NULL
+    key TEXT NOT NULL UNIQUE
   );
   CREATE TABLE IF NOT EXISTS memory_records (
     seq INTEGER PRIMARY KEY,
@@ -44,13 +43,13 @@ export const SCHEMA = `
     tags_len INTEGER NOT NULL,
     later TEXT
   );
-  CREATE INDEX IF NOT EXISTS memory_records_partition ON memory_records (partition, content_hash);
+  CREATE INDEX IF NOT EXISTS memory_records_partition ON memory_records (partition, status, content_hash, title_len, content_len, tags_len);
   CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (title, content, tags, content = '', contentless_delete = 1, tokenize = 'ascii');
   CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts_instance USING fts5vocab (memory_fts, 'instance');
   INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1);
 `
 
-/** Writes record rows and their partitions' stats (the store's statements), as import does. */
+/** Writes record rows and their partitions (the store's statements), as import does. */
 export type RowWriter = (rows: readonly SqlRecordRow[]) => void
 
 /**
@@ -88,12 +87,9 @@ export function migrate(db: Database.Database, file: string, write: RowWriter): 
   }
 }
 
-/** Schema 2 to 3: the partition rows get ids, each record row its `plain` flag and the seqs of its later events; the old tables (with the record JSON and the text copy) are dropped. */
+/** Schema 2 to 3: each partition gets an id, each record row its `plain` flag and the seqs of its later events; the old tables (with the record JSON, the text copy and the counters) are dropped. */
 function upgradeRecords(db: Database.Database): void {
-  db.exec(`INSERT INTO memory_partitions (key, active, title_sum, content_sum, tags_sum, title_docs, content_docs, tags_docs)
-      SELECT partition, active, title_sum, content_sum, tags_sum, title_docs, content_docs, tags_docs FROM memory_partitions_v2;
-    INSERT OR IGNORE INTO memory_partitions (key, active, title_sum, content_sum, tags_sum, title_docs, content_docs, tags_docs)
-      SELECT DISTINCT partition, 0, 0, 0, 0, 0, 0, 0 FROM memory_records_v2`)
+  db.exec('INSERT INTO memory_partitions (key) SELECT DISTINCT partition FROM memory_records_v2 ORDER BY partition')
   const later = db.prepare<[string, number], { later: string | null }>('SELECT group_concat(seq, \' \') AS later FROM (SELECT seq FROM memory_events WHERE record_id = ? AND seq > ? ORDER BY seq)')
   const insert = db.prepare(`INSERT INTO memory_records (seq, id, partition, status, created_ms, content_hash, plain, title_len, content_len, tags_len, later)
     VALUES (?, ?, (SELECT id FROM memory_partitions WHERE key = ?), ?, ?, ?, ?, ?, ?, ?, ?)`)
