@@ -17,7 +17,7 @@
  * seen by the next query. Inside one process, every factory of one file shares one connection,
  * and operations on it run one at a time.
  */
-import { createHash } from 'node:crypto'
+import * as crypto from 'node:crypto'
 import { resolve } from 'node:path'
 import type Database from 'better-sqlite3'
 import { createStorage } from 'unstorage'
@@ -148,8 +148,10 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
 }
 
 // node:crypto's SHA-256 (this store runs on Node only, where better-sqlite3 runs).
+// `crypto.hash` (Node 20.12+) is the one-shot form: no Hash object per digest.
+const oneShot = (crypto as { hash?: (algorithm: string, data: string) => string }).hash
 function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex')
+  return oneShot ? oneShot('sha256', text) : crypto.createHash('sha256').update(text, 'utf8').digest('hex')
 }
 
 /** One connection per file and process, with its prepared statements and an operation queue. */

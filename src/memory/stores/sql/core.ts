@@ -164,8 +164,18 @@ export function recordHaystack(row: SqlRecordRow): string {
 
 /** The partition token: a short hash of the partition key, prefixed to every search term of the partition. */
 export function partitionToken(partition: string): string {
-  return `p${hash53(partition)}`
+  let token = partitionTokens.get(partition)
+  if (token === undefined) {
+    token = `p${hash53(partition)}`
+    // A bounded cache (each write and search of a scope asks): the oldest entry leaves first.
+    if (partitionTokens.size >= MAX_PARTITION_TOKENS) partitionTokens.delete(partitionTokens.keys().next().value!)
+    partitionTokens.set(partition, token)
+  }
+  return token
 }
+
+const MAX_PARTITION_TOKENS = 10_000
+const partitionTokens = new Map<string, string>()
 
 /** `terms` of one partition as index tokens: `<partition token>q<term>` (the token is `p` and 14 hex digits, so `q` cannot be part of it). */
 export function scopedTerms(token: string, terms: readonly string[]): string[] {
