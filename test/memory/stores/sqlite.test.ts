@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -8,7 +8,7 @@ import fsDriver from 'unstorage/drivers/fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { sqliteMemoryStore, workspaceJsonlMemoryStore } from '../../../src/capabilities/index.ts'
 import { verifyLog } from '../../../src/memory/event-log.ts'
-import type { MemoryAudit, MemoryStoreAdapter, MemoryStoreContext, MemoryTarget } from '../../../src/memory/types.ts'
+import type { MemoryAudit, MemoryRecord, MemoryStoreAdapter, MemoryStoreContext, MemoryTarget } from '../../../src/memory/types.ts'
 import { testMemoryStore } from '../../../src/testing/index.ts'
 import { createWorkspace } from '../../../src/workspace/workspace.ts'
 import { killDbChildMidWrite, runTsChild } from '../../helpers/db-child.ts'
@@ -321,6 +321,63 @@ describe('sqliteMemoryStore faults', () => {
     expect((await adapter.search(alice, { query: 'coffee' })).map(hit => hit.record.content)).toEqual(['old coffee fact'])
     await adapter.append(alice, { kind: 'semantic', content: 'new fact' }, { audit })
     expect(await store(file).verify()).toEqual({ ok: true, lines: 4 })
+  })
+})
+
+describe('sqliteMemoryStore schema 2 files', () => {
+  // fixtures/sqlite-schema-2.db was written by the schema 2 store (commit bdfe82f): records with
+  // tags, a title, a supersede, an episode and an event time, upper-case non-ASCII text, a delete
+  // and an erase, in two scopes.
+  const FIXTURE = fileURLToPath(new URL('./fixtures/sqlite-schema-2.db', import.meta.url))
+
+  function copyFixture(): string {
+    const file = join(tempDir(), 'memory.db')
+    copyFileSync(FIXTURE, file)
+    return file
+  }
+
+  it('a schema 2 file is upgraded on open: the records it held, searchable, the chain continues and verifies', async () => {
+    const file = copyFixture()
+    const old = new Database(file, { readonly: true })
+    const held = (old.prepare('SELECT partition, record FROM memory_records WHERE record IS NOT NULL ORDER BY seq').all() as Array<{ partition: string; record: string }>).map(row => JSON.parse(row.record) as MemoryRecord)
+    const lines = (old.prepare('SELECT line FROM memory_events ORDER BY seq').all() as Array<{ line: string }>).map(row => row.line)
+    old.close()
+    const factory = store(file)
+    const adapter = factory.create()
+    for (const target of [alice, bob]) {
+      expect(await adapter.export(target)).toEqual(held.filter(record => record.scope.user === target.scope.user))
+    }
+    expect(await factory.exportLog()).toBe(lines.map(line => `${line}\n`).join(''))
+    expect((await adapter.search(alice, { query: 'oolong' })).map(hit => hit.record.content)).toEqual(['Alice likes oolong tea now'])
+    expect((await adapter.search(alice, { query: 'école', mode: 'substring' })).map(hit => hit.record.content)).toEqual(['ÉCOLE Über straße'])
+    expect((await adapter.search(alice, { query: 'old town', mode: 'substring' })).map(hit => hit.record.content)).toEqual(['Trip to Lyon'])
+    expect((await adapter.search(bob, { query: 'weekend' })).map(hit => hit.record.content)).toEqual(['Bob plays the piano on the weekend'])
+    await adapter.append(bob, { kind: 'semantic', content: 'Bob after the upgrade' }, { audit })
+    expect(await factory.verify()).toEqual({ ok: true, lines: lines.length + 1 })
+    const db = new Database(file, { readonly: true })
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(3)
+      const tables = (db.prepare('SELECT name FROM sqlite_master WHERE type = \'table\'').all() as Array<{ name: string }>).map(row => row.name)
+      expect(tables.filter(name => name.endsWith('_v2'))).toEqual([])
+      expect((db.prepare('SELECT name FROM pragma_table_info(\'memory_events\')').all() as Array<{ name: string }>).map(row => row.name)).toEqual(['seq', 'type', 'record_id', 'digest', 'line'])
+    }
+    finally {
+      db.close()
+    }
+  })
+
+  it('a record of an upgraded file is erased from every line, and the superseded one it replaced stays readable', async () => {
+    const file = copyFixture()
+    const factory = store(file)
+    const adapter = factory.create()
+    const [tea, newer] = await adapter.export(alice)
+    expect(tea).toMatchObject({ status: 'superseded', supersededBy: newer!.id })
+    expect(await adapter.read(alice, tea!.id)).toEqual(tea)
+    expect(await adapter.hardDelete(alice, newer!.id, { audit })).toBe(true)
+    expect(await adapter.search(alice, { query: 'oolong' })).toEqual([])
+    await factory.close()
+    for (const path of [file, `${file}-wal`]) if (existsSync(path)) expect(readFileSync(path).includes('oolong')).toBe(false)
+    expect(await store(file).verify()).toMatchObject({ ok: true })
   })
 })
 
