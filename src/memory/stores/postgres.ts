@@ -27,7 +27,7 @@ import { createWorkspace } from '../../workspace/workspace.ts'
 import type { MemoryRecord, MemoryStoreFactory, MemoryTarget } from '../types.ts'
 import { checkTarget } from './workspace-jsonl.ts'
 import { partitionKey } from '../records.ts'
-import { foldLines, haystackText, recordHaystack, recordJson, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import { foldLines, recordHaystack, recordJson, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import type { SqlMemoryStoreAdapter } from './sqlite.ts'
 import type { MemoryVectorEntry, MemoryVectorStore } from '../types.ts'
 
@@ -661,7 +661,7 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly 
     }),
     substring: (partition, needle, page) => select(async (client) => {
       const { rows } = await client.query(`SELECT record, (length(haystack) - length(replace(haystack, $2, ''))) / length($2) AS score FROM memory_records
-        WHERE partition = $1 AND status = 'active' AND strpos(haystack, $2) > 0 ORDER BY score DESC, created_ms DESC, seq DESC LIMIT $3 OFFSET $4`, [partition, haystackText(needle), page.limit, page.offset])
+        WHERE partition = $1 AND status = 'active' AND strpos(haystack, $2) > 0 ORDER BY score DESC, created_ms DESC, seq DESC LIMIT $3 OFFSET $4`, [partition, needle, page.limit, page.offset])
       return rows.map(row => ({ record: parseRecord(row.record), score: Number(row.score) }))
     }),
     postings: (partition, terms) => select(async (client) => {

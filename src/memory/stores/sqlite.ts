@@ -28,8 +28,8 @@ import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import type { Workspace } from '../../workspace/types.ts'
 import type { MemoryRecord, MemoryStoreFactory } from '../types.ts'
-import { foldLines, sqlMemoryAdapter, type SqlBackend, type SqlStoreAdapter, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
-import { escapedNeedle, laterSeqs, plainRecord, recordOfLines, sqlNeedle, substringScoreOfLine, SUBSTRING_SCORE_SQL } from './sqlite/lines.ts'
+import { foldLines, recordHaystack, sqlMemoryAdapter, type SqlBackend, type SqlStoreAdapter, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import { laterSeqs, recordOfLines } from './sqlite/lines.ts'
 import { migrate, SCHEMA_VERSION } from './sqlite/schema.ts'
 import { eraseRecordVectors, type MemoryVectorEntry, type MemoryVectorStore } from '../vectors-store.ts'
 
@@ -178,8 +178,6 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     db.pragma('journal_mode = WAL')
     // Erased payloads are overwritten with zeros in the file, not left in free pages.
     db.pragma('secure_delete = ON')
-    // The substring rule of records SQL cannot count exactly (lines.ts).
-    db.function('memory_substring', { deterministic: true }, (line, needle) => substringScoreOfLine(line as string, needle as string))
     if ((db.pragma('user_version', { simple: true }) as number) !== SCHEMA_VERSION) {
       const upgrading = db
       migrate(db, file, rows => writeRows(prepare(upgrading), rows))
@@ -216,8 +214,8 @@ function prepare(db: Database.Database) {
     eventSeqs: db.prepare<[string], { seq: number; later: string | null }>('SELECT seq, later FROM memory_records WHERE id = ?'),
     updateLine: db.prepare<[string, number]>('UPDATE memory_events SET line = ? WHERE seq = ?'),
     record: db.prepare<[string], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.id = ?`),
-    insertRecord: db.prepare<[number, string, string, string, number, number | null, number, number, number, number, string | null]>(`INSERT INTO memory_records (seq, id, partition, status, created_ms, content_hash, plain, title_len, content_len, tags_len, later) VALUES (?, ?, ${PARTITION}, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    updateRecord: db.prepare<[string, number, number | null, number, number, number, number, string, string], { seq: number }>('UPDATE memory_records SET status = ?, created_ms = ?, content_hash = ?, plain = ?, title_len = ?, content_len = ?, tags_len = ?, later = ltrim(coalesce(later, \'\') || \' \' || ?) WHERE id = ? RETURNING seq'),
+    insertRecord: db.prepare<[number, string, string, string, number, number | null, string, number, number, number, string | null]>(`INSERT INTO memory_records (seq, id, partition, status, created_ms, content_hash, haystack, title_len, content_len, tags_len, later) VALUES (?, ?, ${PARTITION}, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    updateRecord: db.prepare<[string, number, number | null, string, number, number, number, string, string], { seq: number }>('UPDATE memory_records SET status = ?, created_ms = ?, content_hash = ?, haystack = ?, title_len = ?, content_len = ?, tags_len = ?, later = ltrim(coalesce(later, \'\') || \' \' || ?) WHERE id = ? RETURNING seq'),
     // A partition's id, once: a key already there writes nothing.
     addPartition: db.prepare<[string]>('INSERT OR IGNORE INTO memory_partitions (key) VALUES (?)'),
     // What BM25F needs of a scope, summed from the covering index memory_records_partition.
@@ -233,10 +231,9 @@ function prepare(db: Database.Database) {
     duplicates: db.prepare<[string, number], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.partition = ${PARTITION} AND r.content_hash = ? AND r.status = 'active'`),
     read: db.prepare<[string, string], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.id = ? AND r.partition = ${PARTITION} AND r.status != 'erased'`),
     export: db.prepare<[string], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.partition = ${PARTITION} AND r.status != 'erased' ORDER BY r.seq`),
-    substring: db.prepare<[{ partition: string; needle: string; escaped: string; sql: number; limit: number; offset: number }], { line: string; score: number }>(`SELECT line, score FROM (
-        SELECT r.seq, r.created_ms, e.line, ${SUBSTRING_SCORE_SQL} AS score ${RECORD_LINE}
-        WHERE r.partition = (SELECT id FROM memory_partitions WHERE key = @partition) AND r.status = 'active')
-      WHERE score > 0 ORDER BY score DESC, created_ms DESC, seq DESC LIMIT @limit OFFSET @offset`),
+    substring: db.prepare<[{ partition: string; needle: string; limit: number; offset: number }], { line: string; score: number }>(`SELECT e.line, (length(r.haystack) - length(replace(r.haystack, @needle, ''))) / length(@needle) AS score ${RECORD_LINE}
+      WHERE r.partition = (SELECT id FROM memory_partitions WHERE key = @partition) AND r.status = 'active' AND instr(r.haystack, @needle) > 0
+      ORDER BY score DESC, r.created_ms DESC, r.seq DESC LIMIT @limit OFFSET @offset`),
   }
 }
 
@@ -255,16 +252,12 @@ function recordOf(statements: SqliteHandle['statements'], row: StoredRow): Memor
 
 function insertRecord(statements: SqliteHandle['statements'], row: SqlRecordRow): void {
   const later = row.events.slice(1)
-  statements.insertRecord.run(row.seq, row.id, row.partition, row.status, row.createdMs, row.contentHash, isPlain(row), ...row.lengths, later.length > 0 ? later.join(' ') : null)
+  statements.insertRecord.run(row.seq, row.id, row.partition, row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, later.length > 0 ? later.join(' ') : null)
   insertTerms(statements, row.seq, row)
 }
 
 function insertTerms(statements: SqliteHandle['statements'], seq: number, row: SqlRecordRow): void {
   if (row.titleTerms.length + row.contentTerms.length + row.tagTerms.length > 0) statements.insertFts.run(seq, row.titleTerms.join(' '), row.contentTerms.join(' '), row.tagTerms.join(' '))
-}
-
-function isPlain(row: SqlRecordRow): number {
-  return row.record !== null && row.status === 'active' && plainRecord(row.record) ? 1 : 0
 }
 
 /** Record rows and their partitions, partitions first (a records row names its partition's id). */
@@ -365,7 +358,7 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
       return row ? recordOf(h.statements, row) : undefined
     }),
     export: partition => readOnly(h => h.statements.export.all(partition).map(row => recordOf(h.statements, row))),
-    substring: (partition, needle, page) => readOnly(h => h.statements.substring.all({ partition, needle, escaped: escapedNeedle(needle), sql: sqlNeedle(needle) ? 1 : 0, limit: page.limit, offset: page.offset }).map(row => ({ record: recordOfLines([row.line]), score: row.score }))),
+    substring: (partition, needle, page) => readOnly(h => h.statements.substring.all({ partition, needle, limit: page.limit, offset: page.offset }).map(row => ({ record: recordOfLines([row.line]), score: row.score }))),
     postings: (partition, terms) => readOnly((h) => {
       const sql = `SELECT v.doc AS seq, r.id AS id, r.created_ms AS createdMs, r.title_len AS t, r.content_len AS c, r.tags_len AS g, v.term AS term, v.col AS col, count(*) AS n
         FROM memory_fts_instance v JOIN memory_records r ON r.seq = v.doc
@@ -430,7 +423,7 @@ function writeTx(h: SqliteHandle): SqlWriteTx {
           insertRecord(s, row)
           continue
         }
-        const updated = s.updateRecord.get(row.status, row.createdMs, row.contentHash, isPlain(row), ...row.lengths, row.events.join(' '), row.id)
+        const updated = s.updateRecord.get(row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, row.events.join(' '), row.id)
         if (!updated) throw agentError('MEMORY_SQLITE_FAILED', `record "${row.id}" has no row in the memory database "${h.file}"`, 'run verify(); the write was rolled back', { file: h.file })
         s.deleteFts.run(updated.seq)
         insertTerms(s, updated.seq, row)

@@ -116,11 +116,9 @@ export interface SqlBackend {
   /** Records of the partition in creation order, any status but erased. */
   export(partition: string): Promise<MemoryRecord[]>
   /**
-   * Active records of the partition holding `needle` (the query in lower case) by the substring
-   * rule, with their occurrence count as `score`, best first (count descending, then newest, then
-   * last created), `limit` from `offset`. A database may count in text mapped as
-   * {@link haystackText} maps it: for a query holding NUL, U+0001 or U+FFFD the rows are then a
-   * superset, which the adapter counts again.
+   * Active records of the partition whose haystack ({@link recordHaystack}) contains `needle`
+   * ({@link haystackText} of the query), with their occurrence count as `score`, best first
+   * (count descending, then newest, then last created), `limit` from `offset`.
    */
   substring(partition: string, needle: string, page: { limit: number; offset: number }): Promise<Array<{ record: MemoryRecord; score: number }>>
   /** The postings of `terms` (partition-prefixed) among the partition's active records. */
@@ -464,7 +462,7 @@ function scopeView(tx: SqlWriteTx, partition: string): MemoryScopeView {
  * occurrences counted in SQL, pages in rank order until `limit` records pass the filters.
  */
 async function substringSearch(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number): Promise<MemorySearchHit[]> {
-  const needle = query.query.toLowerCase()
+  const needle = haystackText(query.query)
   if (/[\u0000\u0001\uFFFD]/.test(query.query)) {
     // A query holding a character the stored text maps: the SQL count is only a superset here, so every candidate is counted exactly.
     const candidates = await backend.substring(partition, needle, { limit: Number.MAX_SAFE_INTEGER, offset: 0 })

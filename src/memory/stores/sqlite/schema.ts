@@ -2,20 +2,19 @@
  * The tables of the SQLite store (docs/sqlite-store.md) and the upgrade of a file written by an
  * older schema, in one transaction on open.
  *
- * Schema 3: every text is stored once, in its event line. `memory_records` keeps per record only
- * what lookups and filters need (id, partition, status, creation time, duplicate hash, field
- * lengths, the seqs of its later events) and reads the record from its lines; `memory_fts` is
- * contentless (postings only). A scope's statistics for BM25F (active records, field lengths) are
+ * Schema 3: a record is stored once, in its event lines. `memory_records` keeps per record only
+ * what lookups, filters and the substring rule need (id, partition, status, creation time,
+ * duplicate hash, field lengths, the lower-cased searched text, the seqs of its later events) and
+ * reads the record from its lines; `memory_fts` is contentless (postings only). A scope's statistics for BM25F (active records, field lengths) are
  * summed from the index `memory_records_partition` when a search asks, so a write updates no
  * counter row.
  */
 import type Database from 'better-sqlite3'
 import { agentError } from '../../../errors.ts'
 import { foldLines, type SqlRecordRow } from '../sql/core.ts'
-import { laterSeqs, plainRecord } from './lines.ts'
-import type { MemoryRecord } from '../../types.ts'
+import { laterSeqs } from './lines.ts'
 
-/** Schema version kept in SQLite's `user_version` (1: events only; 2: events, records as JSON with a text copy, FTS5; 3: records read from the lines). Files of 1 and 2 are upgraded on open. */
+/** Schema version kept in SQLite's `user_version` (1: events only; 2: events, records as JSON, FTS5; 3: records read from the lines). Files of 1 and 2 are upgraded on open. */
 export const SCHEMA_VERSION = 3
 
 export const SCHEMA = `
@@ -37,7 +36,7 @@ export const SCHEMA = `
     status TEXT NOT NULL,
     created_ms INTEGER NOT NULL,
     content_hash INTEGER,
-    plain INTEGER NOT NULL,
+    haystack TEXT NOT NULL,
     title_len INTEGER NOT NULL,
     content_len INTEGER NOT NULL,
     tags_len INTEGER NOT NULL,
@@ -87,19 +86,18 @@ export function migrate(db: Database.Database, file: string, write: RowWriter): 
   }
 }
 
-/** Schema 2 to 3: each partition gets an id, each record row its `plain` flag and the seqs of its later events; the old tables (with the record JSON, the text copy and the counters) are dropped. */
+/** Schema 2 to 3: each partition gets an id, each record row the seqs of its later events; the old tables (with the record JSON and the counters) are dropped. */
 function upgradeRecords(db: Database.Database): void {
   db.exec('INSERT INTO memory_partitions (key) SELECT DISTINCT partition FROM memory_records_v2 ORDER BY partition')
   const later = db.prepare<[string, number], { later: string | null }>('SELECT group_concat(seq, \' \') AS later FROM (SELECT seq FROM memory_events WHERE record_id = ? AND seq > ? ORDER BY seq)')
-  const insert = db.prepare(`INSERT INTO memory_records (seq, id, partition, status, created_ms, content_hash, plain, title_len, content_len, tags_len, later)
+  const insert = db.prepare(`INSERT INTO memory_records (seq, id, partition, status, created_ms, content_hash, haystack, title_len, content_len, tags_len, later)
     VALUES (?, ?, (SELECT id FROM memory_partitions WHERE key = ?), ?, ?, ?, ?, ?, ?, ?, ?)`)
-  const old = db.prepare<[number], { seq: number; id: string; partition: string; status: string; created_ms: number; content_hash: number | null; record: string | null; title_len: number; content_len: number; tags_len: number }>('SELECT seq, id, partition, status, created_ms, content_hash, record, title_len, content_len, tags_len FROM memory_records_v2 WHERE seq > ? ORDER BY seq LIMIT 1000')
+  const old = db.prepare<[number], { seq: number; id: string; partition: string; status: string; created_ms: number; content_hash: number | null; haystack: string; title_len: number; content_len: number; tags_len: number }>('SELECT seq, id, partition, status, created_ms, content_hash, haystack, title_len, content_len, tags_len FROM memory_records_v2 WHERE seq > ? ORDER BY seq LIMIT 1000')
   // A page at a time: the upgrade never holds every record.
   for (let after = 0, rows = old.all(after); rows.length > 0; after = rows.at(-1)!.seq, rows = old.all(after)) {
     for (const row of rows) {
-      const plain = row.record !== null && plainRecord(JSON.parse(row.record) as MemoryRecord) ? 1 : 0
       const seqs = laterSeqs(later.get(row.id, row.seq)?.later ?? null)
-      insert.run(row.seq, row.id, row.partition, row.status, row.created_ms, row.content_hash, plain, row.title_len, row.content_len, row.tags_len, seqs.length > 0 ? seqs.join(' ') : null)
+      insert.run(row.seq, row.id, row.partition, row.status, row.created_ms, row.content_hash, row.haystack, row.title_len, row.content_len, row.tags_len, seqs.length > 0 ? seqs.join(' ') : null)
     }
   }
   db.exec('DROP TABLE memory_records_v2; DROP TABLE memory_partitions_v2')
