@@ -28,9 +28,10 @@ import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import type { Workspace } from '../../workspace/types.ts'
 import type { MemoryRecord, MemoryStoreFactory } from '../types.ts'
-import { foldLines, recordHaystack, sqlMemoryAdapter, type SqlBackend, type SqlStoreAdapter, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import { foldLines, recordHaystack, sqlMemoryAdapter, type SqlBackend, type SqlPartitionStats, type SqlStoreAdapter, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import { laterSeqs, recordOfLines } from './sqlite/lines.ts'
 import { migrate, SCHEMA_VERSION } from './sqlite/schema.ts'
+import { ScopeStatsCache } from './sqlite/stats-cache.ts'
 import { eraseRecordVectors, type MemoryVectorEntry, type MemoryVectorStore } from '../vectors-store.ts'
 
 /** Options of {@link sqliteMemoryStore}. Unknown keys are errors. */
@@ -161,6 +162,8 @@ interface SqliteHandle {
   /** Tail of the operations on this connection: they run one at a time. */
   queue: Promise<unknown>
   statements: ReturnType<typeof prepare>
+  /** Scope statistics, kept while no other connection commits. */
+  stats: ScopeStatsCache
 }
 
 const handles = new Map<string, SqliteHandle>()
@@ -192,7 +195,8 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     if (code === 'SQLITE_BUSY') throw agentError('MEMORY_SQLITE_BUSY', `another connection held the write lock of the memory database "${file}" while this one created its tables`, 'retry the operation or raise `busyTimeoutMs`', { file }, error)
     throw agentError('MEMORY_SQLITE_OPEN_FAILED', `the memory database "${file}" could not be opened: ${error instanceof Error ? error.message : String(error)}`, 'check that the folder exists and is writable and that the file is a SQLite database', { file }, error)
   }
-  const handle: SqliteHandle = { file, db, queue: Promise.resolve(), statements: prepare(db) }
+  const statements = prepare(db)
+  const handle: SqliteHandle = { file, db, queue: Promise.resolve(), statements, stats: new ScopeStatsCache(() => statements.dataVersion.get()!.data_version) }
   handles.set(file, handle)
   return handle
 }
@@ -205,6 +209,7 @@ const RECORD_LINE = 'FROM memory_records r JOIN memory_events e ON e.seq = r.seq
 function prepare(db: Database.Database) {
   return {
     begin: db.prepare('BEGIN IMMEDIATE'),
+    dataVersion: db.prepare<[], { data_version: number }>('PRAGMA data_version'),
     commit: db.prepare('COMMIT'),
     head: db.prepare<[], { seq: number; digest: string }>('SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'),
     lines: db.prepare<[], { line: string }>('SELECT line FROM memory_events ORDER BY seq'),
@@ -235,6 +240,12 @@ function prepare(db: Database.Database) {
       WHERE r.partition = (SELECT id FROM memory_partitions WHERE key = @partition) AND r.status = 'active' AND instr(r.haystack, @needle) > 0
       ORDER BY score DESC, r.created_ms DESC, r.seq DESC LIMIT @limit OFFSET @offset`),
   }
+}
+
+/** What BM25F needs of a scope, summed from the index (see {@link ScopeStatsCache}). */
+function scopeStats(statements: SqliteHandle['statements'], partition: string): SqlPartitionStats {
+  const row = statements.stats.get(partition)!
+  return { active: row.active, lengthSums: [row.title_sum, row.content_sum, row.tags_sum], fieldCounts: [row.title_docs, row.content_docs, row.tags_docs] }
 }
 
 /** A record row with its `remember` line, as reads select it. */
@@ -366,10 +377,7 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
       const rows = h.db.prepare<unknown[], { seq: number; id: string; createdMs: number; t: number; c: number; g: number; term: string; col: string; n: number }>(sql).all(...terms, partition)
       return rows.map(row => ({ seq: row.seq, id: row.id, createdMs: row.createdMs, lengths: [row.t, row.c, row.g] as [number, number, number], term: row.term, field: FIELDS[row.col as keyof typeof FIELDS], count: row.n }))
     }),
-    stats: partition => readOnly((h) => {
-      const row = h.statements.stats.get(partition)!
-      return { active: row.active, lengthSums: [row.title_sum, row.content_sum, row.tags_sum], fieldCounts: [row.title_docs, row.content_docs, row.tags_docs] }
-    }),
+    stats: partition => readOnly(h => h.stats.get(partition, () => scopeStats(h.statements, partition))),
     bySeq: (partition, seqs) => readOnly((h) => {
       const found = new Map<number, MemoryRecord>()
       if (seqs.length === 0) return found
@@ -437,15 +445,16 @@ function writeTx(h: SqliteHandle): SqlWriteTx {
     async updateLine(seq, line) {
       s.updateLine.run(line, seq)
     },
-    async addStats(partition) {
-      // The statistics are summed from the records when a search asks: only the partition's id is kept.
+    async addStats(partition, delta) {
+      // The statistics are summed from the records when a search asks (and cached): only the partition's id is kept.
       s.addPartition.run(partition)
+      h.stats.add(partition, delta)
     },
     async partitionRecords(partition) {
       return s.export.all(partition).map(row => recordOf(s, row))
     },
     async activeCount(partition) {
-      return s.stats.get(partition)!.active
+      return scopeStats(s, partition).active
     },
   }
 }
@@ -457,9 +466,11 @@ async function transaction<T>(handle: SqliteHandle, task: () => Promise<T>): Pro
   try {
     const result = await task()
     query(handle, () => statements.commit.run())
+    handle.stats.committed()
     return result
   }
   catch (error) {
+    handle.stats.rolledBack()
     if (db.inTransaction) db.exec('ROLLBACK')
     throw sqliteError(handle, error)
   }
@@ -487,6 +498,7 @@ async function importRows(handle: SqliteHandle, text: string): Promise<number> {
     }
     await writeTx(handle).insertEvents(events)
     writeRows(handle.statements, records)
+    handle.stats.clear()
     return verification.lines
   })
 }

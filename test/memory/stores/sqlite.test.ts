@@ -411,6 +411,24 @@ describe('sqliteMemoryStore retention', () => {
   })
 })
 
+describe('sqliteMemoryStore scope statistics', () => {
+  it('the statistics a connection keeps follow its own writes and another process\'s: scores equal those of a fresh connection', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    const first = await adapter.append(alice, { kind: 'semantic', content: 'tea with milk' }, { audit })
+    await adapter.append(alice, { kind: 'semantic', content: 'green tea and coffee', title: 'tea' }, { audit })
+    const scores = async () => (await factory.create().search(alice, { query: 'tea coffee' })).map(hit => [hit.record.content, hit.score])
+    await scores()
+    await adapter.append(alice, { kind: 'semantic', content: 'coffee only' }, { audit })
+    await adapter.delete(alice, first.id, { audit })
+    await runChild(factory.file, '2', 'other tea')
+    const warm = await scores()
+    await factory.close()
+    expect(await scores()).toEqual(warm)
+    expect(warm.map(([content]) => content)).toContain('other tea fact 1')
+  })
+})
+
 describe('sqliteMemoryStore top-k cut of the ranking', () => {
   it('in a scope larger than the cut, the records holding every query word rank first though each word is common', async () => {
     const adapter = store().create()
