@@ -5,7 +5,8 @@
  * Schema 3: a record is stored once, in its event lines. `memory_records` keeps per record only
  * what lookups, filters and the substring rule need (id, partition, status, creation time,
  * duplicate hash, field lengths, the lower-cased searched text, the seqs of its later events) and
- * reads the record from its lines; `memory_fts` is contentless (postings only). A scope's statistics for BM25F (active records, field lengths) are
+ * reads the record from its lines, clustered by scope (a scope's rows are read in creation order
+ * from neighbouring pages); `memory_fts` is contentless (postings only). A scope's statistics for BM25F (active records, field lengths) are
  * summed from the index `memory_records_partition` when a search asks, so a write updates no
  * counter row.
  */
@@ -30,9 +31,9 @@ export const SCHEMA = `
     key TEXT NOT NULL UNIQUE
   );
   CREATE TABLE IF NOT EXISTS memory_records (
-    seq INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
     partition INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    id TEXT NOT NULL UNIQUE,
     status TEXT NOT NULL,
     created_ms INTEGER NOT NULL,
     content_hash INTEGER,
@@ -40,8 +41,9 @@ export const SCHEMA = `
     title_len INTEGER NOT NULL,
     content_len INTEGER NOT NULL,
     tags_len INTEGER NOT NULL,
-    later TEXT
-  );
+    later TEXT,
+    PRIMARY KEY (partition, seq)
+  ) WITHOUT ROWID;
   CREATE INDEX IF NOT EXISTS memory_records_partition ON memory_records (partition, status, content_hash, title_len, content_len, tags_len);
   CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (title, content, tags, content = '', contentless_delete = 1, tokenize = 'ascii');
   CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts_instance USING fts5vocab (memory_fts, 'instance');
