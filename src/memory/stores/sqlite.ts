@@ -8,13 +8,15 @@
  *
  * ## Design
  *
- * Tables (docs/sqlite-store.md): `memory_events` holds the very lines of the JSONL log
- * (docs/log-format.md), one row per event; `memory_records` the current state of each record;
- * `memory_fts` an FTS5 index of the records' search terms. Each write is one `BEGIN IMMEDIATE`
+ * Tables (docs/sqlite-store.md, `./sqlite/schema.ts`): `memory_events` holds the very lines of
+ * the JSONL log (docs/log-format.md), one row per event, and is where a record is stored;
+ * `memory_records` one row per record with what lookups, filters and search need (the record is
+ * the fold of the lines it names, `./sqlite/lines.ts`); `memory_fts` a contentless FTS5 index of
+ * the records' search terms. Each write is one `BEGIN IMMEDIATE`
  * transaction that reads the chain head and the rows it names, inserts the new lines and updates
  * the records and the index (`./sql/core.ts` builds the lines and rows). Reads and searches are
- * queries: nothing of the store is folded in process memory, and other processes' commits are
- * seen by the next query. Inside one process, every factory of one file shares one connection,
+ * queries: nothing of the store is folded in process memory (a connection keeps only scope
+ * statistics, `./sqlite/stats-cache.ts`), and other processes' commits are seen by the next query. Inside one process, every factory of one file shares one connection,
  * and operations on it run one at a time.
  */
 import * as crypto from 'node:crypto'
