@@ -366,6 +366,25 @@ describe('sqliteMemoryStore schema 2 files', () => {
     }
   })
 
+  it('an upgrade that fails part way leaves the schema 2 file as it was', async () => {
+    const file = copyFixture()
+    const db = new Database(file)
+    const before = db.prepare('SELECT * FROM memory_records ORDER BY seq').all()
+    // A real fault late in the upgrade: a view naming the column the upgrade drops makes DROP COLUMN fail.
+    db.exec('CREATE VIEW event_stores AS SELECT store FROM memory_events')
+    db.close()
+    await expect(store(file).create().search(alice, { query: 'tea' })).rejects.toMatchObject({ code: 'MEMORY_SQLITE_OPEN_FAILED' })
+    const after = new Database(file, { readonly: true })
+    try {
+      expect(after.pragma('user_version', { simple: true })).toBe(2)
+      expect(after.prepare('SELECT * FROM memory_records ORDER BY seq').all()).toEqual(before)
+      expect((after.prepare('SELECT name FROM sqlite_master WHERE type = \'table\' AND name LIKE \'%_v2\'').all())).toEqual([])
+    }
+    finally {
+      after.close()
+    }
+  })
+
   it('a record of an upgraded file is erased from every line, and the superseded one it replaced stays readable', async () => {
     const file = copyFixture()
     const factory = store(file)

@@ -56,8 +56,8 @@ export type RowWriter = (rows: readonly SqlRecordRow[]) => void
 /**
  * Creates the tables (schema 3), or upgrades an older file in one `BEGIN IMMEDIATE` transaction:
  * schema 1 (events only) by folding its events once; schema 2 by moving its records and partition
- * rows into the new tables (the FTS5 index and the lines stay as they are) and dropping the text
- * copies. Any failure rolls the whole upgrade back.
+ * rows into the new tables (the FTS5 index and the lines stay as they are) and dropping the old
+ * tables (the record JSON, the counters). Any failure rolls the whole upgrade back.
  *
  * @throws AgentError `MEMORY_SQLITE_OPEN_FAILED` for a file of a newer schema.
  */
@@ -69,7 +69,7 @@ export function migrate(db: Database.Database, file: string, write: RowWriter): 
       throw agentError('MEMORY_SQLITE_OPEN_FAILED', `the memory database "${file}" has schema version ${version}, newer than this package's ${SCHEMA_VERSION}`, 'upgrade vite-agent-memory, or point `file` at another database', { file, version })
     }
     if (version < SCHEMA_VERSION) {
-      if (version === 2) db.exec('DROP INDEX memory_records_partition; DROP INDEX memory_records_duplicate; ALTER TABLE memory_records RENAME TO memory_records_v2; ALTER TABLE memory_partitions RENAME TO memory_partitions_v2')
+      if (version === 2) db.exec('DROP INDEX IF EXISTS memory_records_partition; DROP INDEX IF EXISTS memory_records_duplicate; ALTER TABLE memory_records RENAME TO memory_records_v2; ALTER TABLE memory_partitions RENAME TO memory_partitions_v2')
       db.exec(SCHEMA)
       if (version === 1) {
         const rows = db.prepare('SELECT line FROM memory_events ORDER BY seq').all() as Array<{ line: string }>
