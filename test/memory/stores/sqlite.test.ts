@@ -143,6 +143,18 @@ describe('sqliteMemoryStore table', () => {
     expect(await factory.verify()).toMatchObject({ ok: false, firstBad: { line: 1, reason: expect.stringMatching(/digest does not match/) } })
   })
 
+  it('a read of a record whose line was broken by hand fails with MEMORY_SQLITE_FAILED, and verify names the row', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    const saved = await adapter.append(alice, { kind: 'semantic', content: 'soon broken' }, { audit })
+    await factory.close()
+    const db = new Database(factory.file)
+    db.prepare('UPDATE memory_events SET line = \'not json\' WHERE seq = 1').run()
+    db.close()
+    await expect(adapter.read(alice, saved.id)).rejects.toMatchObject({ code: 'MEMORY_SQLITE_FAILED', fix: expect.stringMatching(/verify/) })
+    expect(await factory.verify()).toMatchObject({ ok: false, firstBad: { line: 1 } })
+  })
+
   it('a failed supersede writes no row', async () => {
     const factory = store()
     const adapter = factory.create()
