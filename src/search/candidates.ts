@@ -14,9 +14,10 @@
  * Scores are the same additions in the same order as an exhaustive ranking: the query's terms in
  * their order, then the lent terms in theirs.
  */
-import { accumulate, rank, scoreSlot, type Bm25fParams } from './bm25f.ts'
+import { accumulate, fieldNorms, idf, rank, scoreSlot, termPoints, type Bm25fParams } from './bm25f.ts'
 import { passesFilters } from './filters.ts'
 import { feedbackOn, lentTerms, type FeedbackParams } from './feedback.ts'
+import { MAX_MASKED_TERMS, topByMatchMasks } from './match-masks.ts'
 import { scoreSlots, topByMaxScore, type RankedSlot } from './max-score.ts'
 import type { CheckedQuery } from './query.ts'
 import { scratch } from './scratch.ts'
@@ -27,7 +28,7 @@ import { TopK } from './top-k.ts'
 import type { SearchDocument } from './types.ts'
 
 /** How the first pass walks the postings. */
-export type FirstPass = 'auto' | 'exhaustive' | 'max-score'
+export type FirstPass = 'auto' | 'exhaustive' | 'max-score' | 'match-masks'
 
 /** The ranked candidates of one search, and the scores of the substring rule's own hits. */
 export interface RankedCandidates {
@@ -49,8 +50,33 @@ const SKIPPABLE_RATIO = 4
  * the filters and are not in `kept`; and the scores of the `kept` slots.
  */
 export function rankedCandidates<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, checked: CheckedQuery, kept: ReadonlySet<number>, depth: number, pass: FirstPass = 'auto'): RankedCandidates {
-  const first = pass === 'max-score' || (pass === 'auto' && skippable(state, terms, firstDepth(feedback, kept, depth)))
-  return first ? byMaxScore(state, params, feedback, terms, checked, kept, depth) : exhaustive(state, params, feedback, terms, checked, kept, depth)
+  const chosen = pass === 'auto' ? autoPass(state, terms, firstDepth(feedback, kept, depth)) : pass
+  if (chosen === 'max-score') return byMaxScore(state, params, feedback, terms, checked, kept, depth)
+  if (chosen === 'match-masks') return byMatchMasks(state, params, feedback, terms, checked, kept, depth)
+  return exhaustive(state, params, feedback, terms, checked, kept, depth)
+}
+
+/**
+ * Postings of the query's terms, in multiples of the slots, from which the match-mask pass is
+ * taken: it reads every slot's mask a few times, so it pays when the postings are many.
+ */
+const MASKED_SHARE = 1 / 4
+/** Fewest postings of the query's terms for the match-mask pass. */
+const MASKED_MIN_POSTINGS = 4096
+
+/** The first pass of a query of `terms` with a first depth of `limit` ('auto' decided). */
+function autoPass<D extends SearchDocument>(state: IndexState<D>, terms: ReadonlyMap<string, number>, limit: number): Exclude<FirstPass, 'auto'> {
+  if (skippable(state, terms, limit)) return 'max-score'
+  const { vocabulary } = state
+  let known = 0
+  let postings = 0
+  for (const term of terms.keys()) {
+    const id = vocabulary.termIds.get(term)
+    if (id === undefined || vocabulary.termFrequency[id] === 0) continue
+    known++
+    postings += vocabulary.termPostings.length(id)
+  }
+  return known <= MAX_MASKED_TERMS && postings >= MASKED_MIN_POSTINGS && postings >= MASKED_SHARE * state.slots.count ? 'match-masks' : 'exhaustive'
 }
 
 /**
@@ -111,6 +137,75 @@ function exhaustive<D extends SearchDocument>(state: IndexState<D>, params: Bm25
   const keptScores = new Map<number, { score: number; matched: number }>()
   for (const slot of kept) keptScores.set(slot, stamps[slot] === stamp ? { score: scores[slot]!, matched: matched[slot]! } : { score: 0, matched: terms.size })
   return { ranked: final.sorted().map(({ slot, score }) => ({ slot, score, matched: matched[slot]! })), kept: keptScores }
+}
+
+/**
+ * The match-mask first pass (match-masks.ts); the records the lent terms reach are scored again
+ * only when their bound (the mask's, plus the greatest points of a lent term per lent term holding
+ * them) reaches the floor of the best `depth` of the first pass's records scored with every term:
+ * a record under it cannot enter.
+ */
+function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, checked: CheckedQuery, kept: ReadonlySet<number>, depth: number): RankedCandidates {
+  const { slots, vocabulary } = state
+  const first = topByMatchMasks(state, params, terms, { limit: firstDepth(feedback, kept, depth), checked, counted: terms.size })
+  const top = first.ranked
+  const final = new TopK<RankedSlot>(depth, slots.compare)
+  const lent = feedbackOn(feedback) ? lentTerms(state, feedback, terms, top.slice(0, feedback.records)) : new Map<string, number>()
+  let all: ReadonlyMap<string, number> = terms
+  if (lent.size === 0) {
+    for (const candidate of top) if (!kept.has(candidate.slot)) final.push(candidate)
+  }
+  else {
+    all = new Map([...terms, ...lent])
+    const inTop = new Set<number>(top.map(candidate => candidate.slot))
+    const own = top.filter(candidate => !kept.has(candidate.slot)).map(candidate => candidate.slot).sort((a, c) => a - c)
+    for (const candidate of scoreSlots(state, params, all, terms.size, own)) final.push(candidate)
+    const floor = final.floor()?.score ?? Number.NEGATIVE_INFINITY
+    // Per slot, how many lent terms hold it; a lent term adds at most `lentMost` points.
+    const hits = lentHits(slots.count)
+    const norms = fieldNorms(state, params)
+    const slope = [norms.a0, norms.a1, norms.a2]
+    const lists: number[] = []
+    let lentMost = 0
+    for (const [term, weight] of lent) {
+      const id = vocabulary.termIds.get(term)
+      if (id === undefined || vocabulary.termFrequency[id] === 0) continue
+      const maxTf = state.bounds.maxTf(vocabulary, slots, id, params.weights, norms.base, slope)
+      lentMost = Math.max(lentMost, termPoints(weight * idf(slots.live, vocabulary.termFrequency[id]!), maxTf, norms.k1) * LENT_SLACK)
+      lists.push(id)
+      vocabulary.termPostings.forEach(id, (slot) => { hits[slot]!++ })
+    }
+    const reached: number[] = []
+    for (const id of lists) {
+      vocabulary.termPostings.forEach(id, (slot) => {
+        const held = hits[slot]!
+        if (held === 0) return
+        hits[slot] = 0
+        if (slots.alive[slot] === 1 && !inTop.has(slot) && !kept.has(slot) && first.bound(slot) + held * lentMost >= floor) reached.push(slot)
+      })
+    }
+    for (const candidate of scoreSlots(state, params, all, terms.size, reached.sort((a, c) => a - c))) {
+      if (passesFilters(slots.records[candidate.slot]!, slots.created[candidate.slot]!, checked)) final.push(candidate)
+    }
+  }
+  const keptScores = new Map<number, { score: number; matched: number }>()
+  for (const slot of kept) {
+    const scored = scoreSlot(state, params, all, slot, terms.size)
+    keptScores.set(slot, scored.score === 0 ? { score: 0, matched: terms.size } : scored)
+  }
+  return { ranked: final.sorted(), kept: keptScores }
+}
+
+// A lent term's bound is raised by this share so that rounding never prunes a record that reaches the floor exactly.
+const LENT_SLACK = 1 + 1e-9
+
+let hitScratch = new Uint16Array(1024)
+
+/** A zeroed per-slot count of lent terms for `count` slots (lent terms are at most 65,535). */
+function lentHits(count: number): Uint16Array {
+  if (hitScratch.length < count) hitScratch = new Uint16Array(Math.max(count, hitScratch.length * 2))
+  hitScratch.fill(0, 0, count)
+  return hitScratch
 }
 
 /** Document at a time with MaxScore pruning; the candidates the lent terms reach scored again exactly. */

@@ -1,0 +1,146 @@
+/**
+ * Top-k BM25F by match masks: for queries of a few terms whose posting lists are long and alike,
+ * where MaxScore cannot leave a list out (every list's bound is about the same, so every list stays
+ * essential) and an exhaustive pass scores every posting.
+ *
+ * 1. Each posting sets a bit in its slot's mask: per term one bit for the postings of the term's
+ *    usual classes (posting-classes.ts: the classes whose bound is at most that of the class most
+ *    postings are in) and one for the others. A slot's mask bounds its score: the sum of the bounds
+ *    of its bits. Setting bits in a 16-bit array costs a fraction of scoring a posting.
+ * 2. The masks are taken in decreasing order of bound, in batches: a batch's slots are scored in
+ *    full (`scoreSlots`: the same additions as an exhaustive pass) and offered to the heap, until the
+ *    heap is full and the next mask's bound is below its floor. A slot whose bound is below the
+ *    floor cannot enter, so the top `limit` is exact.
+ *
+ * A slot of a query of six common words usually holds one or two of them: its bound is below the
+ * score of the records holding four, and it is never scored.
+ */
+import { fieldNorms, idf, termPoints, type Bm25fParams } from './bm25f.ts'
+import { passesFilters } from './filters.ts'
+import { scoreSlots, type RankedSlot, type TopKPass } from './max-score.ts'
+import { CLASSES, postingClass } from './posting-classes.ts'
+import { FIELDS } from './slots.ts'
+import type { IndexState } from './state.ts'
+import { TopK } from './top-k.ts'
+import type { SearchDocument } from './types.ts'
+
+/** Most known terms of a query the pass takes (two bits each in a 16-bit mask, 4,096 masks). */
+export const MAX_MASKED_TERMS = 6
+
+// Bounds are raised by this share so that rounding in their sums never prunes a record that
+// reaches the floor exactly.
+const BOUND_SLACK = 1 + 1e-9
+
+/** Per slot: the mask of the last pass (shared by every index: searches are synchronous). */
+let masks = new Uint16Array(1024)
+const blockScratch: number[] = []
+
+/** The result of a mask pass: its top `limit`, and a bound of any slot's score by the same terms. */
+export interface MaskedTop {
+  readonly ranked: RankedSlot[]
+  /** The bound of `slot`'s score (0 for a slot no term holds); valid until the next mask pass. */
+  readonly bound: (slot: number) => number
+}
+
+/**
+ * The best `pass.limit` live slots by BM25F of `terms` (term -> weight, at most
+ * {@link MAX_MASKED_TERMS} known terms), filtered and not excluded, best first under
+ * `slots.compare`: the same slots and scores as `topByMaxScore`.
+ */
+export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, pass: TopKPass): MaskedTop {
+  const { slots, vocabulary } = state
+  const none: MaskedTop = { ranked: [], bound: () => 0 }
+  if (slots.live === 0 || pass.limit <= 0) return none
+  const norms = fieldNorms(state, params)
+  const weights = [norms.w0, norms.w1, norms.w2]
+  const slope = [norms.a0, norms.a1, norms.a2]
+  const ids: number[] = []
+  const bitsOf: Uint16Array[] = []
+  const bitBounds: number[] = []
+  for (const [term, weight] of terms) {
+    const id = vocabulary.termIds.get(term)
+    if (id === undefined || vocabulary.termFrequency[id] === 0) continue
+    if (ids.length === MAX_MASKED_TERMS) throw new Error(`a mask pass takes at most ${MAX_MASKED_TERMS} terms`)
+    const termIdf = weight * idf(slots.live, vocabulary.termFrequency[id]!)
+    const stats = state.classes.of(vocabulary, slots, id)
+    const bounds = new Float64Array(CLASSES)
+    let usual = -1
+    for (let kind = 0; kind < CLASSES; kind++) {
+      if (stats.population[kind] === 0) continue
+      let tf = 0
+      for (let field = 0; field < FIELDS; field++) {
+        const count = stats.maxCounts[kind * FIELDS + field]!
+        if (count > 0) tf += weights[field]! * count / (norms.base + slope[field]! * stats.minLengths[kind * FIELDS + field]!)
+      }
+      bounds[kind] = termPoints(termIdf, tf, norms.k1) * BOUND_SLACK
+      if (usual === -1 || stats.population[kind]! > stats.population[usual]!) usual = kind
+    }
+    const lowBit = 1 << (2 * ids.length)
+    const bits = new Uint16Array(CLASSES)
+    let high = 0
+    for (let kind = 0; kind < CLASSES; kind++) {
+      if (stats.population[kind] === 0) continue
+      if (bounds[kind]! <= bounds[usual]!) bits[kind] = lowBit
+      else {
+        bits[kind] = lowBit << 1
+        if (bounds[kind]! > high) high = bounds[kind]!
+      }
+    }
+    ids.push(id)
+    bitsOf.push(bits)
+    bitBounds.push(bounds[usual]!, high)
+  }
+  if (ids.length === 0) return none
+  const size = 1 << (2 * ids.length)
+  const boundOf = new Float64Array(size)
+  for (let mask = 1; mask < size; mask++) {
+    const lowest = mask & -mask
+    boundOf[mask] = boundOf[mask ^ lowest]! + bitBounds[31 - Math.clz32(lowest)]!
+  }
+  const count = slots.count
+  if (masks.length < count) masks = new Uint16Array(Math.max(count, masks.length * 2))
+  const own = masks
+  own.fill(0, 0, count)
+  const data = vocabulary.termPostings.data
+  for (let list = 0; list < ids.length; list++) {
+    const bits = bitsOf[list]!
+    const ranges = vocabulary.termPostings.blocks(ids[list]!, blockScratch)
+    for (let range = 0; range < ranges.length; range += 2) {
+      for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) own[data[at]!]! |= bits[postingClass(data[at + 1]!)]!
+    }
+  }
+  const alive = slots.alive
+  const population = new Int32Array(size)
+  for (let slot = 0; slot < count; slot++) {
+    const mask = own[slot]!
+    if (mask !== 0 && alive[slot] === 1) population[mask]!++
+  }
+  const groups: number[] = []
+  for (let mask = 1; mask < size; mask++) if (population[mask]! > 0) groups.push(mask)
+  groups.sort((a, c) => boundOf[c]! - boundOf[a]!)
+  const top = new TopK<RankedSlot>(pass.limit, slots.compare)
+  const { checked, excluded, counted } = pass
+  const chosen = new Uint8Array(size)
+  let next = 0
+  while (next < groups.length) {
+    const floor = top.floor()
+    if (floor !== undefined && boundOf[groups[next]!]! < floor.score) break
+    // A batch: with a full heap every mask that can still reach its floor, else enough slots to fill it.
+    chosen.fill(0)
+    if (floor !== undefined) {
+      while (next < groups.length && boundOf[groups[next]!]! >= floor.score) chosen[groups[next++]!] = 1
+    }
+    else {
+      for (let taken = 0; next < groups.length && taken < pass.limit; next++) {
+        taken += population[groups[next]!]!
+        chosen[groups[next]!] = 1
+      }
+    }
+    const batch: number[] = []
+    for (let slot = 0; slot < count; slot++) {
+      if (chosen[own[slot]!] === 1 && alive[slot] === 1 && excluded?.has(slot) !== true && passesFilters(slots.records[slot]!, slots.created[slot]!, checked)) batch.push(slot)
+    }
+    for (const candidate of scoreSlots(state, params, terms, counted, batch)) top.push({ slot: candidate.slot, score: candidate.score, matched: candidate.matched })
+  }
+  return { ranked: top.sorted(), bound: slot => boundOf[own[slot]!]! }
+}
