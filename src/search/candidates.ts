@@ -173,16 +173,26 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
       const maxTf = state.bounds.maxTf(vocabulary, slots, id, params.weights, norms.base, slope)
       lentMost = Math.max(lentMost, termPoints(weight * idf(slots.live, vocabulary.termFrequency[id]!), maxTf, norms.k1) * LENT_SLACK)
       lists.push(id)
-      vocabulary.termPostings.forEach(id, (slot) => { hits[slot]!++ })
+      const data = vocabulary.termPostings.data
+      const ranges = vocabulary.termPostings.blocks(id, blockScratch)
+      for (let range = 0; range < ranges.length; range += 2) {
+        for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) hits[data[at]!]!++
+      }
     }
     const reached: number[] = []
+    const data = vocabulary.termPostings.data
+    const alive = slots.alive
     for (const id of lists) {
-      vocabulary.termPostings.forEach(id, (slot) => {
-        const held = hits[slot]!
-        if (held === 0) return
-        hits[slot] = 0
-        if (slots.alive[slot] === 1 && !inTop.has(slot) && !kept.has(slot) && first.bound(slot) + held * lentMost >= floor) reached.push(slot)
-      })
+      const ranges = vocabulary.termPostings.blocks(id, blockScratch)
+      for (let range = 0; range < ranges.length; range += 2) {
+        for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
+          const slot = data[at]!
+          const held = hits[slot]!
+          if (held === 0) continue
+          hits[slot] = 0
+          if (first.bound(slot) + held * lentMost >= floor && alive[slot] === 1 && !inTop.has(slot) && !kept.has(slot)) reached.push(slot)
+        }
+      }
     }
     for (const candidate of scoreSlots(state, params, all, terms.size, reached.sort((a, c) => a - c))) {
       if (passesFilters(slots.records[candidate.slot]!, slots.created[candidate.slot]!, checked)) final.push(candidate)
@@ -200,6 +210,7 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
 const LENT_SLACK = 1 + 1e-9
 
 let hitScratch = new Uint16Array(1024)
+const blockScratch: number[] = []
 
 /** A zeroed per-slot count of lent terms for `count` slots (lent terms are at most 65,535). */
 function lentHits(count: number): Uint16Array {

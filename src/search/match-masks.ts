@@ -31,6 +31,10 @@ export const MAX_MASKED_TERMS = 6
 // reaches the floor exactly.
 const BOUND_SLACK = 1 + 1e-9
 
+/** A first batch takes the masks of about this many times the slots wanted, then of this many more scored while they can reach the floor. */
+const FIRST_SHARE = 1.5
+const SECOND_SHARE = 8
+
 /** Per slot: the mask of the last pass (shared by every index: searches are synchronous). */
 let masks = new Uint16Array(1024)
 const blockScratch: number[] = []
@@ -110,11 +114,9 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     }
   }
   const alive = slots.alive
+  // Slots per mask (tombstones included: only the batch sizes depend on it).
   const population = new Int32Array(size)
-  for (let slot = 0; slot < count; slot++) {
-    const mask = own[slot]!
-    if (mask !== 0 && alive[slot] === 1) population[mask]!++
-  }
+  for (let slot = 0; slot < count; slot++) population[own[slot]!]!++
   const groups: number[] = []
   for (let mask = 1; mask < size; mask++) if (population[mask]! > 0) groups.push(mask)
   groups.sort((a, c) => boundOf[c]! - boundOf[a]!)
@@ -125,22 +127,34 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
   while (next < groups.length) {
     const floor = top.floor()
     if (floor !== undefined && boundOf[groups[next]!]! < floor.score) break
-    // A batch: with a full heap every mask that can still reach its floor, else enough slots to fill it.
+    // A batch: with a full heap every mask that can still reach its floor; else the masks of about
+    // the slots to fill it (marked 1), and of a few times more (marked 2), scored only while their
+    // bound reaches the floor the first ones give: one read of the masks then mostly does.
     chosen.fill(0)
     if (floor !== undefined) {
       while (next < groups.length && boundOf[groups[next]!]! >= floor.score) chosen[groups[next++]!] = 1
     }
     else {
-      for (let taken = 0; next < groups.length && taken < pass.limit; next++) {
+      for (let taken = 0; next < groups.length && taken < FIRST_SHARE * pass.limit; next++) {
         taken += population[groups[next]!]!
         chosen[groups[next]!] = 1
       }
+      for (let taken = 0; next < groups.length && taken < SECOND_SHARE * pass.limit; next++) {
+        taken += population[groups[next]!]!
+        chosen[groups[next]!] = 2
+      }
     }
     const batch: number[] = []
+    const later: number[] = []
     for (let slot = 0; slot < count; slot++) {
-      if (chosen[own[slot]!] === 1 && alive[slot] === 1 && excluded?.has(slot) !== true && passesFilters(slots.records[slot]!, slots.created[slot]!, checked)) batch.push(slot)
+      const mark = chosen[own[slot]!]!
+      if (mark === 0) continue
+      if (alive[slot] === 1 && excluded?.has(slot) !== true && passesFilters(slots.records[slot]!, slots.created[slot]!, checked)) (mark === 1 ? batch : later).push(slot)
     }
-    for (const candidate of scoreSlots(state, params, terms, counted, batch)) top.push({ slot: candidate.slot, score: candidate.score, matched: candidate.matched })
+    for (const candidate of scoreSlots(state, params, terms, counted, batch)) top.push(candidate)
+    const reach = top.floor()?.score ?? Number.NEGATIVE_INFINITY
+    const reaching = later.filter(slot => boundOf[own[slot]!]! >= reach)
+    for (const candidate of scoreSlots(state, params, terms, counted, reaching)) top.push(candidate)
   }
   return { ranked: top.sorted(), bound: slot => boundOf[own[slot]!]! }
 }
