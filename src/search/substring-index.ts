@@ -220,22 +220,29 @@ function phraseCandidates<D extends SearchDocument>(state: IndexState<D>, needle
     const piece = pieces[at]!
     if (piece.postings > INTERSECT_RATIO * rarest.postings) break
     required++
+    const data = runs.postings.data
     for (const run of piece.runs) {
-      runs.postings.forEach(run, (slot) => {
-        if (stamps[slot] !== stamp) {
-          stamps[slot] = stamp
-          counts[slot] = 0
+      const ranges = runs.postings.blocks(run, blockScratch)
+      for (let range = 0; range < ranges.length; range += 2) {
+        for (let pair = ranges[range]!, end = ranges[range + 1]!; pair < end; pair += 2) {
+          const slot = data[pair]!
+          if (stamps[slot] !== stamp) {
+            stamps[slot] = stamp
+            counts[slot] = 0
+          }
+          if (counts[slot] === required - 1) counts[slot] = required
         }
-        if (counts[slot] === required - 1) counts[slot] = required
-      })
+      }
     }
   }
   const kept = (slot: number) => alive[slot] !== 0 && (required === 0 || (stamps[slot] === stamp && counts[slot] === required))
   const out: number[] = []
   if (rarest.runs.length === 1) {
-    runs.postings.forEach(rarest.runs[0]!, (slot, occurrences) => {
-      if (kept(slot)) out.push(slot, occurrences)
-    })
+    const data = runs.postings.data
+    const ranges = runs.postings.blocks(rarest.runs[0]!, blockScratch)
+    for (let range = 0; range < ranges.length; range += 2) {
+      for (let pair = ranges[range]!, end = ranges[range + 1]!; pair < end; pair += 2) if (kept(data[pair]!)) out.push(data[pair]!, data[pair + 1]!)
+    }
     return out
   }
   // Several runs fit the rarest piece: a record's bound is its occurrences of all of them.
