@@ -166,6 +166,8 @@ function byImpact<D extends SearchDocument>(state: IndexState<D>, checked: Check
   }
 }
 
+let heldScratch = new Uint8Array(1024)
+
 /** Pieces of a needle whose holders are intersected at most (the rest is left to verification). */
 const MAX_INTERSECTED = 3
 /** A further piece is intersected only when its postings are at most this many times the candidates. */
@@ -212,9 +214,10 @@ function phraseCandidates<D extends SearchDocument>(state: IndexState<D>, needle
   pieces.sort((a, c) => a.postings - c.postings)
   const rarest = pieces[0]!
   // Holders of the next rarest pieces (when not much longer): a slot must be in every one to stay.
-  const stamps = scratch.stamps
-  const counts = scratch.scores
-  const stamp = scratchFor(slots.count)
+  // Per slot: how many of the pieces intersected so far hold it (one byte a slot: a small array to write at random).
+  if (heldScratch.length < slots.count) heldScratch = new Uint8Array(Math.max(slots.count, heldScratch.length * 2))
+  const counts = heldScratch
+  counts.fill(0, 0, slots.count)
   let required = 0
   for (let at = 1; at < pieces.length && required < MAX_INTERSECTED - 1; at++) {
     const piece = pieces[at]!
@@ -226,16 +229,12 @@ function phraseCandidates<D extends SearchDocument>(state: IndexState<D>, needle
       for (let range = 0; range < ranges.length; range += 2) {
         for (let pair = ranges[range]!, end = ranges[range + 1]!; pair < end; pair += 2) {
           const slot = data[pair]!
-          if (stamps[slot] !== stamp) {
-            stamps[slot] = stamp
-            counts[slot] = 0
-          }
           if (counts[slot] === required - 1) counts[slot] = required
         }
       }
     }
   }
-  const kept = (slot: number) => alive[slot] !== 0 && (required === 0 || (stamps[slot] === stamp && counts[slot] === required))
+  const kept = (slot: number) => alive[slot] !== 0 && counts[slot] === required
   const out: number[] = []
   if (rarest.runs.length === 1) {
     const data = runs.postings.data
