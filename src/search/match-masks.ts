@@ -31,6 +31,8 @@ export const MAX_MASKED_TERMS = 6
 // reaches the floor exactly.
 const BOUND_SLACK = 1 + 1e-9
 
+/** Every this many slots one is read to estimate how many slots each mask has. */
+const SAMPLE_STEP = 8
 /** A first batch takes the masks of about this many times the slots wanted, then of this many more scored while they can reach the floor. */
 const FIRST_SHARE = 1.5
 const SECOND_SHARE = 8
@@ -114,35 +116,43 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     }
   }
   const alive = slots.alive
-  // Slots per mask (tombstones included: only the batch sizes depend on it).
-  const population = new Int32Array(size)
-  for (let slot = 0; slot < count; slot++) population[own[slot]!]!++
-  const groups: number[] = []
-  for (let mask = 1; mask < size; mask++) if (population[mask]! > 0) groups.push(mask)
-  groups.sort((a, c) => boundOf[c]! - boundOf[a]!)
+  // Slots per mask, estimated from every SAMPLE_STEP-th slot: the batch sizes depend on it, the result does not.
+  const estimate = new Int32Array(size)
+  for (let slot = 0; slot < count; slot += SAMPLE_STEP) estimate[own[slot]!]! += SAMPLE_STEP
+  const sampled: number[] = []
+  for (let mask = 1; mask < size; mask++) if (estimate[mask]! > 0) sampled.push(mask)
+  sampled.sort((a, c) => boundOf[c]! - boundOf[a]!)
   const top = new TopK<RankedSlot>(pass.limit, slots.compare)
   const { checked, excluded, counted } = pass
   const chosen = new Uint8Array(size)
+  // Every slot whose mask's bound is at least `upper` has been scored.
+  let upper = Number.POSITIVE_INFINITY
   let next = 0
-  while (next < groups.length) {
+  while (upper > Number.NEGATIVE_INFINITY) {
     const floor = top.floor()
-    if (floor !== undefined && boundOf[groups[next]!]! < floor.score) break
+    if (floor !== undefined && upper <= floor.score) break
     // A batch: with a full heap every mask that can still reach its floor; else the masks of about
     // the slots to fill it (marked 1), and of a few times more (marked 2), scored only while their
     // bound reaches the floor the first ones give: one read of the masks then mostly does.
-    chosen.fill(0)
-    if (floor !== undefined) {
-      while (next < groups.length && boundOf[groups[next]!]! >= floor.score) chosen[groups[next++]!] = 1
+    let first = floor?.score ?? Number.NEGATIVE_INFINITY
+    let second = first
+    if (floor === undefined) {
+      while (next < sampled.length && boundOf[sampled[next]!]! >= upper) next++
+      for (let taken = 0; next < sampled.length && taken < FIRST_SHARE * pass.limit; next++) {
+        taken += estimate[sampled[next]!]!
+        first = boundOf[sampled[next]!]!
+      }
+      if (next === sampled.length) first = Number.NEGATIVE_INFINITY
+      second = first
+      for (let taken = 0; next < sampled.length && taken < SECOND_SHARE * pass.limit; next++) {
+        taken += estimate[sampled[next]!]!
+        second = boundOf[sampled[next]!]!
+      }
+      if (next === sampled.length) second = Number.NEGATIVE_INFINITY
     }
-    else {
-      for (let taken = 0; next < groups.length && taken < FIRST_SHARE * pass.limit; next++) {
-        taken += population[groups[next]!]!
-        chosen[groups[next]!] = 1
-      }
-      for (let taken = 0; next < groups.length && taken < SECOND_SHARE * pass.limit; next++) {
-        taken += population[groups[next]!]!
-        chosen[groups[next]!] = 2
-      }
+    for (let mask = 1; mask < size; mask++) {
+      const bound = boundOf[mask]!
+      chosen[mask] = bound >= upper ? 0 : bound >= first ? 1 : bound >= second ? 2 : 0
     }
     const batch: number[] = []
     const later: number[] = []
@@ -155,6 +165,7 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     const reach = top.floor()?.score ?? Number.NEGATIVE_INFINITY
     const reaching = later.filter(slot => boundOf[own[slot]!]! >= reach)
     for (const candidate of scoreSlots(state, params, terms, counted, reaching)) top.push(candidate)
+    upper = second
   }
   return { ranked: top.sorted(), bound: slot => boundOf[own[slot]!]! }
 }
