@@ -2,9 +2,10 @@
  * The candidates of a ranked search: the best records by BM25F of the query's terms plus the
  * points of the terms feedback lends, bounded at every step.
  *
- * 1. The best `depth + kept` records by the query's terms (filters passed), by one of two exact
- *    passes: term at a time over every posting (bm25f.ts), or document at a time with MaxScore
- *    pruning (max-score.ts) when one list outweighs the others so much that it can be skipped.
+ * 1. The best `depth + kept` records by the query's terms (filters passed), by one of three exact
+ *    passes: term at a time over every posting (bm25f.ts); document at a time with MaxScore
+ *    pruning (max-score.ts) when one list outweighs the others so much that it can be skipped; or
+ *    by match masks (match-masks.ts) when a few long lists are alike.
  * 2. Feedback reads the best `feedback.records` of them (feedback.ts) and lends terms.
  * 3. The lent terms add points only to the records in their postings, so the final best `depth`
  *    lie among the records of step 1 and those the lent postings reach: every other record keeps
