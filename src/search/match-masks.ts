@@ -33,9 +33,8 @@ const BOUND_SLACK = 1 + 1e-9
 
 /** Every this many slots one is read to estimate how many slots each mask has. */
 const SAMPLE_STEP = 8
-/** A first batch takes the masks of about this many times the slots wanted, then of this many more scored while they can reach the floor. */
-const FIRST_SHARE = 1.5
-const SECOND_SHARE = 8
+/** The tiers of a first read of the masks: masks of about this many times the slots wanted, each tier scored only while it can reach the floor. */
+const TIER_SHARES = [1.5, 8, 32]
 
 /** Per slot: the mask of the last pass (shared by every index: searches are synchronous). */
 let masks = new Uint16Array(1024)
@@ -131,41 +130,42 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
   while (upper > Number.NEGATIVE_INFINITY) {
     const floor = top.floor()
     if (floor !== undefined && upper <= floor.score) break
-    // A batch: with a full heap every mask that can still reach its floor; else the masks of about
-    // the slots to fill it (marked 1), and of a few times more (marked 2), scored only while their
-    // bound reaches the floor the first ones give: one read of the masks then mostly does.
-    let first = floor?.score ?? Number.NEGATIVE_INFINITY
-    let second = first
-    if (floor === undefined) {
+    // A read of the masks: with a full heap, every mask that can still reach its floor; else tiers
+    // of masks holding about TIER_SHARES × `limit` slots each, the first scored in full and each
+    // next one only where its bound reaches the floor the ones before gave, so that one read of
+    // the masks mostly does.
+    const lows: number[] = []
+    if (floor !== undefined) lows.push(floor.score)
+    else {
       while (next < sampled.length && boundOf[sampled[next]!]! >= upper) next++
-      for (let taken = 0; next < sampled.length && taken < FIRST_SHARE * pass.limit; next++) {
-        taken += estimate[sampled[next]!]!
-        first = boundOf[sampled[next]!]!
+      for (const share of TIER_SHARES) {
+        let low = Number.NEGATIVE_INFINITY
+        for (let taken = 0; next < sampled.length && taken < share * pass.limit; next++) {
+          taken += estimate[sampled[next]!]!
+          low = boundOf[sampled[next]!]!
+        }
+        lows.push(next === sampled.length ? Number.NEGATIVE_INFINITY : low)
+        if (next === sampled.length) break
       }
-      if (next === sampled.length) first = Number.NEGATIVE_INFINITY
-      second = first
-      for (let taken = 0; next < sampled.length && taken < SECOND_SHARE * pass.limit; next++) {
-        taken += estimate[sampled[next]!]!
-        second = boundOf[sampled[next]!]!
-      }
-      if (next === sampled.length) second = Number.NEGATIVE_INFINITY
     }
     for (let mask = 1; mask < size; mask++) {
       const bound = boundOf[mask]!
-      chosen[mask] = bound >= upper ? 0 : bound >= first ? 1 : bound >= second ? 2 : 0
+      let tier = 0
+      if (bound < upper) while (tier < lows.length && bound < lows[tier]!) tier++
+      chosen[mask] = bound < upper && tier < lows.length ? tier + 1 : 0
     }
-    const batch: number[] = []
-    const later: number[] = []
+    const tiers: number[][] = lows.map(() => [])
     for (let slot = 0; slot < count; slot++) {
       const mark = chosen[own[slot]!]!
       if (mark === 0) continue
-      if (alive[slot] === 1 && excluded?.has(slot) !== true && passesFilters(slots.records[slot]!, slots.created[slot]!, checked)) (mark === 1 ? batch : later).push(slot)
+      if (alive[slot] === 1 && excluded?.has(slot) !== true && passesFilters(slots.records[slot]!, slots.created[slot]!, checked)) tiers[mark - 1]!.push(slot)
     }
-    for (const candidate of scoreSlots(state, params, terms, counted, batch)) top.push(candidate)
-    const reach = top.floor()?.score ?? Number.NEGATIVE_INFINITY
-    const reaching = later.filter(slot => boundOf[own[slot]!]! >= reach)
-    for (const candidate of scoreSlots(state, params, terms, counted, reaching)) top.push(candidate)
-    upper = second
+    for (const tier of tiers) {
+      const reach = top.floor()?.score ?? Number.NEGATIVE_INFINITY
+      const reaching = tier.filter(slot => boundOf[own[slot]!]! >= reach)
+      for (const candidate of scoreSlots(state, params, terms, counted, reaching)) top.push(candidate)
+    }
+    upper = lows[lows.length - 1]!
   }
   return { ranked: top.sorted(), bound: slot => boundOf[own[slot]!]! }
 }
