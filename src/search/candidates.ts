@@ -159,8 +159,10 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
   else {
     all = new Map([...terms, ...lent])
     const inTop = new Set<number>(top.map(candidate => candidate.slot))
-    const own = top.filter(candidate => !kept.has(candidate.slot)).map(candidate => candidate.slot).sort((a, c) => a - c)
-    for (const candidate of scoreSlots(state, params, all, terms.size, own)) final.push(candidate)
+    // The first pass's records: their scores by the query's terms, then the lent terms' points added in order.
+    const own = top.filter(candidate => !kept.has(candidate.slot)).sort((a, c) => a.slot - c.slot)
+    const lentScored = scoreSlots(state, params, lent, 0, own.map(candidate => candidate.slot), own.map(candidate => candidate.score))
+    lentScored.forEach((candidate, at) => final.push({ slot: candidate.slot, score: candidate.score, matched: own[at]!.matched }))
     const floor = final.floor()?.score ?? Number.NEGATIVE_INFINITY
     // Per slot, how many lent terms hold it; a lent term adds at most `lentMost` points.
     const hits = lentHits(slots.count)
