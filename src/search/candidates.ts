@@ -53,7 +53,8 @@ const SKIPPABLE_RATIO = 4
 export function rankedCandidates<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, checked: CheckedQuery, kept: ReadonlySet<number>, depth: number, pass: FirstPass = 'auto'): RankedCandidates {
   const chosen = pass === 'auto' ? autoPass(state, terms, firstDepth(feedback, kept, depth)) : pass
   if (chosen === 'max-score') return byMaxScore(state, params, feedback, terms, checked, kept, depth)
-  if (chosen === 'match-masks') return byMatchMasks(state, params, feedback, terms, checked, kept, depth)
+  // A forced pass never falls back (tests hold it to the others).
+  if (chosen === 'match-masks') return byMatchMasks(state, params, feedback, terms, checked, kept, depth, pass === 'match-masks' ? Number.POSITIVE_INFINITY : undefined)
   return exhaustive(state, params, feedback, terms, checked, kept, depth)
 }
 
@@ -146,9 +147,10 @@ function exhaustive<D extends SearchDocument>(state: IndexState<D>, params: Bm25
  * them) reaches the floor of the best `depth` of the first pass's records scored with every term:
  * a record under it cannot enter.
  */
-function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, checked: CheckedQuery, kept: ReadonlySet<number>, depth: number): RankedCandidates {
+function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, checked: CheckedQuery, kept: ReadonlySet<number>, depth: number, budget?: number): RankedCandidates {
   const { slots, vocabulary } = state
-  const first = topByMatchMasks(state, params, terms, { limit: firstDepth(feedback, kept, depth), checked, counted: terms.size })
+  const first = topByMatchMasks(state, params, terms, { limit: firstDepth(feedback, kept, depth), checked, counted: terms.size }, budget)
+  if (first === undefined) return exhaustive(state, params, feedback, terms, checked, kept, depth)
   const top = first.ranked
   const final = new TopK<RankedSlot>(depth, slots.compare)
   const lent = feedbackOn(feedback) ? lentTerms(state, feedback, terms, top.slice(0, feedback.records)) : new Map<string, number>()

@@ -31,6 +31,9 @@ export const MAX_MASKED_TERMS = 6
 // reaches the floor exactly.
 const BOUND_SLACK = 1 + 1e-9
 
+/** Postings read term at a time cost about as much as one term's seek for a scored slot. */
+const SCORED_POSTINGS = 4
+
 /** Every this many slots one is read to estimate how many slots each mask has. */
 const SAMPLE_STEP = 8
 /** The tiers of a first read of the masks: masks of about this many times the slots wanted, each tier scored only while it can reach the floor. */
@@ -50,9 +53,12 @@ export interface MaskedTop {
 /**
  * The best `pass.limit` live slots by BM25F of `terms` (term -> weight, at most
  * {@link MAX_MASKED_TERMS} known terms), filtered and not excluded, best first under
- * `slots.compare`: the same slots and scores as `topByMaxScore`.
+ * `slots.compare`: the same slots and scores as `topByMaxScore`. `undefined` when more than
+ * `budget` slots would have to be scored (default: the postings / ({@link SCORED_POSTINGS} × the
+ * terms), what scoring every posting costs): masks cannot part records whose bounds tie, as when
+ * thousands of records hold two of the words and the best ones hold two too.
  */
-export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, pass: TopKPass): MaskedTop {
+export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, pass: TopKPass, budget?: number): MaskedTop | undefined {
   const { slots, vocabulary } = state
   const none: MaskedTop = { ranked: [], bound: () => 0 }
   if (slots.live === 0 || pass.limit <= 0) return none
@@ -96,6 +102,10 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     bitBounds.push(bounds[usual]!, high)
   }
   if (ids.length === 0) return none
+  let postings = 0
+  for (const id of ids) postings += vocabulary.termPostings.length(id)
+  const most = budget ?? postings / (SCORED_POSTINGS * ids.length)
+  let scored = 0
   const size = 1 << (2 * ids.length)
   const boundOf = new Float64Array(size)
   for (let mask = 1; mask < size; mask++) {
@@ -163,6 +173,8 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     for (const tier of tiers) {
       const reach = top.floor()?.score ?? Number.NEGATIVE_INFINITY
       const reaching = tier.filter(slot => boundOf[own[slot]!]! >= reach)
+      scored += reaching.length
+      if (scored > most) return undefined
       for (const candidate of scoreSlots(state, params, terms, counted, reaching)) top.push(candidate)
     }
     upper = lows[lows.length - 1]!

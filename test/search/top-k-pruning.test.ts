@@ -81,7 +81,7 @@ describe('top-k pruning', () => {
       expect(pruned).toEqual(topByMaxScore(state, params, terms, { ...pass, prune: false }))
       expect(pruned).toEqual(bruteForce(state, terms, checked, excluded, limit, terms.size))
       if (known(state, terms) <= 6) {
-        expect(topByMatchMasks(state, params, terms, pass).ranked).toEqual(pruned)
+        expect(topByMatchMasks(state, params, terms, pass, Number.POSITIVE_INFINITY)!.ranked).toEqual(pruned)
       }
     }), { numRuns: 400 })
   })
@@ -103,7 +103,7 @@ describe('top-k pruning', () => {
           const terms = queryTerms(state.vocabulary, text.join(' '))
           const checked = checkQuery({ query: text.join(' ') })
           const pass = { limit, checked, excluded: new Set([1]), counted: terms.size }
-          expect(topByMatchMasks(state, params, terms, pass).ranked).toEqual(bruteForce(state, terms, checked, pass.excluded, limit, terms.size))
+          expect(topByMatchMasks(state, params, terms, pass, Number.POSITIVE_INFINITY)!.ranked).toEqual(bruteForce(state, terms, checked, pass.excluded, limit, terms.size))
         }
       }
     }), { numRuns: 600 })
