@@ -131,6 +131,12 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
   const sampled: number[] = []
   for (let mask = 1; mask < size; mask++) if (estimate[mask]! > 0) sampled.push(mask)
   sampled.sort((a, c) => boundOf[c]! - boundOf[a]!)
+  /** Estimated slots of the masks with a bound in [low, high). */
+  const tierEstimate = (low: number, high: number): number => {
+    let total = 0
+    for (const mask of sampled) if (boundOf[mask]! >= low && boundOf[mask]! < high) total += estimate[mask]!
+    return total
+  }
   const top = new TopK<RankedSlot>(pass.limit, slots.compare)
   const { checked, excluded, counted } = pass
   const chosen = new Uint8Array(size)
@@ -144,8 +150,15 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     // of masks holding about TIER_SHARES × `limit` slots each, the first scored in full and each
     // next one only where its bound reaches the floor the ones before gave, so that one read of
     // the masks mostly does.
+    // The slots a read would store and score, estimated, stay within the budget (twice it for the
+    // later tiers, which are only stored); past it the pass gives way before reading.
     const lows: number[] = []
-    if (floor !== undefined) lows.push(floor.score)
+    let expected = 0
+    if (floor !== undefined) {
+      lows.push(floor.score)
+      for (let mask = 1; mask < size; mask++) if (boundOf[mask]! >= floor.score && boundOf[mask]! < upper) expected += estimate[mask]!
+      if (scored + expected > most) return undefined
+    }
     else {
       while (next < sampled.length && boundOf[sampled[next]!]! >= upper) next++
       for (const share of TIER_SHARES) {
@@ -154,8 +167,10 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
           taken += estimate[sampled[next]!]!
           low = boundOf[sampled[next]!]!
         }
+        expected += tierEstimate(low, lows.length === 0 ? upper : lows[lows.length - 1]!)
+        if (lows.length === 0 && scored + expected > most) return undefined
         lows.push(next === sampled.length ? Number.NEGATIVE_INFINITY : low)
-        if (next === sampled.length) break
+        if (next === sampled.length || expected > 2 * most) break
       }
     }
     for (let mask = 1; mask < size; mask++) {
