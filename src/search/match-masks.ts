@@ -7,22 +7,25 @@
  *    usual classes (posting-classes.ts: the classes whose bound is at most that of the class most
  *    postings are in) and one for the others. A slot's mask bounds its score: the sum of the bounds
  *    of its bits. Setting bits in a 16-bit array costs a fraction of scoring a posting.
- * 2. The masks are taken in decreasing order of bound, in batches: a batch's slots are scored in
- *    full (`scoreSlots`: the same additions as an exhaustive pass) and offered to the heap, until the
- *    heap is full and the next mask's bound is below its floor. A slot whose bound is below the
- *    floor cannot enter, so the top `limit` is exact.
+ * 2. The masks are taken in decreasing order of bound, in tiers sized from a sample of every
+ *    eighth slot's mask: a tier's slots are scored in full (`scoreSlots`: the same additions as an
+ *    exhaustive pass) and offered to the heap, until the heap is full and the next mask's bound is
+ *    below its floor. A slot whose bound is below the floor cannot enter, so the top `limit` is
+ *    exact. When bounds tie (records holding two of the words each, the best ones too), more slots
+ *    would be scored than scoring every posting costs: the pass then gives way to that one.
  *
  * A slot of a query of six common words usually holds one or two of them: its bound is below the
  * score of the records holding four, and it is never scored.
  */
-import { fieldNorms, idf, termPoints, type Bm25fParams } from './bm25f.ts'
+import { fieldNorms, idf, termPoints, type Bm25fParams, type FieldNorms } from './bm25f.ts'
 import { passesFilters } from './filters.ts'
 import { scoreSlots, type RankedSlot, type TopKPass } from './max-score.ts'
-import { CLASSES, postingClass } from './posting-classes.ts'
+import { CLASSES, postingClass, type ClassStats } from './posting-classes.ts'
 import { FIELDS } from './slots.ts'
 import type { IndexState } from './state.ts'
 import { TopK } from './top-k.ts'
 import type { SearchDocument } from './types.ts'
+import type { Vocabulary } from './vocabulary.ts'
 
 /** Most known terms of a query the pass takes (two bits each in a 16-bit mask, 4,096 masks). */
 export const MAX_MASKED_TERMS = 6
@@ -63,8 +66,6 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
   const none: MaskedTop = { ranked: [], bound: () => 0 }
   if (slots.live === 0 || pass.limit <= 0) return none
   const norms = fieldNorms(state, params)
-  const weights = [norms.w0, norms.w1, norms.w2]
-  const slope = [norms.a0, norms.a1, norms.a2]
   const ids: number[] = []
   const bitsOf: Uint16Array[] = []
   const bitBounds: number[] = []
@@ -73,33 +74,10 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     if (id === undefined || vocabulary.termFrequency[id] === 0) continue
     if (ids.length === MAX_MASKED_TERMS) throw new Error(`a mask pass takes at most ${MAX_MASKED_TERMS} terms`)
     const termIdf = weight * idf(slots.live, vocabulary.termFrequency[id]!)
-    const stats = state.classes.of(vocabulary, slots, id)
-    const bounds = new Float64Array(CLASSES)
-    let usual = -1
-    for (let kind = 0; kind < CLASSES; kind++) {
-      if (stats.population[kind] === 0) continue
-      let tf = 0
-      for (let field = 0; field < FIELDS; field++) {
-        const count = stats.maxCounts[kind * FIELDS + field]!
-        if (count > 0) tf += weights[field]! * count / (norms.base + slope[field]! * stats.minLengths[kind * FIELDS + field]!)
-      }
-      bounds[kind] = termPoints(termIdf, tf, norms.k1) * BOUND_SLACK
-      if (usual === -1 || stats.population[kind]! > stats.population[usual]!) usual = kind
-    }
-    const lowBit = 1 << (2 * ids.length)
-    const bits = new Uint16Array(CLASSES)
-    let high = 0
-    for (let kind = 0; kind < CLASSES; kind++) {
-      if (stats.population[kind] === 0) continue
-      if (bounds[kind]! <= bounds[usual]!) bits[kind] = lowBit
-      else {
-        bits[kind] = lowBit << 1
-        if (bounds[kind]! > high) high = bounds[kind]!
-      }
-    }
+    const { bits, low, high } = termBits(state.classes.of(vocabulary, slots, id), norms, termIdf, ids.length)
     ids.push(id)
     bitsOf.push(bits)
-    bitBounds.push(bounds[usual]!, high)
+    bitBounds.push(low, high)
   }
   if (ids.length === 0) return none
   let postings = 0
@@ -113,17 +91,7 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     boundOf[mask] = boundOf[mask ^ lowest]! + bitBounds[31 - Math.clz32(lowest)]!
   }
   const count = slots.count
-  if (masks.length < count) masks = new Uint16Array(Math.max(count, masks.length * 2))
-  const own = masks
-  own.fill(0, 0, count)
-  const data = vocabulary.termPostings.data
-  for (let list = 0; list < ids.length; list++) {
-    const bits = bitsOf[list]!
-    const ranges = vocabulary.termPostings.blocks(ids[list]!, blockScratch)
-    for (let range = 0; range < ranges.length; range += 2) {
-      for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) own[data[at]!]! |= bits[postingClass(data[at + 1]!)]!
-    }
-  }
+  const own = readMasks(vocabulary, ids, bitsOf, count)
   const alive = slots.alive
   // Slots per mask, estimated from every SAMPLE_STEP-th slot: the batch sizes depend on it, the result does not.
   const estimate = new Int32Array(size)
@@ -131,7 +99,7 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
   const sampled: number[] = []
   for (let mask = 1; mask < size; mask++) if (estimate[mask]! > 0) sampled.push(mask)
   sampled.sort((a, c) => boundOf[c]! - boundOf[a]!)
-  /** Estimated slots of the masks with a bound in [low, high). */
+  // Estimated slots of the masks with a bound in [low, high).
   const tierEstimate = (low: number, high: number): number => {
     let total = 0
     for (const mask of sampled) if (boundOf[mask]! >= low && boundOf[mask]! < high) total += estimate[mask]!
@@ -149,9 +117,8 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     // A read of the masks: with a full heap, every mask that can still reach its floor; else tiers
     // of masks holding about TIER_SHARES × `limit` slots each, the first scored in full and each
     // next one only where its bound reaches the floor the ones before gave, so that one read of
-    // the masks mostly does.
-    // The slots a read would store and score, estimated, stay within the budget (twice it for the
-    // later tiers, which are only stored); past it the pass gives way before reading.
+    // the masks mostly does. The slots a read would store and score, estimated, stay within the
+    // budget (twice it for the later tiers, which are only stored): past it the pass gives way.
     const lows: number[] = []
     let expected = 0
     if (floor !== undefined) {
@@ -195,4 +162,54 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     upper = lows[lows.length - 1]!
   }
   return { ranked: top.sorted(), bound: slot => boundOf[own[slot]!]! }
+}
+
+/**
+ * The mask bits of the term at `place` (bits 2 × place and 2 × place + 1) per posting class, and
+ * the bounds of the two: the usual classes' (at most the bound of the class most postings are in)
+ * and the others'.
+ */
+function termBits(stats: ClassStats, norms: FieldNorms, termIdf: number, place: number): { bits: Uint16Array; low: number; high: number } {
+  const weights = [norms.w0, norms.w1, norms.w2]
+  const slope = [norms.a0, norms.a1, norms.a2]
+  const bounds = new Float64Array(CLASSES)
+  let usual = -1
+  for (let kind = 0; kind < CLASSES; kind++) {
+    if (stats.population[kind] === 0) continue
+    let tf = 0
+    for (let field = 0; field < FIELDS; field++) {
+      const count = stats.maxCounts[kind * FIELDS + field]!
+      if (count > 0) tf += weights[field]! * count / (norms.base + slope[field]! * stats.minLengths[kind * FIELDS + field]!)
+    }
+    bounds[kind] = termPoints(termIdf, tf, norms.k1) * BOUND_SLACK
+    if (usual === -1 || stats.population[kind]! > stats.population[usual]!) usual = kind
+  }
+  const lowBit = 1 << (2 * place)
+  const bits = new Uint16Array(CLASSES)
+  let high = 0
+  for (let kind = 0; kind < CLASSES; kind++) {
+    if (stats.population[kind] === 0) continue
+    if (bounds[kind]! <= bounds[usual]!) bits[kind] = lowBit
+    else {
+      bits[kind] = lowBit << 1
+      if (bounds[kind]! > high) high = bounds[kind]!
+    }
+  }
+  return { bits, low: bounds[usual]!, high }
+}
+
+/** The masks of the first `count` slots: each posting of list `ids[i]` sets the bit `bitsOf[i]` gives its class. */
+function readMasks(vocabulary: Vocabulary, ids: readonly number[], bitsOf: readonly Uint16Array[], count: number): Uint16Array {
+  if (masks.length < count) masks = new Uint16Array(Math.max(count, masks.length * 2))
+  const own = masks
+  own.fill(0, 0, count)
+  const data = vocabulary.termPostings.data
+  for (let list = 0; list < ids.length; list++) {
+    const bits = bitsOf[list]!
+    const ranges = vocabulary.termPostings.blocks(ids[list]!, blockScratch)
+    for (let range = 0; range < ranges.length; range += 2) {
+      for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) own[data[at]!]! |= bits[postingClass(data[at + 1]!)]!
+    }
+  }
+  return own
 }
