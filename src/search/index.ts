@@ -66,7 +66,8 @@ export const DEFAULT_SEARCH_INDEX_OPTIONS: {
  *
  * Cost: `update` is lazy (it only notes the latest state; the partition is indexed on its first
  * search); indexing a record is proportional to its length; a search visits the postings of the
- * query's terms once (with MaxScore pruning when one list dwarfs the others: candidates.ts) and
+ * query's terms once (with MaxScore pruning when one list dwarfs the others, match masks when a
+ * few common lists are alike: candidates.ts) and
  * those of the runs containing the query, and keeps the top `limit` with a bounded heap
  * (candidates below the heap's floor are dropped before the filters run).
  */

@@ -1,4 +1,5 @@
 import { parseInstant } from '../instant.ts'
+import { PostingClasses } from './posting-classes.ts'
 import { RecordTokens } from './record-tokens.ts'
 import { RunIndex } from './runs.ts'
 import { FIELDS, Slots } from './slots.ts'
@@ -21,6 +22,8 @@ export class IndexState<D extends SearchDocument> {
   readonly tokens = new RecordTokens()
   /** Per-term bounds of the points of a posting (for top-k pruning), kept in step with the postings lazily. */
   readonly bounds = new TermBounds()
+  /** Per-class bounds of the points of a term's postings (for the match-mask pass), kept in step lazily. */
+  readonly classes = new PostingClasses()
 
   constructor(readonly text: SearchText<D>, readonly irregular = true) {
     this.vocabulary = new Vocabulary(irregular)
