@@ -12,6 +12,7 @@ import { headProblem, readHead, type LogHead } from './head.ts'
 import { EMPTY, reset, utf8Decoder, warn, type LogHandle } from './handle.ts'
 import { checkLine, checkLineSync, CorruptLine, digestOf, type Interner } from './line-check.ts'
 import { quarantineTail } from './torn-tail.ts'
+import type { WorkspaceValueStat } from '../workspace/types.ts'
 import type { LogEvent, LogEventDraft } from './types.ts'
 
 /**
@@ -22,16 +23,20 @@ import type { LogEvent, LogEventDraft } from './types.ts'
  * @throws AgentError `MEMORY_LOG_CORRUPT` with the first bad line; read errors of the workspace.
  */
 export async function sync(handle: LogHandle<any, any, any>, forWrite = false, checkHead = true): Promise<void> {
+  // The common case (nothing changed since the last look) in this one frame.
+  let stat: WorkspaceValueStat | undefined = await handle.workspace.stat(handle.key)
+  if (handle.seen && handle.seen.size === (stat?.size ?? 0) && handle.seen.id === stat?.id) return
   // A state already read from a checkpoint whose sections no longer read: another writer may have
   // replaced that checkpoint since, so the one on disk is tried (as an open tries it) before a replay.
   let fromCheckpoint = handle.offset > 0 ? 2 : 1
   for (;;) {
     try {
-      await syncFrom(handle, forWrite, checkHead, true)
+      await syncFrom(handle, forWrite, checkHead, true, stat)
       return
     }
     catch (error) {
       if (!(error instanceof SectionUnreadable)) throw error
+      stat = undefined
       if (--fromCheckpoint > 0) continue
       // A checkpoint section that does not load: the checkpoint vouches for nothing; replay the log.
       sectionIgnored(handle, error)
@@ -69,9 +74,10 @@ export async function preparePartitions(handle: LogHandle<any, any, any>, keys: 
   }
 }
 
-async function syncFrom(handle: LogHandle<any, any, any>, forWrite: boolean, checkHead: boolean, fromCheckpoint: boolean): Promise<void> {
+/** {@link sync} from `stat` of the value when given (taken just before), else from a new one. */
+async function syncFrom(handle: LogHandle<any, any, any>, forWrite: boolean, checkHead: boolean, fromCheckpoint: boolean, known?: WorkspaceValueStat): Promise<void> {
   const { workspace, key } = handle
-  const stat = await workspace.stat(key)
+  const stat = known ?? await workspace.stat(key)
   const size = stat?.size ?? 0
   if (handle.seen && handle.seen.size === size && handle.seen.id === stat?.id) return
   const first = handle.seen === undefined && handle.lines === 0

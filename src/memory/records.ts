@@ -501,7 +501,13 @@ function isStringArray(value: unknown): value is string[] {
  * about 8 times faster than `structuredClone` (measured: 0.56 us against 4.3 us per record).
  */
 export function cloneRecord(record: MemoryRecord): MemoryRecord {
-  return cloneJson(record) as MemoryRecord
+  // Its own members copied at once (a spread defines `__proto__` as data too), then its objects deeply.
+  const copy: Record<string, unknown> = { ...record }
+  for (const key in copy) {
+    const value = copy[key]
+    if (value !== null && typeof value === 'object') copy[key] = cloneJson(value)
+  }
+  return copy as unknown as MemoryRecord
 }
 
 function cloneJson(value: unknown): unknown {
