@@ -22,6 +22,8 @@ interface LineLayout {
   parts: ReadonlyArray<'header' | 'payload' | 'payloadDigest' | 'digest'>
   /** Per member, the canonical JSON of its default value (left out of the line), if it has one. */
   defaults: ReadonlyArray<string | undefined>
+  /** Per member with a default, that default ({@link LogEventSchema.payloadDefaults}): what a replay puts back, shared. */
+  defaultValues: ReadonlyArray<unknown>
   /** Per member, the member whose value it takes when left out, if any. */
   sameAs: ReadonlyArray<string | undefined>
 }
@@ -36,7 +38,8 @@ function layoutsOf(schema: LogEventSchema): Record<string, LineLayout> {
     const parts = fields.map(field => (field === 'digest' || field === 'payloadDigest' ? field : schema.headerFields.includes(field) ? 'header' : 'payload'))
     const defaults = fields.map((field, index) => (parts[index] === 'payload' && schema.payloadDefaults && field in schema.payloadDefaults ? canonicalJson(schema.payloadDefaults[field]) : undefined))
     const sameAs = fields.map((field, index) => (parts[index] === 'payload' ? schema.payloadSameAs?.[field] : undefined))
-    return [type, { fields, prefixes: fields.map(field => `${JSON.stringify(field)}:`), parts, defaults, sameAs }]
+    const defaultValues = fields.map((field, index) => (defaults[index] !== undefined ? schema.payloadDefaults![field] : undefined))
+    return [type, { fields, prefixes: fields.map(field => `${JSON.stringify(field)}:`), parts, defaults, defaultValues, sameAs }]
   })) as Record<string, LineLayout>
   layouts.set(schema, known)
   return known
@@ -67,7 +70,7 @@ export function serializeEvent<Draft extends LogEventDraft>(schema: LogEventSche
   const layout = layoutsOf(schema)[draft.type]!
   const { fields, prefixes, parts, defaults, sameAs } = layout
   const pieces: Array<string | undefined> = new Array(fields.length)
-  // Members left out because they have their default value: the folded event keeps the draft's.
+  // Members left out because they have their default value (or equal another member).
   const defaulted: boolean[] = new Array(fields.length)
   let payload = ''
   for (let index = 0; index < fields.length; index++) {
@@ -125,10 +128,11 @@ function withPayloadDigest<Draft extends LogEventDraft>(layout: LineLayout, sour
 
 /** The line of the pieces with `digest`, and the draft as a replay folds it from that line. */
 function lineOf<Draft extends LogEventDraft>(layout: LineLayout, source: Draft & Record<string, unknown>, pieces: Array<string | undefined>, defaulted: boolean[], digest: string, schema: LogEventSchema, interned: Map<string, unknown> | undefined, version: 2 | 3): SerializedEvent<Draft> {
-  const { fields, prefixes, parts } = layout
+  const { fields, prefixes, parts, defaultValues } = layout
   let line = ''
   // Each member's value as JSON gives it back: the draft's own when JSON keeps it (copied),
-  // else its piece parsed; a member the line leaves out is undefined.
+  // else its piece parsed; a member the line leaves out is undefined; one left out as its
+  // default is that default, shared, as a replay puts it back (fewer objects kept per record).
   const folded: Record<string, unknown> = { ...source }
   for (let index = 0; index < fields.length; index++) {
     if (parts[index] === 'digest') pieces[index] = `"${digest}"`
@@ -136,7 +140,11 @@ function lineOf<Draft extends LogEventDraft>(layout: LineLayout, source: Draft &
     const field = fields[index]!
     // `payloadDigest` is in the header text the digest covers, not in the line.
     if (piece !== undefined && (version === 2 || parts[index] !== 'payloadDigest')) line += `${line === '' ? '' : ','}${prefixes[index]}${piece}`
-    if (defaulted[index] || !(field in source)) continue
+    if (defaulted[index]) {
+      if (defaultValues[index] !== undefined) folded[field] = defaultValues[index]
+      continue
+    }
+    if (!(field in source)) continue
     if (piece === undefined) {
       folded[field] = undefined
       continue
