@@ -8,7 +8,7 @@
 import { checkpointKey, checkpointsOn, storeCheckpoint } from './checkpoint.ts'
 import { evictPartitions } from './eviction.ts'
 import { warn, type LogHandle } from './handle.ts'
-import { sync } from './replay.ts'
+import { preparePartitions, sync } from './replay.ts'
 import { CHECKPOINT_GROWTH, DEFAULT_CHECKPOINT_EVERY } from './types.ts'
 
 /** Whether the log grew enough past the last checkpoint for the next one. */
@@ -48,6 +48,8 @@ export async function writeCheckpoint(handle: LogHandle<any, any, any>, every?: 
   await sync(handle, true)
   if (every !== undefined && !checkpointDue(handle, every)) return false
   if (forIndexes && handle.checkpointIndexes === handle.indexesBuilt) return false
+  // The partitions with events kept since the last checkpoint: their new sections must hold them.
+  if (handle.deferred.size > 0) await preparePartitions(handle, [...handle.deferred.keys()], true)
   const written = await storeCheckpoint(handle)
   // The partitions the checkpoint now holds exactly can be dropped from memory.
   if (written) evictPartitions(handle)

@@ -360,6 +360,7 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft, ch
   else {
     state.records.set(record.id, record)
     if (event.type === 'remember') {
+      rankCreated(state, record.id)
       const ids = state.partitions.get(partition)
       if (ids) ids.push(record.id)
       else state.partitions.set(partition, [record.id])
@@ -375,6 +376,19 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft, ch
  */
 export function markErased(state: MemoryRecordState, id: string): void {
   state.erased.add(id)
+  // A rank given to it when its `remember` was kept for a partition not loaded: it creates no record.
+  state.order?.records.delete(id)
+}
+
+/**
+ * Gives record `id`, just created (or its `remember` kept for a partition not loaded), the next
+ * creation rank while the state keeps ranks (some checkpoint sections not loaded, or partitions
+ * that may be dropped): once every section is loaded, records are in the order their `remember`
+ * lines have in the log, whenever each was folded.
+ */
+export function rankCreated(state: MemoryRecordState, id: string): void {
+  const order = state.order
+  if (order && !order.records.has(id)) order.records.set(id, order.next++)
 }
 
 /** Records of one store and scope in creation order, in any status. */
