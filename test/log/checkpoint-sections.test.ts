@@ -4,12 +4,13 @@
  * section is checked against its digest when it is read (an edited one makes the open replay the
  * log); a checkpoint written meanwhile copies the sections never loaded; verifyLog reads them all.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/event-log.ts'
+import { formatMemoryLine, openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/event-log.ts'
 import { partitionKey } from '../../src/memory/records.ts'
 import { tombstone, workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
@@ -23,6 +24,7 @@ const USERS = ['alice', 'bob', 'chloé', 'dan', '太郎']
 const target = (user: string): MemoryTarget => ({ store: 'agent', scope: { agent: 'support', user } })
 const keyOf = (user: string) => partitionKey('agent', target(user).scope)
 const audit = { via: 'api' }
+const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
 const store = (workspace: Workspace, checkpointEvery?: number | false) => workspaceJsonlMemoryStore(checkpointEvery === undefined ? {} : { checkpointEvery }).create({ store: 'agent', agent: 'support', workspace, writable: true })
 
 /** A log of three records per user and a checkpoint of it (every index built); returns its folder. */
@@ -108,6 +110,22 @@ describe('checkpoint sections', () => {
     expect(dan).toEqual(['superseded', 'deleted', 'active', 'active'])
     expect(ranges).toHaveLength(3)
     expect((await wholeState(workspace)).state).toEqual((await wholeState(createWorkspace({ dir }), false)).state)
+  })
+
+  it('a kept line whose event does not apply to its partition fails every use of that partition with MEMORY_LOG_CORRUPT and its line number; verifyLog reports it', async () => {
+    const dir = await logWithCheckpoint()
+    const path = join(dir, 'memory/memory.jsonl')
+    const last = JSON.parse(readFileSync(path, 'utf8').trimEnd().split('\n').at(-1)!) as { digest: string }
+    // A delete of a record dan's scope never had, chained and digested as a writer would write it.
+    const draft = { type: 'delete', recordId: `mem_${'e'.repeat(32)}`, store: 'agent', scope: target('dan').scope, version: 2, at: '2024-01-01T00:00:00.000Z', audit } as const
+    appendFileSync(path, `${formatMemoryLine(draft, 16, last.digest, false, sha).line}\n`)
+    const adapter = store(createWorkspace({ dir }))
+    expect(await adapter.export(target('alice'))).toHaveLength(3)
+    await expect(adapter.export(target('dan'))).rejects.toMatchObject({ code: 'MEMORY_LOG_CORRUPT', details: { line: 16 } })
+    await expect(adapter.append(target('dan'), { kind: 'semantic', content: 'dan likes rum' }, { audit })).rejects.toMatchObject({ code: 'MEMORY_LOG_CORRUPT', details: { line: 16 } })
+    // Scopes the line does not touch are read from their sections, as an open reads only what it serves.
+    expect(await adapter.export(target('alice'))).toHaveLength(3)
+    expect(await verifyLog(createWorkspace({ dir }), KEY)).toMatchObject({ ok: false, firstBad: { line: 16 } })
   })
 
   it('a cold open whose later lines touch every scope, then a search in one scope, reads one section; it answers as a full replay', async () => {
