@@ -193,9 +193,14 @@ export function emptyRecordState(createIndex: () => MemorySearchIndex): MemoryRe
   return { records, partitions, indexes: new Map(), erased: new Set(), contentKeys: duplicateIndex({ records, partitions }), createIndex }
 }
 
-/** The search index of one partition, created empty on first use. */
+/**
+ * The search index of one partition, created on first use. A scope without records gets an empty
+ * index that the state does not keep: searches of scopes never written leave nothing in memory
+ * (nothing the bound on loaded partitions would not count).
+ */
 export function partitionIndex(state: MemoryRecordState, store: string, scope: MemoryScope): MemorySearchIndex {
-  return indexOfPartition(state, partitionKey(store, scope))
+  const key = partitionKey(store, scope)
+  return state.partitions.has(key) || state.indexes.has(key) ? indexOfPartition(state, key) : state.createIndex()
 }
 
 function indexOfPartition(state: MemoryRecordState, key: string): MemorySearchIndex {

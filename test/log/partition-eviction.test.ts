@@ -5,7 +5,7 @@
  * scope with lines after the checkpoint stays until a checkpoint covers it; another process's
  * writes and a checkpoint replaced meanwhile are seen after a reload.
  */
-import { cpSync, mkdtempSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
@@ -140,6 +140,42 @@ describe('dropping partitions from memory', () => {
       }
       expect((await verifyLog(createWorkspace({ dir }), KEY)).ok).toBe(true)
     }), { numRuns: 15 })
+  })
+
+  it('searches of scopes never written keep no index and no partition in memory', async () => {
+    const dir = await logWithCheckpoint()
+    const { adapter, loaded } = bounded(dir, 2)
+    for (let n = 0; n < 20; n++) expect(await adapter.search(target(`nobody ${n}`), { query: 'tea' })).toEqual([])
+    expect(await adapter.log.view(state => ({ indexes: state.indexes.size, partitions: state.partitions.size }), { partitions: [] })).toEqual({ indexes: 0, partitions: 0 })
+    expect(loaded()).toBe(0)
+  })
+
+  it('after a full replay of more scopes than the bound, one checkpoint is written and the least recently used scopes are dropped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-evict-'))
+    const writer = adapterOf(createWorkspace({ dir }), { checkpointEvery: false })
+    for (const user of USERS) await writer.append(target(user), { kind: 'semantic', content: `${user} likes tea` }, { audit })
+    const { adapter, loaded, warnings } = bounded(dir, 2)
+    // No checkpoint: the open replays every line, so every scope is loaded and none can be dropped yet.
+    expect((await adapter.export(target('alice'))).map(record => record.content)).toEqual(['alice likes tea'])
+    await new Promise(resolve => setTimeout(resolve, 50))
+    expect(existsSync(join(dir, 'memory/memory.jsonl.checkpoint'))).toBe(true)
+    expect(loaded()).toBe(2)
+    expect(await adapter.log.view(state => state.partitions.has(adapterPartition('alice')), { partitions: [] })).toBe(true)
+    for (const user of USERS) expect((await adapter.export(target(user))).map(record => record.content)).toEqual([`${user} likes tea`])
+    expect(loaded()).toBe(2)
+    expect(warnings).toEqual([])
+  })
+
+  it('without checkpoints the bound cannot hold after a full replay: every scope stays loaded', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-evict-'))
+    const writer = adapterOf(createWorkspace({ dir }), { checkpointEvery: false })
+    for (const user of USERS) await writer.append(target(user), { kind: 'semantic', content: `${user} likes tea` }, { audit })
+    const adapter = adapterOf(createWorkspace({ dir }), { maxLoadedScopes: 2, checkpointEvery: false })
+    await adapter.export(target('alice'))
+    await new Promise(resolve => setTimeout(resolve, 50))
+    // A dropped scope could only come back by replaying the log: nothing is dropped.
+    expect(adapter.log.loadedPartitions!()).toBe(USERS.length)
+    expect(existsSync(join(dir, 'memory/memory.jsonl.checkpoint'))).toBe(false)
   })
 
   it('refuses a maxLoadedScopes that is not a whole number from 1 or false', () => {
