@@ -130,6 +130,18 @@ describe('log line versions', () => {
     await factory.close()
   })
 
+  it('a draft whose scope is frozen (a shared scope) writes the same line as one with an equal scope that is not, every time', () => {
+    const at = '2024-01-01T00:00:00.000Z'
+    const draftOf = (scope: MemoryEventDraft['scope']): MemoryEventDraft => ({ type: 'remember', recordId: `mem_${'1'.repeat(32)}`, store: 'agent', scope, version: 1, at, audit, kind: 'semantic', content: 'likes tea', tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: at })
+    const write = (scope: MemoryEventDraft['scope']) => (serializeEvent(memoryFold.schema, draftOf(scope), 1, null, false, sha) as { line: string }).line
+    const frozen = Object.freeze({ agent: 'support', user: 'alice' })
+    const expected = write({ user: 'alice', agent: 'support' })
+    expect(write(frozen)).toBe(expected)
+    expect(write(frozen)).toBe(expected)
+    expect(write(Object.freeze({ agent: 'support', user: 'bob' }))).toBe(write({ agent: 'support', user: 'bob' }))
+    expect(write(Object.freeze({ agent: 'support', user: 'bob' }))).not.toBe(expected)
+  })
+
   it('a version 3 line is the canonical JSON of its header and the payload members not at their default, whatever objects the draft holds', () => {
     // The reference: every member through canonicalJson, a member left out when its JSON is its default's (or createdAt equals at).
     const referenceLine = (draft: Record<string, unknown>, seq: number, prev: string | null) => {
