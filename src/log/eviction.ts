@@ -51,6 +51,7 @@ export function evictPartitions(handle: LogHandle<any, any, any>): number {
     if (!partitions.evict(handle.state, key)) continue
     handle.used.delete(key)
     dropped++
+    for (const listener of handle.dropListeners) listener(key)
   }
   return dropped
 }

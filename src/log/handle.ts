@@ -48,6 +48,8 @@ export interface LogHandle<State = unknown, Draft extends LogEventDraft = LogEve
   deferred: Map<string, Array<FoldedLine<Draft>>>
   /** Record ids of the erase events among {@link LogHandle.deferred}. */
   deferredErases: Set<string>
+  /** Called with the key of each partition dropped from memory (`EventLog.onPartitionDropped`). */
+  dropListeners: Set<(partition: string) => void>
 }
 
 /** Empty bytes (a missing value reads as an empty log). */
@@ -75,7 +77,7 @@ export function openHandle<State, Draft extends LogEventDraft, Result>(fold: Log
 
 /** A handle that no registry holds (verification reads the log into one). */
 export function scratchHandle<State, Draft extends LogEventDraft, Result>(fold: LogFold<State, Draft, Result>, workspace: Workspace, key: string, options: MemoryLogOptions): LogHandle<State, Draft, Result> {
-  return { ...emptyPosition(fold), fold, workspace, key, lockKey: `${key}.lock`, options, used: new Map() }
+  return { ...emptyPosition(fold), fold, workspace, key, lockKey: `${key}.lock`, options, used: new Map(), dropListeners: new Set() }
 }
 
 function emptyPosition<State>(fold: LogFold<State, any, any>) {

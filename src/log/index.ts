@@ -52,6 +52,9 @@ export function openEventLog<State, Draft extends LogEventDraft, Result>(workspa
       scheduleCheckpoint(handle, true)
     },
     loadedPartitions: () => (handle.fold.partitions?.loaded?.(handle.state).size ?? 0),
+    onPartitionDropped: (listener) => {
+      handle.dropListeners.add(listener)
+    },
   }
 }
 

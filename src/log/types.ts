@@ -305,6 +305,12 @@ export interface EventLog<State, Draft extends LogEventDraft, Result> {
   indexBuilt(records: number): void
   /** Partitions loaded in memory now (see {@link MemoryLogOptions.maxLoadedPartitions}); 0 for a fold without partitions. */
   loadedPartitions?(): number
+  /**
+   * Calls `listener` with the key of every partition this open log drops from memory from now on
+   * (the bound of {@link MemoryLogOptions.maxLoadedPartitions}), so that what is derived from it
+   * elsewhere (a vector index) can be dropped too. Adding the same function again adds nothing.
+   */
+  onPartitionDropped?(listener: (partition: string) => void): void
 }
 
 /** Result of `verifyLog`. */

@@ -11,11 +11,13 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/event-log.ts'
+import { adapterVectors, hybridSearch } from '../../src/memory/hybrid-search.ts'
 import { partitionKey } from '../../src/memory/records.ts'
 import { workspaceJsonlMemoryStore, type WorkspaceJsonlMemoryStoreOptions } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
+import { countingEmbedder } from '../search/vectors-embedder.ts'
 import { runRememberLoop } from './fixtures/run-remember-loop.ts'
 
 const KEY = 'memory:memory.jsonl'
@@ -176,6 +178,23 @@ describe('dropping partitions from memory', () => {
     // A dropped scope could only come back by replaying the log: nothing is dropped.
     expect(adapter.log.loadedPartitions!()).toBe(USERS.length)
     expect(existsSync(join(dir, 'memory/memory.jsonl.checkpoint'))).toBe(false)
+  })
+
+  it('a scope dropped from memory drops its vector index; its next hybrid search builds it again, embedding nothing', async () => {
+    const dir = await logWithCheckpoint()
+    const { adapter, loaded } = bounded(dir, 1)
+    const model = countingEmbedder()
+    const vectors = adapterVectors(adapter, model)
+    const before = await hybridSearch(adapter, target('alice'), { query: 'tea' }, { model })
+    expect(vectors.indexedPartitions()).toBe(1)
+    const embedded = vectors.stats.embeddedRecords
+    await adapter.export(target('bob'))
+    // alice (clean, least recently used) left the log's memory, and its vector index with it.
+    expect(loaded()).toBe(1)
+    expect(vectors.indexedPartitions()).toBe(0)
+    expect(await hybridSearch(adapter, target('alice'), { query: 'tea' }, { model })).toEqual(before)
+    expect(vectors.indexedPartitions()).toBe(1)
+    expect(vectors.stats.embeddedRecords).toBe(embedded)
   })
 
   it('refuses a maxLoadedScopes that is not a whole number from 1 or false', () => {

@@ -15,7 +15,7 @@ import type { LogAccessOptions } from '../../log/index.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, sharedScope, validateScope } from '../scope.ts'
-import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
+import { eraseRecordVectors, partitionDropListener, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
 import type {
   MemoryAppendOptions,
   MemoryAudit,
@@ -173,6 +173,8 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
  */
 export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVectorStore } = {}): MemoryLogStoreAdapter {
   const vectors = options.vectors ?? workspaceVectorStore(log.workspace, `${log.key}.vectors`)
+  // A scope dropped from the log's memory drops its vector index too.
+  log.onPartitionDropped?.(partitionDropListener(vectors))
   return {
     log,
     vectors,
