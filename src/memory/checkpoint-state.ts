@@ -20,7 +20,7 @@
  */
 import { canonicalJson, deflateToBase64, inflateFromBase64, utf8Length, type LogCheckpointBody, type LogCheckpointCodec, type LogCheckpointSource, type LogPartitions } from '../log/index.ts'
 import { createSearchIndex, restoreSearchIndex, searchIndexFormat, type MemorySearchIndex, type MemorySearchIndexSnapshot } from './search-index.ts'
-import { emptyRecordState, forgetDuplicates, partitionKey, type MemoryCheckpointOrder, type MemoryCheckpointSection, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
+import { emptyRecordState, forgetDuplicates, partitionKey, rankCreated, type MemoryCheckpointOrder, type MemoryCheckpointSection, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRecord } from './types.ts'
 
 /** Restores a partition's index from its snapshot over the partition's records; throws when it does not fit. */
@@ -62,6 +62,10 @@ export const memoryPartitions: LogPartitions<MemoryRecordState, MemoryEventDraft
     return keys === undefined ? [...sections.keys()] : keys.filter(key => sections.has(key))
   },
   load: loadSections,
+  deferred: (state, event) => {
+    if (event.type === 'remember') rankCreated(state, event.recordId)
+  },
+  settled: settleOrder,
   loaded: state => state.partitions,
   evict: evictPartition,
 }
@@ -356,7 +360,6 @@ async function loadSections(state: MemoryRecordState, keys: readonly string[], s
       ;(state.clean ??= new Map()).set(key, section)
     }
   }
-  settleOrder(state)
 }
 
 function loadSection(state: MemoryRecordState, key: string, text: string, count: number, format: string, intern: ((value: unknown) => unknown) | undefined): void {
