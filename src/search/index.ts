@@ -7,10 +7,10 @@
  * substring rule (capability document) returns is still returned.
  */
 import type { Bm25fParams } from './bm25f.ts'
-import { scoreSlot } from './bm25f.ts'
 import { rankedCandidates } from './candidates.ts'
 import type { FeedbackParams } from './feedback.ts'
 import { textOf } from './plain-text.ts'
+import { scoresOf } from './kept-scores.ts'
 import { checkQuery } from './query.ts'
 import { queryTerms } from './query-terms.ts'
 import type { ScoredSlot } from './slots.ts'
@@ -90,6 +90,9 @@ export function restoreSearchIndex<D extends SearchDocument = SearchDocument>(sn
   return index
 }
 
+/** Query texts whose terms an index keeps until it changes. */
+const RECENT_QUERIES = 8
+
 class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
   private state: IndexState<D>
   private readonly params: Bm25fParams
@@ -100,6 +103,9 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
   private pending = new Map<string, D>()
   // Built: searched (flushed) once, or restored. Only a built index is worth a snapshot.
   private isBuilt = false
+  // The weighted terms of recent query texts: they depend only on the text and the vocabulary's
+  // live words (spelling matches), so they hold until the index next changes.
+  private readonly recentTerms = new Map<string, ReadonlyMap<string, number>>()
 
   constructor(options: SearchIndexOptions<D>) {
     const weights = DEFAULT_SEARCH_INDEX_OPTIONS.fieldWeights
@@ -122,6 +128,7 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
   restore(snapshot: unknown, records: readonly D[]): void {
     this.state = decodeSnapshot(snapshot, records, this.state.text, this.state.irregular)
     this.isBuilt = true
+    this.recentTerms.clear()
   }
 
   get size(): number {
@@ -152,7 +159,7 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     // The substring rule's top `limit` first (it uses the score scratch), then the ranking.
     const guaranteed = substringSearch(state, checked)
     const kept = new Set(guaranteed.map(hit => hit.slot))
-    const terms = queryTerms(state.vocabulary, query.query)
+    const terms = this.termsOf(query.query)
     const scoreOf = new Map<number, { score: number; matched: number }>()
     const rerank = rerankOn(this.levers, terms)
     const room = checked.limit - kept.size
@@ -160,7 +167,7 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     if (room <= 0) {
       // No place left for ranked-only records (feedback could only lend to records that cannot
       // enter): score just the kept ones.
-      for (const slot of kept) scoreOf.set(slot, { score: scoreSlot(state, params, terms, slot).score, matched: terms.size })
+      for (const [slot, score] of scoresOf(state, params, terms, kept)) scoreOf.set(slot, { score, matched: terms.size })
       ranked = []
     }
     else {
@@ -182,9 +189,20 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     return merged.map(({ slot, score }) => ({ record: slots.records[slot]!, score: Math.round(score * 1e4) / 1e4, snippet: snippetOf(slots.records[slot]!.content, wanted, checked.needle) }))
   }
 
+  private termsOf(text: string): ReadonlyMap<string, number> {
+    let terms = this.recentTerms.get(text)
+    if (terms === undefined) {
+      terms = queryTerms(this.state.vocabulary, text)
+      if (this.recentTerms.size >= RECENT_QUERIES) this.recentTerms.clear()
+      this.recentTerms.set(text, terms)
+    }
+    return terms
+  }
+
   private flush(): void {
     this.isBuilt = true
     if (this.pending.size === 0) return
+    this.recentTerms.clear()
     const batch = this.pending
     this.pending = new Map()
     const state = this.state
