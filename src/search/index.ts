@@ -18,7 +18,7 @@ import { snippetOf } from './snippet.ts'
 import { decodeSnapshot, encodeSnapshot } from './snapshot.ts'
 import { IndexState } from './state.ts'
 import { substringSearch } from './substring-index.ts'
-import { candidateScorer, rerankOn, type RerankParams } from './rerank.ts'
+import { candidateScorer, rerankBest, rerankOn, type RerankParams } from './rerank.ts'
 import type { SearchDocument, SearchFeedbackOptions, SearchField, SearchHit, SearchIndex, SearchIndexOptions, SearchProximityOptions, SearchQuery } from './types.ts'
 
 /** Default {@link SearchIndexOptions}: the measured lexical levers on (docs/search-and-recall.md, "Ranking levers"). */
@@ -179,9 +179,8 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     let kepts = guaranteed.map(({ slot }) => ({ slot, score: scoreOf.get(slot)?.score ?? 0, matched: scoreOf.get(slot)?.matched ?? 0 }))
     if (rerank) {
       const scorer = candidateScorer(state, this.levers, terms)
-      const rescore = (candidate: { slot: number; score: number; matched: number }) => ({ slot: candidate.slot, score: scorer(candidate), matched: candidate.matched })
-      ranked = ranked.map(rescore).sort((a, c) => slots.compare(c, a))
-      kepts = kepts.map(rescore)
+      ranked = rerankBest(state, this.levers, terms, ranked, Math.max(0, room))
+      kepts = kepts.map(candidate => ({ slot: candidate.slot, score: scorer(candidate), matched: candidate.matched }))
     }
     const merged = [...ranked.slice(0, Math.max(0, room)), ...kepts]
     merged.sort((a, c) => slots.compare(c, a))
