@@ -85,9 +85,7 @@ export function createSearchIndex<D extends SearchDocument = SearchDocument>(opt
  * index exactly the active records of `records`.
  */
 export function restoreSearchIndex<D extends SearchDocument = SearchDocument>(snapshot: unknown, records: readonly D[], options: SearchIndexOptions<D> = {}): SearchIndex<D> {
-  const index = new RankedIndex<D>(options)
-  index.restore(snapshot, records)
-  return index
+  return new RankedIndex<D>(options, { snapshot, records })
 }
 
 /** Query texts whose terms an index keeps until it changes. */
@@ -107,7 +105,8 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
   // live words (spelling matches), so they hold until the index next changes.
   private readonly recentTerms = new Map<string, ReadonlyMap<string, number>>()
 
-  constructor(options: SearchIndexOptions<D>) {
+  /** An empty index, or the index `restored` gives (a snapshot over its partition's records). */
+  constructor(options: SearchIndexOptions<D>, restored?: { snapshot: unknown; records: readonly D[] }) {
     const weights = DEFAULT_SEARCH_INDEX_OPTIONS.fieldWeights
     this.params = {
       weights: [options.fieldWeights?.title ?? weights.title, options.fieldWeights?.content ?? weights.content, options.fieldWeights?.tags ?? weights.tags],
@@ -122,13 +121,10 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
       proximityWeight: proximity.weight,
       tagBoost: options.tagBoost ?? DEFAULT_SEARCH_INDEX_OPTIONS.tagBoost,
     }
-    this.state = new IndexState<D>(textOf(options.text), options.irregularForms ?? DEFAULT_SEARCH_INDEX_OPTIONS.irregularForms)
-  }
-
-  restore(snapshot: unknown, records: readonly D[]): void {
-    this.state = decodeSnapshot(snapshot, records, this.state.text, this.state.irregular)
-    this.isBuilt = true
-    this.recentTerms.clear()
+    const text = textOf(options.text)
+    const irregular = options.irregularForms ?? DEFAULT_SEARCH_INDEX_OPTIONS.irregularForms
+    this.state = restored ? decodeSnapshot(restored.snapshot, restored.records, text, irregular) : new IndexState<D>(text, irregular)
+    this.isBuilt = restored !== undefined
   }
 
   get size(): number {

@@ -12,9 +12,9 @@ import { TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
  * statistics (no per-record term maps and no lower-case copies of text are kept).
  */
 export class IndexState<D extends SearchDocument> {
-  slots = new Slots<D>()
+  slots: Slots<D>
   vocabulary: Vocabulary
-  runs = new RunIndex()
+  runs: RunIndex
   /** The position the next new record gets. */
   nextPosition = 0
   /** Tokenizer scratch of this index. */
@@ -22,8 +22,11 @@ export class IndexState<D extends SearchDocument> {
   /** Per-term bounds of the points of a posting (for top-k pruning), kept in step with the postings lazily. */
   readonly bounds = new TermBounds()
 
-  constructor(readonly text: SearchText<D>, readonly irregular = true) {
-    this.vocabulary = new Vocabulary(irregular)
+  /** An empty state, or one of the structures `parts` gives (a decoded snapshot's). */
+  constructor(readonly text: SearchText<D>, readonly irregular = true, parts?: { slots: Slots<D>; vocabulary: Vocabulary; runs: RunIndex }) {
+    this.slots = parts?.slots ?? new Slots<D>()
+    this.vocabulary = parts?.vocabulary ?? new Vocabulary(irregular)
+    this.runs = parts?.runs ?? new RunIndex()
   }
 
   /** Tokenizes `record` again without runs or new words (the statistics of an indexed record). */
