@@ -160,7 +160,10 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     const rerank = rerankOn(this.levers, terms)
     const room = checked.limit - kept.size
     let ranked: Array<{ slot: number; score: number; matched: number }>
-    if (room <= 0) {
+    // No term the partition's live records hold (a word of other scopes, say): nothing to rank,
+    // every kept record scores 0.
+    if (!holdsAny(state, terms)) ranked = []
+    else if (room <= 0) {
       // No place left for ranked-only records (feedback could only lend to records that cannot
       // enter): score just the kept ones.
       for (const [slot, score] of scoresOf(state, params, terms, kept)) scoreOf.set(slot, { score, matched: terms.size })
@@ -207,4 +210,14 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     }
     if (state.slots.count - state.slots.live > Math.max(1024, state.slots.live)) state.rebuild()
   }
+}
+
+/** Whether a live record of `state` holds a term of `terms`. */
+function holdsAny<D extends SearchDocument>(state: IndexState<D>, terms: ReadonlyMap<string, number>): boolean {
+  const { vocabulary } = state
+  for (const term of terms.keys()) {
+    const id = vocabulary.termIds.get(term)
+    if (id !== undefined && vocabulary.termFrequency[id]! > 0) return true
+  }
+  return false
 }
