@@ -13,7 +13,8 @@ import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, recordMatchesFilters } from '..
 import { searchRecords } from './search-index.ts'
 import { memoryVectorStore, recordVectors, type MemoryVectorStore, type RecordVectors } from './vectors-store.ts'
 import { eventTimeBounds, hasEventTimeFilter, searchWithEventTime, withinEventTime, withoutEventTime } from './event-time.ts'
-import { partitionKey } from './records.ts'
+import { cloneRecord } from './records.ts'
+import { syncHybridScope, type HybridScope } from './hybrid-scope.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
 /**
@@ -93,10 +94,12 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
   const fullText = await searchWithEventTime(adapter, target, { ...query, limit: lexicalDepth })
   const bounds = hasEventTimeFilter(query) ? eventTimeBounds(query) : undefined
   const base = withoutEventTime(query)
-  const active = (await adapter.export(target)).filter(record => recordMatchesFilters(record, base) && (!bounds || withinEventTime(record, bounds)))
+  const vectors = adapterVectors(adapter, options.model)
+  let scope: HybridScope
   let vectorRanking: MemoryRecord[]
   try {
-    vectorRanking = await rankByVector(adapter, target, active, query.query, vectorDepth, options)
+    scope = await syncHybridScope(adapter, target, vectors, options.abortSignal)
+    vectorRanking = await rankByVector(vectors, scope, query.query, vectorDepth, record => recordMatchesFilters(record, base) && (!bounds || withinEventTime(record, bounds)), options)
   }
   catch {
     return fullText.slice(0, limit)
@@ -106,10 +109,10 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
   vectorRanking.forEach((record, rank) => {
     const entry = fused.get(record.id)
     if (entry) entry.score += vectorWeight / (k + rank + 1)
-    else fused.set(record.id, { hit: { record, score: 0 }, score: vectorWeight / (k + rank + 1) })
+    else fused.set(record.id, { hit: { record: cloneRecord(record) , score: 0 }, score: vectorWeight / (k + rank + 1) })
   })
   const order = [...fused.values()].sort((a, b) => b.score - a.score)
-  const guaranteed = new Set(searchRecords(active, { ...base, limit, mode: 'substring' }).map(hit => hit.record.id))
+  const guaranteed = new Set((await substringTop(adapter, target, scope, { ...query, limit, mode: 'substring' }, record => recordMatchesFilters(record, base) && (!bounds || withinEventTime(record, bounds)))).map(hit => hit.record.id))
   const chosen = order.filter(entry => guaranteed.has(entry.hit.record.id)).slice(0, limit)
   for (const entry of order) {
     if (chosen.length >= limit) break
@@ -119,13 +122,24 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
   return chosen.map(({ hit, score }) => ({ ...hit, score: Math.round(score * 1e6) / 1e6 }))
 }
 
-async function rankByVector(adapter: MemoryStoreAdapter, target: MemoryTarget, records: readonly MemoryRecord[], text: string, depth: number, options: HybridSearchOptions): Promise<MemoryRecord[]> {
-  if (records.length === 0) return []
-  const vectors = adapterVectors(adapter, options.model)
-  await vectors.ensure(records, options.abortSignal)
+/**
+ * The substring rule's top `limit` that passes the filters: the adapter's own `mode: 'substring'`
+ * search when it has the change signal (the built-in stores answer it from their index or in
+ * SQL), else the rule over the scope's records read by this search.
+ */
+function substringTop(adapter: MemoryStoreAdapter, target: MemoryTarget, scope: HybridScope, query: MemorySearchQuery, passes: (record: MemoryRecord) => boolean): Promise<MemorySearchHit[]> | MemorySearchHit[] {
+  if (scope.tracked) return searchWithEventTime(adapter, target, query)
+  return searchRecords([...scope.records.values()].filter(passes), withoutEventTime(query))
+}
+
+async function rankByVector(vectors: RecordVectors, scope: HybridScope, text: string, depth: number, passes: (record: MemoryRecord) => boolean, options: HybridSearchOptions): Promise<MemoryRecord[]> {
+  if (scope.records.size === 0) return []
   const queryVector = await vectors.query(text, options.abortSignal)
-  const byId = new Map(records.map(record => [record.id, record]))
-  return (await vectors.search(partitionKey(target.store, target.scope), records, queryVector, depth))
-    .filter(match => match.similarity > 0 && byId.has(match.id))
-    .map(match => byId.get(match.id)!)
+  const accept = (id: string) => {
+    const record = scope.records.get(id)
+    return record !== undefined && passes(record)
+  }
+  return (await vectors.search(scope.partition, queryVector, depth, { accept, ids: () => [...scope.records.keys()] }))
+    .filter(match => match.similarity > 0 && scope.records.has(match.id))
+    .map(match => scope.records.get(match.id)!)
 }
