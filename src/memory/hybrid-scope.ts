@@ -93,9 +93,15 @@ async function apply(adapter: MemoryStoreAdapter, target: MemoryTarget, vectors:
   else {
     applyChanges(entry, vectors, changes)
   }
-  if (entry.unplaced.size > 0) {
+  while (entry.unplaced.size > 0) {
     const pending = [...entry.unplaced.values()]
     await vectors.ensure(pending, abortSignal)
+    if (entry.generation !== vectors.generation) {
+      // The vector store was replaced while these were embedded (an erasure rewrote it): its indexes were dropped, so every record is placed again.
+      entry.unplaced = new Map(entry.records)
+      entry.generation = vectors.generation
+      continue
+    }
     vectors.index(entry.partition, pending)
     for (const record of pending) entry.unplaced.delete(record.id)
   }

@@ -704,8 +704,8 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly 
         if (rows[0]?.digest !== since.digest) return { head }
       }
       // Records changed by events after `since`, read after the head: an event between the two is reported again next time.
-      const { rows } = await client.query(`SELECT e.id, r.record FROM (SELECT DISTINCT record_id AS id FROM memory_events WHERE seq > $1 AND partition = $2) e
-        LEFT JOIN memory_records r ON r.id = e.id`, [since.seq, partition])
+      const { rows } = await client.query(`SELECT e.id, r.record FROM (SELECT record_id AS id, min(seq) AS first FROM memory_events WHERE seq > $1 AND partition = $2 GROUP BY record_id) e
+        LEFT JOIN memory_records r ON r.id = e.id ORDER BY e.first`, [since.seq, partition])
       const changed = new Map<string, SqlStoredRecord>()
       for (const row of rows) changed.set(row.id, row.record ? { record: parseRecord(row.record), erased: false } : { erased: true })
       return { head, changed }

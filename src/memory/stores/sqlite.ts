@@ -264,7 +264,7 @@ function prepare(db: Database.Database) {
     commit: db.prepare('COMMIT'),
     head: db.prepare<[], { seq: number; digest: string }>('SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'),
     digestAt: db.prepare<[number], { digest: string }>('SELECT digest FROM memory_events WHERE seq = ?'),
-    changedIds: db.prepare<[number, string], { record_id: string }>('SELECT DISTINCT record_id FROM memory_events WHERE seq > ? AND partition = ?'),
+    changedIds: db.prepare<[number, string], { record_id: string }>('SELECT record_id FROM memory_events WHERE seq > ? AND partition = ? GROUP BY record_id ORDER BY min(seq)'),
     lines: db.prepare<[], { line: string }>('SELECT line FROM memory_events ORDER BY seq'),
     count: db.prepare<[], { count: number }>('SELECT count(*) AS count FROM memory_events'),
     insertEvent: db.prepare<[number, string, string, string, string, string, string]>('INSERT INTO memory_events (seq, type, record_id, store, partition, digest, line) VALUES (?, ?, ?, ?, ?, ?, ?)'),
