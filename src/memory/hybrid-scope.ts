@@ -17,10 +17,8 @@ import type { MemoryRecord, MemoryScopeChanges, MemoryStoreAdapter, MemoryTarget
 export interface HybridScope {
   /** The partition key of the scope. */
   readonly partition: string
-  /** Active records by id: creation order, then the order later writes arrived in. */
+  /** Active records by id: creation order, then the order later writes arrived in. With the change signal they are the store's own objects: never change them. */
   readonly records: ReadonlyMap<string, MemoryRecord>
-  /** Whether the records came from the adapter's change signal (its own objects: never changed here) rather than a whole `export`. */
-  readonly tracked: boolean
 }
 
 /** Scopes kept per {@link RecordVectors} (least recently searched dropped first; a dropped scope starts over at its next search). */
@@ -77,9 +75,8 @@ function entryOf(vectors: RecordVectors, partition: string): ScopeEntry {
 }
 
 async function apply(adapter: MemoryStoreAdapter, target: MemoryTarget, vectors: RecordVectors, entry: ScopeEntry, abortSignal: AbortSignal | undefined): Promise<HybridScope> {
-  const tracked = typeof adapter.changes === 'function'
-  const changes: MemoryScopeChanges = tracked
-    ? await adapter.changes!(target, entry.cursor)
+  const changes: MemoryScopeChanges = adapter.changes
+    ? await adapter.changes(target, entry.cursor)
     : { cursor: undefined, reset: true, records: (await adapter.export(target)).filter(record => record.status === 'active'), removed: [] }
   entry.cursor = changes.cursor
   if (changes.reset || entry.generation !== vectors.generation) {
@@ -105,7 +102,7 @@ async function apply(adapter: MemoryStoreAdapter, target: MemoryTarget, vectors:
     vectors.index(entry.partition, pending)
     for (const record of pending) entry.unplaced.delete(record.id)
   }
-  return { partition: entry.partition, records: entry.records, tracked }
+  return { partition: entry.partition, records: entry.records }
 }
 
 function applyChanges(entry: ScopeEntry, vectors: RecordVectors, changes: MemoryScopeChanges): void {

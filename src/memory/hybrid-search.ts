@@ -91,28 +91,36 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
   const vectorDepth = Math.max(1, options.vectorDepth ?? DEFAULT_FUSION.vectorDepth)
   const lexicalWeight = options.lexicalWeight ?? DEFAULT_FUSION.lexicalWeight
   const vectorWeight = options.vectorWeight ?? DEFAULT_FUSION.vectorWeight
-  const fullText = await searchWithEventTime(adapter, target, { ...query, limit: lexicalDepth })
   const bounds = hasEventTimeFilter(query) ? eventTimeBounds(query) : undefined
   const base = withoutEventTime(query)
+  const passes = (record: MemoryRecord) => recordMatchesFilters(record, base) && (!bounds || withinEventTime(record, bounds))
   const vectors = adapterVectors(adapter, options.model)
+  // The full-text ranking, the substring rule (a store with the change signal answers it) and the vector side's sync run side by side (a database store: on their own connections).
+  const fullText = searchWithEventTime(adapter, target, { ...query, limit: lexicalDepth })
+  const substring = adapter.changes ? searchWithEventTime(adapter, target, { ...query, limit, mode: 'substring' }) : undefined
+  const synced = syncHybridScope(adapter, target, vectors, options.abortSignal)
+  for (const pending of [fullText, substring, synced]) pending?.catch(() => {})
+  const lexical = await fullText
   let scope: HybridScope
   let vectorRanking: MemoryRecord[]
   try {
-    scope = await syncHybridScope(adapter, target, vectors, options.abortSignal)
-    vectorRanking = await rankByVector(vectors, scope, query.query, vectorDepth, record => recordMatchesFilters(record, base) && (!bounds || withinEventTime(record, bounds)), options)
+    scope = await synced
+    vectorRanking = await rankByVector(vectors, scope, query.query, vectorDepth, passes, options)
   }
   catch {
-    return fullText.slice(0, limit)
+    return lexical.slice(0, limit)
   }
   const fused = new Map<string, { hit: MemorySearchHit; score: number }>()
-  fullText.forEach((hit, rank) => fused.set(hit.record.id, { hit, score: lexicalWeight / (k + rank + 1) }))
+  lexical.forEach((hit, rank) => fused.set(hit.record.id, { hit, score: lexicalWeight / (k + rank + 1) }))
   vectorRanking.forEach((record, rank) => {
     const entry = fused.get(record.id)
     if (entry) entry.score += vectorWeight / (k + rank + 1)
-    else fused.set(record.id, { hit: { record: cloneRecord(record) , score: 0 }, score: vectorWeight / (k + rank + 1) })
+    else fused.set(record.id, { hit: { record: cloneRecord(record), score: 0 }, score: vectorWeight / (k + rank + 1) })
   })
   const order = [...fused.values()].sort((a, b) => b.score - a.score)
-  const guaranteed = new Set((await substringTop(adapter, target, scope, { ...query, limit, mode: 'substring' }, record => recordMatchesFilters(record, base) && (!bounds || withinEventTime(record, bounds)))).map(hit => hit.record.id))
+  // Without the change signal the scope was read whole: the substring rule runs over it, as ranked search keeps it.
+  const guaranteedHits = substring ? await substring : searchRecords([...scope.records.values()].filter(passes), { ...base, limit, mode: 'substring' })
+  const guaranteed = new Set(guaranteedHits.map(hit => hit.record.id))
   const chosen = order.filter(entry => guaranteed.has(entry.hit.record.id)).slice(0, limit)
   for (const entry of order) {
     if (chosen.length >= limit) break
@@ -120,16 +128,6 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
   }
   chosen.sort((a, b) => b.score - a.score)
   return chosen.map(({ hit, score }) => ({ ...hit, score: Math.round(score * 1e6) / 1e6 }))
-}
-
-/**
- * The substring rule's top `limit` that passes the filters: the adapter's own `mode: 'substring'`
- * search when it has the change signal (the built-in stores answer it from their index or in
- * SQL), else the rule over the scope's records read by this search.
- */
-function substringTop(adapter: MemoryStoreAdapter, target: MemoryTarget, scope: HybridScope, query: MemorySearchQuery, passes: (record: MemoryRecord) => boolean): Promise<MemorySearchHit[]> | MemorySearchHit[] {
-  if (scope.tracked) return searchWithEventTime(adapter, target, query)
-  return searchRecords([...scope.records.values()].filter(passes), withoutEventTime(query))
 }
 
 async function rankByVector(vectors: RecordVectors, scope: HybridScope, text: string, depth: number, passes: (record: MemoryRecord) => boolean, options: HybridSearchOptions): Promise<MemoryRecord[]> {

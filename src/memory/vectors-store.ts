@@ -139,6 +139,9 @@ function parseEntry(line: string): MemoryVectorEntry | undefined {
 /** Most characters of a record sent to the embedder (title, content and tags joined). */
 export const EMBED_INPUT_CHARS = 8192
 
+/** Most vector entries handed to one `MemoryVectorStore.write`. */
+const WRITE_SLICE = 1024
+
 /** Query vectors kept per embedding model (least recently used dropped first). */
 export const QUERY_CACHE_SIZE = 512
 
@@ -268,7 +271,8 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     if (length !== undefined) dimensions ??= length
     const fitting = entries.filter(entry => entry.vector.length === dimensions)
     if (!native) for (const entry of fitting) byId.set(entry.id, entry.vector)
-    await store.write(fitting)
+    // In slices: a scope embedded whole (an import of 100,000 records) never builds one huge write.
+    for (let at = 0; at < fitting.length; at += WRITE_SLICE) await store.write(fitting.slice(at, at + WRITE_SLICE))
   }
 
   async function absent(records: readonly MemoryRecord[]): Promise<MemoryRecord[]> {

@@ -696,13 +696,11 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly 
       return rows.map(row => Number(row.seq))
     }),
     changesSince: (partition, since) => select(async (client) => {
-      const { rows: heads } = await client.query(HEAD_SQL)
+      // One round trip when nothing changed: the head, and the digest of the event at `since`.
+      const { rows: heads } = await client.query(`SELECT h.seq, h.digest, (SELECT digest FROM memory_events WHERE seq = $1) AS at FROM (${HEAD_SQL}) h`, [since?.seq ?? 0])
       const head = heads[0] ? { seq: Number(heads[0].seq), digest: String(heads[0].digest) } : { seq: 0, digest: null }
-      if (!since) return { head }
-      if (since.seq > 0) {
-        const { rows } = await client.query('SELECT digest FROM memory_events WHERE seq = $1', [since.seq])
-        if (rows[0]?.digest !== since.digest) return { head }
-      }
+      if (!since || (since.seq > 0 && heads[0]?.at !== since.digest)) return { head }
+      if (head.seq === since.seq) return { head, changed: new Map() }
       // Records changed by events after `since`, read after the head: an event between the two is reported again next time.
       const { rows } = await client.query(`SELECT e.id, r.record FROM (SELECT record_id AS id, min(seq) AS first FROM memory_events WHERE seq > $1 AND partition = $2 GROUP BY record_id) e
         LEFT JOIN memory_records r ON r.id = e.id ORDER BY e.first`, [since.seq, partition])

@@ -428,6 +428,7 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
       const head = row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
       if (!since || (since.seq > 0 && h.statements.digestAt.get(since.seq)?.digest !== since.digest)) return { head }
       const changed = new Map<string, SqlStoredRecord>()
+      if (head.seq === since.seq) return { head, changed }
       for (const { record_id: id } of h.statements.changedIds.all(since.seq, partition)) {
         const stored = h.statements.record.get(id)
         if (stored) changed.set(id, stored.status === 'erased' ? { erased: true } : { record: parseRecord(stored.record!), erased: false })
