@@ -6,7 +6,9 @@
  * tools (an embedder failure never fails the write), else at the first search that needs them,
  * stored beside the records with the embedding model's id, loaded from there after a restart
  * instead of recomputed. Query vectors are cached per model. Vector search is exact
- * (vectors.ts; usearch's native scan from 2,000 vectors when installed, vector-kernel.ts).
+ * (vectors.ts; usearch's native scan from 2,000 vectors when installed, vector-kernel.ts) over
+ * each scope's index, kept between searches (hybrid-scope.ts): with the adapter's change signal
+ * (`changes`, the built-in stores) a search applies only what changed since the last one.
  */
 import type { EmbeddingModel } from 'ai'
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, recordMatchesFilters } from '../search/search.ts'
@@ -78,9 +80,13 @@ export function adapterVectors(adapter: MemoryStoreAdapter, model: EmbeddingMode
  * less is no candidate). Filters apply before the limit; the records the substring rule returns
  * are always kept (as in ranked search); superseded and deleted records never appear.
  *
- * Missing record vectors are embedded in one batch and stored. When the embedder fails
- * (network, input too long), the full-text results are returned alone: search degrades, it does
- * not fail, and the next search tries again.
+ * The scope's active records and vector index are kept between searches (hybrid-scope.ts): with
+ * the adapter's `changes`, a search reads only what changed since the last one (cost: the
+ * changes, then the exact scan), and the substring rule is the adapter's own `mode: 'substring'`
+ * search; without it, every search reads the scope with `export`. The full-text ranking, the
+ * substring rule and that sync run concurrently. Records without a stored vector are embedded
+ * in one batch and stored. When the embedder fails (network, input too long), the full-text
+ * results are returned alone: search degrades, it does not fail, and the next search tries again.
  *
  * @throws AgentError `MEMORY_QUERY_INVALID` for an invalid query (as `searchRecords`).
  */
