@@ -17,6 +17,7 @@ import { memoryVectorStore, recordVectors, type MemoryVectorStore, type RecordVe
 import { eventTimeBounds, hasEventTimeFilter, searchWithEventTime, withinEventTime, withoutEventTime } from './event-time.ts'
 import { cloneRecord } from './records.ts'
 import { syncHybridScope, type HybridScope } from './hybrid-scope.ts'
+import { namedPeriods, occurredIn } from './query-dates.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
 /**
@@ -136,6 +137,11 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
   return chosen.map(({ hit, score }) => ({ ...hit, score: Math.round(score * 1e6) / 1e6 }))
 }
 
+/**
+ * The vector top `depth` of the scope's active records that pass the filters. When the query names
+ * calendar periods (query-dates.ts), the records whose event date lies in one come first (their
+ * own top `depth`), then the others: the embedding does not tell one date from another.
+ */
 async function rankByVector(vectors: RecordVectors, scope: HybridScope, text: string, depth: number, passes: (record: MemoryRecord) => boolean, options: HybridSearchOptions): Promise<MemoryRecord[]> {
   if (scope.records.size === 0) return []
   const queryVector = await vectors.query(text, options.abortSignal)
@@ -143,7 +149,14 @@ async function rankByVector(vectors: RecordVectors, scope: HybridScope, text: st
     const record = scope.records.get(id)
     return record !== undefined && passes(record)
   }
-  return (await vectors.search(scope.partition, queryVector, depth, { accept, ids: () => [...scope.records.keys()] }))
-    .filter(match => match.similarity > 0 && scope.records.has(match.id))
-    .map(match => scope.records.get(match.id)!)
+  const ids = () => [...scope.records.keys()]
+  const ranked = (await vectors.search(scope.partition, queryVector, depth, { accept, ids })).filter(match => match.similarity > 0)
+  const periods = namedPeriods(text)
+  if (periods.length > 0) {
+    const inPeriod = (id: string) => accept(id) && occurredIn(scope.records.get(id)!, periods)
+    const first = (await vectors.search(scope.partition, queryVector, depth, { accept: inPeriod, ids })).filter(match => match.similarity > 0)
+    const firstIds = new Set(first.map(match => match.id))
+    ranked.splice(0, ranked.length, ...[...first, ...ranked.filter(match => !firstIds.has(match.id))].slice(0, depth))
+  }
+  return ranked.filter(match => scope.records.has(match.id)).map(match => scope.records.get(match.id)!)
 }
