@@ -7,7 +7,8 @@
  * stored yet) and placed in the index, records that left the active set (superseded, deleted,
  * erased, by this process or another writer) are taken out. A reset of the signal (first search,
  * another process's store replaced, a partition loaded again) and a replaced vector store start
- * the scope over. An adapter without the signal is read whole (`export`) at every search.
+ * the scope over. An adapter without the signal is read whole (`export`) at every search, and the
+ * difference to the last one is applied the same way.
  */
 import type { RecordVectors } from './vectors-store.ts'
 import { partitionKey } from './records.ts'
@@ -75,9 +76,7 @@ function entryOf(vectors: RecordVectors, partition: string): ScopeEntry {
 }
 
 async function apply(adapter: MemoryStoreAdapter, target: MemoryTarget, vectors: RecordVectors, entry: ScopeEntry, abortSignal: AbortSignal | undefined): Promise<HybridScope> {
-  const changes: MemoryScopeChanges = adapter.changes
-    ? await adapter.changes(target, entry.cursor)
-    : { cursor: undefined, reset: true, records: (await adapter.export(target)).filter(record => record.status === 'active'), removed: [] }
+  const changes: MemoryScopeChanges = adapter.changes ? await adapter.changes(target, entry.cursor) : exportedChanges(entry, await adapter.export(target))
   entry.cursor = changes.cursor
   if (changes.reset || entry.generation !== vectors.generation) {
     if (changes.reset) entry.records = new Map(changes.records.map(record => [record.id, record]))
@@ -103,6 +102,14 @@ async function apply(adapter: MemoryStoreAdapter, target: MemoryTarget, vectors:
     for (const record of pending) entry.unplaced.delete(record.id)
   }
   return { partition: entry.partition, records: entry.records }
+}
+
+/** The changes since the last search of an adapter without a change signal, from its whole export: a reset the first time, else the difference of the active sets. */
+function exportedChanges(entry: ScopeEntry, exported: readonly MemoryRecord[]): MemoryScopeChanges {
+  const active = exported.filter(record => record.status === 'active')
+  if (entry.generation === -1) return { cursor: undefined, reset: true, records: active, removed: [] }
+  const now = new Set(active.map(record => record.id))
+  return { cursor: undefined, reset: false, records: active.filter(record => !entry.records.has(record.id)), removed: [...entry.records.keys()].filter(id => !now.has(id)) }
 }
 
 function applyChanges(entry: ScopeEntry, vectors: RecordVectors, changes: MemoryScopeChanges): void {
