@@ -7,7 +7,7 @@
  * Embeddings: the hashing embedder (`--dims`, default 1,024 dimensions). Also counts what a
  * second Postgres instance (its own pool) embeds on its first search: only the query.
  *
- * `--baseline <dir>`: a source tree of another version of this package (for example
+ * `--in-database off` leaves out the scoreInDatabase rows. `--baseline <dir>`: a source tree of another version of this package (for example
  * `git archive <commit> src | tar -x -C <dir>`); its `hybridSearch` is timed too, on the same
  * adapters and records, interleaved with this one (the "before" rows).
  *
@@ -40,6 +40,8 @@ const RECORDS = Number(arg('records', '1000'))
 const ROUNDS = Number(arg('rounds', '5'))
 const DIMENSIONS = Number(arg('dims', String(HASHING_DIMENSIONS)))
 const BASELINE = arg('baseline', '')
+// `--in-database off`: leave out the scoreInDatabase rows (each search scans every row in SQL: seconds at 100,000 records).
+const IN_DATABASE = arg('in-database', 'on') !== 'off'
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5433/postgres'
 const target: MemoryTarget = { store: 'agent', scope: { agent: 'bench', user: 'u1' } }
 const WORDS = 'tea coffee hiking painting pottery camping music guitar family garden travel book movie running cooking sister brother school work city beach mountain river dinner lunch friend dog cat car train plane'.split(' ')
@@ -112,7 +114,7 @@ try {
   const subjects: Subject[] = [
     ...hybrid('JSONL (sidecar, in-process index)', jsonl),
     ...hybrid('Postgres (column, loaded into the in-process index)', postgres),
-    ...hybrid('Postgres scoreInDatabase (real[] cosine in SQL)', scored),
+    ...(IN_DATABASE ? hybrid('Postgres scoreInDatabase (real[] cosine in SQL)', scored) : []),
     { name: 'JSONL lexical only', search: query => jsonl.search(target, { query, limit: 10 }) },
     { name: 'Postgres lexical only', search: query => postgres.search(target, { query, limit: 10 }) },
   ]
