@@ -150,13 +150,13 @@ async function rankByVector(vectors: RecordVectors, scope: HybridScope, text: st
     return record !== undefined && passes(record)
   }
   const ids = () => [...scope.records.keys()]
-  const ranked = (await vectors.search(scope.partition, queryVector, depth, { accept, ids })).filter(match => match.similarity > 0)
+  let ranked = (await vectors.search(scope.partition, queryVector, depth, { accept, ids })).filter(match => match.similarity > 0)
   const periods = namedPeriods(text)
   if (periods.length > 0) {
     const inPeriod = (id: string) => accept(id) && occurredIn(scope.records.get(id)!, periods)
     const first = (await vectors.search(scope.partition, queryVector, depth, { accept: inPeriod, ids })).filter(match => match.similarity > 0)
     const firstIds = new Set(first.map(match => match.id))
-    ranked.splice(0, ranked.length, ...[...first, ...ranked.filter(match => !firstIds.has(match.id))].slice(0, depth))
+    ranked = [...first, ...ranked.filter(match => !firstIds.has(match.id))].slice(0, depth)
   }
   return ranked.filter(match => scope.records.has(match.id)).map(match => scope.records.get(match.id)!)
 }
