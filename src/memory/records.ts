@@ -13,6 +13,7 @@ import { contentKey, contentKeyHash } from './dedupe.ts'
 import { sameScope, scopeKey, validateScope } from './scope.ts'
 import type { LogLineChain } from '../log/types.ts'
 import type { MemorySearchIndex } from './search-index.ts'
+import { noteChange } from './change-journal.ts'
 import { isInstant, parseInstant } from '../instant.ts'
 
 export { isInstant, parseInstant }
@@ -371,7 +372,9 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft, ch
       else state.partitions.set(partition, [record.id])
     }
   }
-  indexOfPartition(state, partition).update(record)
+  const index = indexOfPartition(state, partition)
+  index.update(record)
+  noteChange(index, record.id)
   return record
 }
 

@@ -267,6 +267,7 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
         append: withHash(base.append),
         delete: withHash(base.delete),
         export: withHash(base.export),
+        changes: withHash(base.changes),
         hardDelete: withHash(base.hardDelete),
         writeScope: withHash(base.writeScope),
         vectors: postgresVectorStore(pool, vectors),
@@ -693,6 +694,19 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly 
       const { rows } = await client.query(`SELECT seq FROM memory_records WHERE partition = $1 AND status = 'active' AND terms @@ $2::tsquery
         ORDER BY ts_rank('{0.1, 1.0, 0.5, 1.0}', terms, $2::tsquery, 1) DESC, seq DESC LIMIT $3`, [partition, tsqueryLiteral(terms), limit])
       return rows.map(row => Number(row.seq))
+    }),
+    changesSince: (partition, since) => select(async (client) => {
+      // One round trip when nothing changed: the head, and the digest of the event at `since`.
+      const { rows: heads } = await client.query(`SELECT h.seq, h.digest, (SELECT digest FROM memory_events WHERE seq = $1) AS at FROM (${HEAD_SQL}) h`, [since?.seq ?? 0])
+      const head = heads[0] ? { seq: Number(heads[0].seq), digest: String(heads[0].digest) } : { seq: 0, digest: null }
+      if (!since || (since.seq > 0 && heads[0]?.at !== since.digest)) return { head }
+      if (head.seq === since.seq) return { head, changed: new Map() }
+      // Records changed by events after `since`, read after the head: an event between the two is reported again next time.
+      const { rows } = await client.query(`SELECT e.id, r.record FROM (SELECT record_id AS id, min(seq) AS first FROM memory_events WHERE seq > $1 AND partition = $2 GROUP BY record_id) e
+        LEFT JOIN memory_records r ON r.id = e.id ORDER BY e.first`, [since.seq, partition])
+      const changed = new Map<string, SqlStoredRecord>()
+      for (const row of rows) changed.set(row.id, row.record ? { record: parseRecord(row.record), erased: false } : { erased: true })
+      return { head, changed }
     }),
     bySeq: (partition, seqs) => select(async (client) => {
       const found = new Map<number, MemoryRecord>()

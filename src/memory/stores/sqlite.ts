@@ -214,6 +214,8 @@ function prepare(db: Database.Database) {
     dataVersion: db.prepare<[], { data_version: number }>('PRAGMA data_version'),
     commit: db.prepare('COMMIT'),
     head: db.prepare<[], { seq: number; digest: string }>('SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'),
+    digestAt: db.prepare<[number], { digest: string }>('SELECT digest FROM memory_events WHERE seq = ?'),
+    changedIds: db.prepare<[number, string], { record_id: string }>(`SELECT e.record_id FROM memory_events e JOIN memory_records r ON r.id = e.record_id WHERE e.seq > ? AND r.partition = ${PARTITION} GROUP BY e.record_id ORDER BY min(e.seq)`),
     lines: db.prepare<[], { line: string }>('SELECT line FROM memory_events ORDER BY seq'),
     line: db.prepare<[number], { line: string }>('SELECT line FROM memory_events WHERE seq = ?'),
     count: db.prepare<[], { count: number }>('SELECT count(*) AS count FROM memory_events'),
@@ -396,6 +398,19 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
       return found
     }),
     termCandidates: (partition, terms, limit) => readOnly(h => h.statements.termCandidates.all(terms.map(ftsPhrase).join(' OR '), limit).map(row => row.seq)),
+    changesSince: (partition, since) => readOnly((h) => {
+      const row = h.statements.head.get()
+      const head = row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
+      if (!since || (since.seq > 0 && h.statements.digestAt.get(since.seq)?.digest !== since.digest)) return { head }
+      const changed = new Map<string, SqlStoredRecord>()
+      if (head.seq === since.seq) return { head, changed }
+      for (const { record_id: id } of h.statements.changedIds.all(since.seq, partition)) {
+        const stored = h.statements.record.get(id)
+        if (stored) changed.set(id, stored.status === 'erased' ? { erased: true } : { record: recordOf(h.statements, stored), erased: false })
+        else changed.set(id, { erased: true })
+      }
+      return { head, changed }
+    }),
     afterCompaction: () => exclusive(handle(), async h => query(h, () => {
       // A deleted FTS5 row's terms stay in its index segment (secure-delete does not remove them
       // for a contentless_delete table, checked on SQLite 3.51): 'optimize' rewrites the index

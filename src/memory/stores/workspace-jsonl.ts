@@ -15,6 +15,7 @@ import type { LogAccessOptions } from '../../log/index.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, sharedScope, validateScope } from '../scope.ts'
+import { scopeChanges } from '../scope-changes.ts'
 import { eraseRecordVectors, partitionDropListener, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
 import type {
   MemoryAppendOptions,
@@ -22,6 +23,7 @@ import type {
   MemoryDeleteOptions,
   MemoryRecord,
   MemoryRecordInput,
+  MemoryScopeChanges,
   MemoryStoreAdapter,
   MemoryStoreContext,
   MemoryStoreFactory,
@@ -157,6 +159,8 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
    * @throws AgentError `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`, `MEMORY_WORKSPACE_READ_ONLY`, `MEMORY_LOG_CORRUPT`.
    */
   hardDelete(target: MemoryTarget, id: string, options: MemoryDeleteOptions): Promise<boolean>
+  /** What changed in the scope since a cursor (scope-changes.ts: the partition's change journal, fed by every event the log folds, another writer's included). */
+  changes(target: MemoryTarget, since?: unknown): Promise<MemoryScopeChanges>
   /** The open log (for verify and compact). */
   readonly log: MemoryLog
   /** The log's vector sidecar (`<log key>.vectors`); erasing a record removes its vectors. */
@@ -246,6 +250,10 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
     async export(target) {
       target = scopedTarget(target)
       return log.view(state => partitionRecords(state, target.store, target.scope).map(record => cloneRecord(record)), servedBy(target))
+    },
+    async changes(target, since) {
+      target = scopedTarget(target)
+      return log.view(state => scopeChanges(state, target, since), servedBy(target))
     },
   }
 }

@@ -134,8 +134,20 @@ export interface SqlBackend {
    * puts first.
    */
   termCandidates(partition: string, terms: readonly string[], limit: number): Promise<number[]>
+  /**
+   * The chain head, and what events after `since` changed in the partition: the rows of the
+   * records they name. `changed` is absent when `since` is `undefined` or no longer in the chain
+   * (no event at `since.seq`, or one with another digest: the database was replaced).
+   */
+  changesSince(partition: string, since: SqlChainPoint | undefined): Promise<{ head: SqlChainPoint; changed?: Map<string, SqlStoredRecord> }>
   /** Runs after a compaction changed lines (SQLite checkpoints its WAL). */
   afterCompaction?(): Promise<void>
+}
+
+/** An event of the chain: its `seq` and `digest` (`{ seq: 0, digest: null }`: before the first event). */
+export interface SqlChainPoint {
+  seq: number
+  digest: string | null
 }
 
 /**
@@ -428,6 +440,24 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
     async export(target) {
       checkTarget(target)
       return backend.export(partitionKey(target.store, target.scope))
+    },
+
+    async changes(target, since) {
+      checkTarget(target)
+      const partition = partitionKey(target.store, target.scope)
+      const { head, changed } = await backend.changesSince(partition, since as SqlChainPoint | undefined)
+      if (!changed) {
+        // The head is read first: an event committed before the export is reported again next time, none is missed.
+        const records = (await backend.export(partition)).filter(record => record.status === 'active')
+        return { cursor: head, reset: true, records, removed: [] }
+      }
+      const records: MemoryRecord[] = []
+      const removed: string[] = []
+      for (const [id, row] of changed) {
+        if (row.record) records.push(row.record)
+        else removed.push(id)
+      }
+      return { cursor: head, reset: false, records, removed }
     },
 
     async search(target, query) {
