@@ -10,7 +10,7 @@
  * the scope over. An adapter without the signal is read whole (`export`) at every search, and the
  * difference to the last one is applied the same way.
  */
-import type { RecordVectors } from './vectors-store.ts'
+import { cachedRecordVectors, type MemoryVectorStore, type RecordVectors } from './vectors-store.ts'
 import { partitionKey } from './records.ts'
 import type { MemoryRecord, MemoryScopeChanges, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
@@ -73,6 +73,27 @@ function entryOf(vectors: RecordVectors, partition: string): ScopeEntry {
     vectors.dropIndex(oldest!)
   }
   return entry
+}
+
+const dropListeners = new WeakMap<MemoryVectorStore, (partition: string) => void>()
+
+/**
+ * The function that forgets a partition in this process's hybrid search over `store` (every
+ * model): its kept records and its vector index. One per store, to hand to
+ * `EventLog.onPartitionDropped` of the log it serves, so a scope that left the log's memory keeps
+ * nothing here either; its next hybrid search starts over from the vectors held, embedding nothing.
+ */
+export function partitionDropListener(store: MemoryVectorStore): (partition: string) => void {
+  let listener = dropListeners.get(store)
+  if (!listener) {
+    dropListeners.set(store, listener = (partition) => {
+      for (const vectors of cachedRecordVectors(store)) {
+        scopes.get(vectors)?.delete(partition)
+        vectors.dropIndex(partition)
+      }
+    })
+  }
+  return listener
 }
 
 async function apply(adapter: MemoryStoreAdapter, target: MemoryTarget, vectors: RecordVectors, entry: ScopeEntry, abortSignal: AbortSignal | undefined): Promise<HybridScope> {

@@ -201,8 +201,6 @@ export interface RecordVectors {
   query(text: string, abortSignal?: AbortSignal): Promise<Float32Array>
   /** Drops ids from this cache (after the store removed them). */
   forget(ids: readonly string[]): void
-  /** Drops the index of one partition (its scope left the log's memory); the next search of it builds it again from the vectors held. */
-  dropPartition(partition: string): void
   /** Partitions whose vector index is held now. */
   indexedPartitions(): number
 }
@@ -219,20 +217,9 @@ export function recordVectors(store: MemoryVectorStore, model: EmbeddingModel): 
   return vectors
 }
 
-const dropListeners = new WeakMap<MemoryVectorStore, (partition: string) => void>()
-
-/**
- * The function that drops a partition's vector indexes from this process's caches of `store` (every
- * model): one per store, to hand to `EventLog.onPartitionDropped` of the log it serves.
- */
-export function partitionDropListener(store: MemoryVectorStore): (partition: string) => void {
-  let listener = dropListeners.get(store)
-  if (!listener) {
-    dropListeners.set(store, listener = (partition) => {
-      for (const vectors of caches.get(store)?.values() ?? []) vectors.dropPartition(partition)
-    })
-  }
-  return listener
+/** The {@link RecordVectors} of `store` this process holds, one per embedding model. */
+export function cachedRecordVectors(store: MemoryVectorStore): Iterable<RecordVectors> {
+  return caches.get(store)?.values() ?? []
 }
 
 /**
@@ -374,9 +361,6 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
         byId.delete(gone)
         for (const index of indexes.values()) index.delete(gone)
       }
-    },
-    dropPartition(partition) {
-      indexes.delete(partition)
     },
     indexedPartitions: () => indexes.size,
   }

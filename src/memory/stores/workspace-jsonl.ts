@@ -16,7 +16,8 @@ import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, pa
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, sharedScope, validateScope } from '../scope.ts'
 import { scopeChanges } from '../scope-changes.ts'
-import { eraseRecordVectors, partitionDropListener, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
+import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
+import { partitionDropListener } from '../hybrid-scope.ts'
 import type {
   MemoryAppendOptions,
   MemoryAudit,
