@@ -201,6 +201,10 @@ export interface RecordVectors {
   query(text: string, abortSignal?: AbortSignal): Promise<Float32Array>
   /** Drops ids from this cache (after the store removed them). */
   forget(ids: readonly string[]): void
+  /** Drops the index of one partition (its scope left the log's memory); the next search of it builds it again from the vectors held. */
+  dropPartition(partition: string): void
+  /** Partitions whose vector index is held now. */
+  indexedPartitions(): number
 }
 
 const caches = new WeakMap<MemoryVectorStore, Map<string, RecordVectors>>()
@@ -213,6 +217,22 @@ export function recordVectors(store: MemoryVectorStore, model: EmbeddingModel): 
   let vectors = byModel.get(id)
   if (!vectors) byModel.set(id, vectors = createRecordVectors(store, model, id))
   return vectors
+}
+
+const dropListeners = new WeakMap<MemoryVectorStore, (partition: string) => void>()
+
+/**
+ * The function that drops a partition's vector indexes from this process's caches of `store` (every
+ * model): one per store, to hand to `EventLog.onPartitionDropped` of the log it serves.
+ */
+export function partitionDropListener(store: MemoryVectorStore): (partition: string) => void {
+  let listener = dropListeners.get(store)
+  if (!listener) {
+    dropListeners.set(store, listener = (partition) => {
+      for (const vectors of caches.get(store)?.values() ?? []) vectors.dropPartition(partition)
+    })
+  }
+  return listener
 }
 
 /**
@@ -355,5 +375,9 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
         for (const index of indexes.values()) index.delete(gone)
       }
     },
+    dropPartition(partition) {
+      indexes.delete(partition)
+    },
+    indexedPartitions: () => indexes.size,
   }
 }

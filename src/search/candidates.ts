@@ -2,9 +2,10 @@
  * The candidates of a ranked search: the best records by BM25F of the query's terms plus the
  * points of the terms feedback lends, bounded at every step.
  *
- * 1. The best `depth + kept` records by the query's terms (filters passed), by one of two exact
- *    passes: term at a time over every posting (bm25f.ts), or document at a time with MaxScore
- *    pruning (max-score.ts) when one list outweighs the others so much that it can be skipped.
+ * 1. The best `depth + kept` records by the query's terms (filters passed), by one of three exact
+ *    passes: term at a time over every posting (bm25f.ts); document at a time with MaxScore
+ *    pruning (max-score.ts) when one list outweighs the others so much that it can be skipped; or
+ *    by match masks (match-masks.ts) when a few long lists are alike.
  * 2. Feedback reads the best `feedback.records` of them (feedback.ts) and lends terms.
  * 3. The lent terms add points only to the records in their postings, so the final best `depth`
  *    lie among the records of step 1 and those the lent postings reach: every other record keeps
@@ -14,9 +15,10 @@
  * Scores are the same additions in the same order as an exhaustive ranking: the query's terms in
  * their order, then the lent terms in theirs.
  */
-import { accumulate, rank, scoreSlot, type Bm25fParams } from './bm25f.ts'
+import { accumulate, fieldNorms, idf, rank, scoreSlot, termPoints, type Bm25fParams } from './bm25f.ts'
 import { passesFilters } from './filters.ts'
 import { feedbackOn, lentTerms, type FeedbackParams } from './feedback.ts'
+import { MAX_MASKED_TERMS, topByMatchMasks } from './match-masks.ts'
 import { scoreSlots, topByMaxScore, type RankedSlot } from './max-score.ts'
 import type { CheckedQuery } from './query.ts'
 import { scratch } from './scratch.ts'
@@ -27,7 +29,7 @@ import { TopK } from './top-k.ts'
 import type { SearchDocument } from './types.ts'
 
 /** How the first pass walks the postings. */
-export type FirstPass = 'auto' | 'exhaustive' | 'max-score'
+export type FirstPass = 'auto' | 'exhaustive' | 'max-score' | 'match-masks'
 
 /** The ranked candidates of one search, and the scores of the substring rule's own hits. */
 export interface RankedCandidates {
@@ -49,8 +51,34 @@ const SKIPPABLE_RATIO = 4
  * the filters and are not in `kept`; and the scores of the `kept` slots.
  */
 export function rankedCandidates<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, checked: CheckedQuery, kept: ReadonlySet<number>, depth: number, pass: FirstPass = 'auto'): RankedCandidates {
-  const first = pass === 'max-score' || (pass === 'auto' && skippable(state, terms, firstDepth(feedback, kept, depth)))
-  return first ? byMaxScore(state, params, feedback, terms, checked, kept, depth) : exhaustive(state, params, feedback, terms, checked, kept, depth)
+  const chosen = pass === 'auto' ? autoPass(state, terms, firstDepth(feedback, kept, depth)) : pass
+  if (chosen === 'max-score') return byMaxScore(state, params, feedback, terms, checked, kept, depth)
+  // A forced pass never falls back (tests hold it to the others).
+  if (chosen === 'match-masks') return byMatchMasks(state, params, feedback, terms, checked, kept, depth, pass === 'match-masks' ? Number.POSITIVE_INFINITY : undefined)
+  return exhaustive(state, params, feedback, terms, checked, kept, depth)
+}
+
+/**
+ * Postings of the query's terms, in multiples of the slots, from which the match-mask pass is
+ * taken: it reads every slot's mask a few times, so it pays when the postings are many.
+ */
+const MASKED_SHARE = 1 / 4
+/** Fewest postings of the query's terms for the match-mask pass. */
+const MASKED_MIN_POSTINGS = 4096
+
+/** The first pass of a query of `terms` with a first depth of `limit` ('auto' decided). */
+function autoPass<D extends SearchDocument>(state: IndexState<D>, terms: ReadonlyMap<string, number>, limit: number): Exclude<FirstPass, 'auto'> {
+  if (skippable(state, terms, limit)) return 'max-score'
+  const { vocabulary } = state
+  let known = 0
+  let postings = 0
+  for (const term of terms.keys()) {
+    const id = vocabulary.termIds.get(term)
+    if (id === undefined || vocabulary.termFrequency[id] === 0) continue
+    known++
+    postings += vocabulary.termPostings.length(id)
+  }
+  return known <= MAX_MASKED_TERMS && postings >= MASKED_MIN_POSTINGS && postings >= MASKED_SHARE * state.slots.count ? 'match-masks' : 'exhaustive'
 }
 
 /**
@@ -111,6 +139,89 @@ function exhaustive<D extends SearchDocument>(state: IndexState<D>, params: Bm25
   const keptScores = new Map<number, { score: number; matched: number }>()
   for (const slot of kept) keptScores.set(slot, stamps[slot] === stamp ? { score: scores[slot]!, matched: matched[slot]! } : { score: 0, matched: terms.size })
   return { ranked: final.sorted().map(({ slot, score }) => ({ slot, score, matched: matched[slot]! })), kept: keptScores }
+}
+
+/**
+ * The match-mask first pass (match-masks.ts); the records the lent terms reach are scored again
+ * only when their bound (the mask's, plus the greatest points of a lent term per lent term holding
+ * them) reaches the floor of the best `depth` of the first pass's records scored with every term:
+ * a record under it cannot enter.
+ */
+function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, checked: CheckedQuery, kept: ReadonlySet<number>, depth: number, budget?: number): RankedCandidates {
+  const { slots, vocabulary } = state
+  const first = topByMatchMasks(state, params, terms, { limit: firstDepth(feedback, kept, depth), checked, counted: terms.size }, budget)
+  if (first === undefined) return exhaustive(state, params, feedback, terms, checked, kept, depth)
+  const top = first.ranked
+  const final = new TopK<RankedSlot>(depth, slots.compare)
+  const lent = feedbackOn(feedback) ? lentTerms(state, feedback, terms, top.slice(0, feedback.records)) : new Map<string, number>()
+  let all: ReadonlyMap<string, number> = terms
+  if (lent.size === 0) {
+    for (const candidate of top) if (!kept.has(candidate.slot)) final.push(candidate)
+  }
+  else {
+    all = new Map([...terms, ...lent])
+    const inTop = new Set<number>(top.map(candidate => candidate.slot))
+    // The first pass's records: their scores by the query's terms, then the lent terms' points added in order.
+    const own = top.filter(candidate => !kept.has(candidate.slot)).sort((a, c) => a.slot - c.slot)
+    const lentScored = scoreSlots(state, params, lent, 0, own.map(candidate => candidate.slot), own.map(candidate => candidate.score))
+    lentScored.forEach((candidate, at) => final.push({ slot: candidate.slot, score: candidate.score, matched: own[at]!.matched }))
+    const floor = final.floor()?.score ?? Number.NEGATIVE_INFINITY
+    // Per slot, how many lent terms hold it; a lent term adds at most `lentMost` points.
+    const hits = lentHits(slots.count)
+    const norms = fieldNorms(state, params)
+    const slope = [norms.a0, norms.a1, norms.a2]
+    const lists: number[] = []
+    let lentMost = 0
+    for (const [term, weight] of lent) {
+      const id = vocabulary.termIds.get(term)
+      if (id === undefined || vocabulary.termFrequency[id] === 0) continue
+      const maxTf = state.bounds.maxTf(vocabulary, slots, id, params.weights, norms.base, slope)
+      lentMost = Math.max(lentMost, termPoints(weight * idf(slots.live, vocabulary.termFrequency[id]!), maxTf, norms.k1) * LENT_SLACK)
+      lists.push(id)
+      const data = vocabulary.termPostings.data
+      const ranges = vocabulary.termPostings.blocks(id, blockScratch)
+      for (let range = 0; range < ranges.length; range += 2) {
+        for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) hits[data[at]!]!++
+      }
+    }
+    const reached: number[] = []
+    const data = vocabulary.termPostings.data
+    const alive = slots.alive
+    for (const id of lists) {
+      const ranges = vocabulary.termPostings.blocks(id, blockScratch)
+      for (let range = 0; range < ranges.length; range += 2) {
+        for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
+          const slot = data[at]!
+          const held = hits[slot]!
+          if (held === 0) continue
+          hits[slot] = 0
+          if (first.bound(slot) + held * lentMost >= floor && alive[slot] === 1 && !inTop.has(slot) && !kept.has(slot)) reached.push(slot)
+        }
+      }
+    }
+    for (const candidate of scoreSlots(state, params, all, terms.size, reached.sort((a, c) => a - c))) {
+      if (passesFilters(slots.records[candidate.slot]!, slots.created[candidate.slot]!, checked)) final.push(candidate)
+    }
+  }
+  const keptScores = new Map<number, { score: number; matched: number }>()
+  for (const slot of kept) {
+    const scored = scoreSlot(state, params, all, slot, terms.size)
+    keptScores.set(slot, scored.score === 0 ? { score: 0, matched: terms.size } : scored)
+  }
+  return { ranked: final.sorted(), kept: keptScores }
+}
+
+// A lent term's bound is raised by this share so that rounding never prunes a record that reaches the floor exactly.
+const LENT_SLACK = 1 + 1e-9
+
+let hitScratch = new Uint16Array(1024)
+const blockScratch: number[] = []
+
+/** A zeroed per-slot count of lent terms for `count` slots (lent terms are at most 65,535). */
+function lentHits(count: number): Uint16Array {
+  if (hitScratch.length < count) hitScratch = new Uint16Array(Math.max(count, hitScratch.length * 2))
+  hitScratch.fill(0, 0, count)
+  return hitScratch
 }
 
 /** Document at a time with MaxScore pruning; the candidates the lent terms reach scored again exactly. */

@@ -287,19 +287,22 @@ function longLists<D extends SearchDocument>(cursors: PostingCursors<D>, lists: 
 
 /**
  * The scores of `slots` (live, increasing) for `terms`, as an exhaustive pass adds them, with the
- * terms among the first `counted` each holds; slots no term holds score 0.
+ * terms among the first `counted` each holds; slots no term holds score 0. With `bases` (aligned
+ * with `slots`: each slot's score by the terms an exhaustive pass adds before these), the points
+ * of `terms` are added to them in order, the same additions as scoring every term at once.
  */
-export function scoreSlots<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, counted: number, slots: readonly number[]): RankedSlot[] {
+export function scoreSlots<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, counted: number, slots: readonly number[], bases?: readonly number[]): RankedSlot[] {
   const cursors = new PostingCursors(state, params, terms)
   const points = new Float64Array(terms.size)
   const { current, places, count } = cursors
   const out: RankedSlot[] = []
-  for (const slot of slots) {
+  for (let at = 0; at < slots.length; at++) {
+    const slot = slots[at]!
     for (let list = 0; list < count; list++) {
       cursors.seek(list, slot)
       if (current[list] === slot) points[places[list]!] = cursors.points(list)
     }
-    const { score, matched } = inOrder(points, counted)
+    const { score, matched } = inOrder(points, counted, bases === undefined ? 0 : bases[at]!)
     out.push({ slot, score, matched })
     points.fill(0)
   }
@@ -308,9 +311,9 @@ export function scoreSlots<D extends SearchDocument>(state: IndexState<D>, param
 
 const summed = { score: 0, matched: 0 }
 
-/** The sum of `points` in the order of the terms (the additions of an exhaustive pass), and how many of the first `counted` are given. */
-function inOrder(points: Float64Array, counted: number): { score: number; matched: number } {
-  let score = 0
+/** `base` plus `points` in the order of the terms (the additions of an exhaustive pass), and how many of the first `counted` are given. */
+function inOrder(points: Float64Array, counted: number, base = 0): { score: number; matched: number } {
+  let score = base
   let matched = 0
   for (let place = 0; place < points.length; place++) {
     const value = points[place]!

@@ -78,6 +78,28 @@ export class PairLists {
     return out
   }
 
+  /**
+   * The value of the pair of list `id` whose key is `key`, or -1 when it has none. Keys of a list
+   * must have been pushed in increasing order (a posting list's slots are): a walk over the
+   * blocks, then a binary search in one.
+   */
+  lookup(id: number, key: number): number {
+    const arena = this.arena
+    for (let block = this.heads[id]!; block !== -1; block = arena[block]!) {
+      const filled = block === this.tails[id] ? this.fills[id]! : arena[block + 1]!
+      if (filled === 0 || arena[block + 2 + (filled - 1) * 2]! < key) continue
+      let low = 0
+      let high = filled - 1
+      while (low < high) {
+        const middle = (low + high) >> 1
+        if (arena[block + 2 + middle * 2]! < key) low = middle + 1
+        else high = middle
+      }
+      return arena[block + 2 + low * 2] === key ? arena[block + 3 + low * 2]! : -1
+    }
+    return -1
+  }
+
   get data(): Int32Array {
     return this.arena
   }

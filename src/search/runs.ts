@@ -1,4 +1,6 @@
+import { ImpactOrders, type ImpactCopy } from './impact-order.ts'
 import { PairLists } from './postings.ts'
+import type { Slots } from './slots.ts'
 import { countLower } from './substring-rule.ts'
 
 /**
@@ -49,6 +51,8 @@ export class RunIndex {
   private trigrams: Trigrams | undefined
   /** Runs visited by linear scans so far. */
   private scanned = 0
+  /** Impact-ordered copies of long lists of {@link postings} (made again when the postings are replaced). */
+  private impact: ImpactOrders | undefined
 
   /** The id of an indexed run, else `undefined` (a small direct-mapped cache before the map: words repeat). */
   known(run: string): number | undefined {
@@ -75,6 +79,12 @@ export class RunIndex {
       this.trigrams?.add(run, id)
     }
     return id
+  }
+
+  /** The impact-ordered copy of run `run`'s postings (impact-order.ts), made when missing or stale. */
+  impactCopy(run: number, slots: Slots<unknown>): ImpactCopy {
+    if (this.impact?.lists !== this.postings) this.impact = new ImpactOrders(this.postings)
+    return this.impact.copy(run, slots)
   }
 
   /** True once the trigram index is built. */

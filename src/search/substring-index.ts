@@ -8,6 +8,7 @@
  * of every record when it has no letter or digit).
  */
 import { passesFilters } from './filters.ts'
+import { IMPACT_MIN_POSTINGS } from './impact-order.ts'
 import type { CheckedQuery } from './query.ts'
 import { ONLY_RUN, RUN } from './runs.ts'
 import { scratch, scratchFor } from './scratch.ts'
@@ -19,25 +20,37 @@ import type { SearchDocument } from './types.ts'
 
 const blockScratch: number[] = []
 
-/** The substring rule's top `checked.limit` slots of `state`, best first. */
-export function substringSearch<D extends SearchDocument>(state: IndexState<D>, checked: CheckedQuery): ScoredSlot[] {
+/**
+ * The substring rule's top `checked.limit` slots of `state`, best first. A one-run needle whose
+ * runs hold at least `impactMin` postings (default {@link IMPACT_MIN_POSTINGS}) is answered from
+ * their impact-ordered copies ({@link byImpact}), any other by reading every posting of its runs.
+ */
+export function substringSearch<D extends SearchDocument>(state: IndexState<D>, checked: CheckedQuery, impactMin = IMPACT_MIN_POSTINGS): ScoredSlot[] {
   const { slots, runs } = state
   const needle = checked.needle
   const top = new TopK<ScoredSlot>(checked.limit, slots.compare)
   const alive = slots.alive
   if (ONLY_RUN.test(needle)) {
+    const found: number[] = []
+    let postings = 0
+    runs.forEachContaining(needle, (run, occurrences) => {
+      found.push(run, occurrences)
+      postings += runs.postings.length(run)
+    })
+    if (postings >= impactMin && found.length <= 2 * MAX_IMPACT_RUNS) return byImpact(state, checked, found)
     const stamp = scratchFor(slots.count)
     const scores = scratch.scores
     const stamps = scratch.stamps
     const touched: number[] = []
-    runs.forEachContaining(needle, (run, occurrences) => {
-      const data = runs.postings.data
-      const ranges = runs.postings.blocks(run, blockScratch)
+    const data = runs.postings.data
+    for (let at = 0; at < found.length; at += 2) {
+      const occurrences = found[at + 1]!
+      const ranges = runs.postings.blocks(found[at]!, blockScratch)
       for (let range = 0; range < ranges.length; range += 2) {
-        for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
-          const slot = data[at]!
+        for (let pair = ranges[range]!, end = ranges[range + 1]!; pair < end; pair += 2) {
+          const slot = data[pair]!
           if (alive[slot] === 0) continue
-          const points = occurrences * data[at + 1]!
+          const points = occurrences * data[pair + 1]!
           if (stamps[slot] !== stamp) {
             stamps[slot] = stamp
             scores[slot] = points
@@ -46,7 +59,7 @@ export function substringSearch<D extends SearchDocument>(state: IndexState<D>, 
           else scores[slot]! += points
         }
       }
-    })
+    }
     // Newest first: ties go to the newer record, so older equal scores then fail the floor check
     // instead of each entering the heap (a common word has thousands of equal-score holders).
     for (let index = touched.length - 1; index >= 0; index--) offer(slots, top, touched[index]!, scores[touched[index]!]!, checked)
@@ -64,6 +77,96 @@ export function substringSearch<D extends SearchDocument>(state: IndexState<D>, 
   else for (let slot = slots.count - 1; slot >= 0; slot--) if (alive[slot] !== 0) visit(slot, Number.POSITIVE_INFINITY)
   return top.sorted()
 }
+
+/** Most runs a needle may lie in for {@link byImpact} (each is read through its impact-ordered copy). */
+const MAX_IMPACT_RUNS = 8
+
+/**
+ * The substring rule's top `checked.limit` for a one-run needle from the impact-ordered copies of
+ * the runs holding it (`found`: run, occurrences of the needle in it; impact-order.ts), by the
+ * threshold algorithm (Fagin, Lotem and Naor, 2001): the postings appended since a copy was made
+ * are scored first; then the copies are read best first, each new slot scored in full (its count
+ * in every other run looked up), until no slot left unread can beat the heap's floor: the sum of
+ * the counts the copies stand on is below the floor's score, or equal to it while a copy stands
+ * on a slot that is not newer than the floor's (a slot left unread that scores the sum holds each
+ * run at that count, so it is not newer either). Same hits, scores and order as scoring every
+ * posting.
+ */
+function byImpact<D extends SearchDocument>(state: IndexState<D>, checked: CheckedQuery, found: readonly number[]): ScoredSlot[] {
+  const { slots, runs } = state
+  const top = new TopK<ScoredSlot>(checked.limit, slots.compare)
+  const alive = slots.alive
+  const { created, positions } = slots
+  const lists = runs.postings
+  const count = found.length / 2
+  const copies = Array.from({ length: count }, (_, run) => runs.impactCopy(found[2 * run]!, slots))
+  const occurrences = Int32Array.from({ length: count }, (_, run) => found[2 * run + 1]!)
+  const stamp = scratchFor(slots.count)
+  const stamps = scratch.stamps
+  const scoreOf = (slot: number): number => {
+    let score = 0
+    for (let run = 0; run < count; run++) {
+      const value = lists.lookup(found[2 * run]!, slot)
+      if (value > 0) score += occurrences[run]! * value
+    }
+    return score
+  }
+  const visit = (slot: number, single: number) => {
+    if (alive[slot] === 0 || stamps[slot] === stamp) return
+    stamps[slot] = stamp
+    offer(slots, top, slot, count === 1 ? single : scoreOf(slot), checked)
+  }
+  for (let run = 0; run < count; run++) {
+    const ranges = lists.blocks(found[2 * run]!, blockScratch)
+    let skip = copies[run]!.length
+    const data = lists.data
+    for (let range = 0; range < ranges.length; range += 2) {
+      const pairs = (ranges[range + 1]! - ranges[range]!) / 2
+      if (skip >= pairs) {
+        skip -= pairs
+        continue
+      }
+      for (let pair = ranges[range]! + skip * 2, end = ranges[range + 1]!; pair < end; pair += 2) visit(data[pair]!, occurrences[run]! * data[pair + 1]!)
+      skip = 0
+    }
+  }
+  const cursors = new Int32Array(count)
+  for (;;) {
+    let threshold = 0
+    let best = -1
+    let bestPoints = 0
+    for (let run = 0; run < count; run++) {
+      const copy = copies[run]!
+      if (cursors[run]! >= copy.length) continue
+      const points = occurrences[run]! * copy.counts[cursors[run]!]!
+      threshold += points
+      if (points > bestPoints) {
+        bestPoints = points
+        best = run
+      }
+    }
+    if (best === -1) break
+    const floor = top.floor()
+    if (floor !== undefined && (threshold < floor.score || (threshold === floor.score && notNewer(floor.slot)))) break
+    const copy = copies[best]!
+    const at = cursors[best]!++
+    visit(copy.slots[at]!, bestPoints)
+  }
+  return top.sorted()
+
+  /** Whether a copy not read to its end stands on a slot not newer than `floor` (creation time, then position). */
+  function notNewer(floor: number): boolean {
+    for (let run = 0; run < count; run++) {
+      const copy = copies[run]!
+      if (cursors[run]! >= copy.length) continue
+      const slot = copy.slots[cursors[run]!]!
+      if ((created[slot]! - created[floor]! || positions[slot]! - positions[floor]!) <= 0) return true
+    }
+    return false
+  }
+}
+
+let heldScratch = new Uint8Array(1024)
 
 /** Pieces of a needle whose holders are intersected at most (the rest is left to verification). */
 const MAX_INTERSECTED = 3
@@ -111,30 +214,34 @@ function phraseCandidates<D extends SearchDocument>(state: IndexState<D>, needle
   pieces.sort((a, c) => a.postings - c.postings)
   const rarest = pieces[0]!
   // Holders of the next rarest pieces (when not much longer): a slot must be in every one to stay.
-  const stamps = scratch.stamps
-  const counts = scratch.scores
-  const stamp = scratchFor(slots.count)
+  // Per slot: how many of the pieces intersected so far hold it (one byte a slot: a small array to write at random).
+  if (heldScratch.length < slots.count) heldScratch = new Uint8Array(Math.max(slots.count, heldScratch.length * 2))
+  const counts = heldScratch
+  counts.fill(0, 0, slots.count)
   let required = 0
   for (let at = 1; at < pieces.length && required < MAX_INTERSECTED - 1; at++) {
     const piece = pieces[at]!
     if (piece.postings > INTERSECT_RATIO * rarest.postings) break
     required++
+    const data = runs.postings.data
     for (const run of piece.runs) {
-      runs.postings.forEach(run, (slot) => {
-        if (stamps[slot] !== stamp) {
-          stamps[slot] = stamp
-          counts[slot] = 0
+      const ranges = runs.postings.blocks(run, blockScratch)
+      for (let range = 0; range < ranges.length; range += 2) {
+        for (let pair = ranges[range]!, end = ranges[range + 1]!; pair < end; pair += 2) {
+          const slot = data[pair]!
+          if (counts[slot] === required - 1) counts[slot] = required
         }
-        if (counts[slot] === required - 1) counts[slot] = required
-      })
+      }
     }
   }
-  const kept = (slot: number) => alive[slot] !== 0 && (required === 0 || (stamps[slot] === stamp && counts[slot] === required))
+  const kept = (slot: number) => alive[slot] !== 0 && counts[slot] === required
   const out: number[] = []
   if (rarest.runs.length === 1) {
-    runs.postings.forEach(rarest.runs[0]!, (slot, occurrences) => {
-      if (kept(slot)) out.push(slot, occurrences)
-    })
+    const data = runs.postings.data
+    const ranges = runs.postings.blocks(rarest.runs[0]!, blockScratch)
+    for (let range = 0; range < ranges.length; range += 2) {
+      for (let pair = ranges[range]!, end = ranges[range + 1]!; pair < end; pair += 2) if (kept(data[pair]!)) out.push(data[pair]!, data[pair + 1]!)
+    }
     return out
   }
   // Several runs fit the rarest piece: a record's bound is its occurrences of all of them.

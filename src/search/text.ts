@@ -110,16 +110,28 @@ export function tokenizeWords(text: string): TextToken[] {
  */
 export function forEachSurface(text: string, visit: (surface: string) => void): void {
   if (ASCII.test(text)) {
-    scanAscii(text, {
-      word: run => {
-        if (!ENGLISH_STOP_WORDS.has(run)) visit(run)
-      },
-      run: () => {},
-      surface: visit,
-    })
+    // One visitor for every call (no closures made per text); the previous visit is restored for a
+    // visit that scans another text.
+    const previous = surfaceVisit
+    surfaceVisit = visit
+    try {
+      scanAscii(text, SURFACE_VISITOR)
+    }
+    finally {
+      surfaceVisit = previous
+    }
     return
   }
   forEachSurfaceUnicode(text, visit)
+}
+
+let surfaceVisit: (surface: string) => void = () => {}
+const SURFACE_VISITOR: TokenAndRunVisitor = {
+  word: (run) => {
+    if (!ENGLISH_STOP_WORDS.has(run)) surfaceVisit(run)
+  },
+  run: () => {},
+  surface: surface => surfaceVisit(surface),
 }
 
 /**

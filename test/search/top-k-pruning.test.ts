@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { scoreSlot, type Bm25fParams } from '../../src/search/bm25f.ts'
 import { rankedCandidates } from '../../src/search/candidates.ts'
 import { lentTerms, type FeedbackParams } from '../../src/search/feedback.ts'
+import { topByMatchMasks } from '../../src/search/match-masks.ts'
 import { topByMaxScore } from '../../src/search/max-score.ts'
 import { PLAIN_TEXT } from '../../src/search/plain-text.ts'
 import { checkQuery, type CheckedQuery } from '../../src/search/query.ts'
@@ -16,7 +17,7 @@ import type { SearchDocument } from '../../src/search/types.ts'
 // A small vocabulary with a very common word, so lists of very different lengths meet in a query.
 const WORDS = ['kayak', 'paddle', 'lake', 'river', 'trip', 'coffee', 'tea', 'paris', 'note', 'note', 'note', 'note', 'rent', 'garden', 'jazz']
 const params: Bm25fParams = { weights: [2, 1, 2], k1: 1.2, b: 0.75 }
-const feedback: FeedbackParams = { ...DEFAULT_SEARCH_INDEX_OPTIONS.feedback, minRecords: 1, maxShare: 0.5 }
+const lending: FeedbackParams = { ...DEFAULT_SEARCH_INDEX_OPTIONS.feedback, minRecords: 1, maxShare: 0.5 }
 const levers = { depth: 100, window: 3, proximityWeight: 0.5, tagBoost: 1.5 }
 
 interface Doc extends SearchDocument { readonly tags: string[] }
@@ -63,6 +64,11 @@ const queryWords = fc.oneof(
 )
 const query = fc.tuple(queryWords, fc.option(fc.constantFrom('travel', 'kayak'), { nil: undefined }), fc.integer({ min: 1, max: 12 }))
 
+/** Terms of `terms` some live record holds. */
+function known(state: IndexState<Doc>, terms: ReadonlyMap<string, number>): number {
+  return [...terms.keys()].filter(term => (state.vocabulary.termFrequency[state.vocabulary.termIds.get(term) ?? -1] ?? 0) > 0).length
+}
+
 describe('top-k pruning', () => {
   it('MaxScore keeps the same top k as scoring every posting: same slots, same scores, ties to the newest then the later position', () => {
     fc.assert(fc.property(corpus, query, (docs, [text, tag, limit]) => {
@@ -74,17 +80,45 @@ describe('top-k pruning', () => {
       const pruned = topByMaxScore(state, params, terms, pass)
       expect(pruned).toEqual(topByMaxScore(state, params, terms, { ...pass, prune: false }))
       expect(pruned).toEqual(bruteForce(state, terms, checked, excluded, limit, terms.size))
+      if (known(state, terms) <= 6) {
+        expect(topByMatchMasks(state, params, terms, pass, Number.POSITIVE_INFINITY)!.ranked).toEqual(pruned)
+      }
     }), { numRuns: 400 })
   })
 
+  it('the match-mask pass keeps the same top k as scoring every posting, with records written and removed between searches', () => {
+    const doc = fc.record({ title: fc.option(even, { nil: undefined }), content: even, tags: fc.array(fc.constantFrom('travel', 'kayak', 'tea'), { maxLength: 2 }), day: fc.integer({ min: 0, max: 5 }), removed: fc.boolean() })
+    const search = fc.tuple(fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 12 }))
+    const step = fc.record({ docs: fc.array(doc, { maxLength: 40 }), searches: fc.array(search, { minLength: 1, maxLength: 4 }) })
+    fc.assert(fc.property(fc.array(step, { minLength: 1, maxLength: 4 }), (steps) => {
+      const state = new IndexState<Doc>(PLAIN_TEXT, true)
+      let written = 0
+      for (const { docs, searches } of steps) {
+        const first = written
+        for (const doc of docs) {
+          state.add({ id: `r${written++}`, status: 'active', kind: 'semantic', title: doc.title?.join(' '), content: doc.content.join(' '), tags: doc.tags, createdAt: new Date(Date.UTC(2024, 0, 1 + doc.day)).toISOString() }, state.nextPosition++)
+        }
+        docs.forEach((doc, n) => { if (doc.removed && state.slots.live > 1) state.remove(`r${first + n}`) })
+        for (const [text, limit] of searches) {
+          const terms = queryTerms(state.vocabulary, text.join(' '))
+          const checked = checkQuery({ query: text.join(' ') })
+          const pass = { limit, checked, excluded: new Set([1]), counted: terms.size }
+          expect(topByMatchMasks(state, params, terms, pass, Number.POSITIVE_INFINITY)!.ranked).toEqual(bruteForce(state, terms, checked, pass.excluded, limit, terms.size))
+        }
+      }
+    }), { numRuns: 600 })
+  })
+
   it('ranked candidates with feedback and re-ranking on are the same by either first pass and as an exhaustive ranking of every record', () => {
-    fc.assert(fc.property(corpus, query, fc.integer({ min: 0, max: 3 }), (docs, [text, tag, depth], keptCount) => {
+    fc.assert(fc.property(corpus, query, fc.integer({ min: 0, max: 3 }), fc.constantFrom(0.1, 1, 4), (docs, [text, tag, depth], keptCount, weight) => {
+      const feedback = { ...lending, weight }
       const state = build(docs)
       const checked = checkQuery({ query: text.join(' '), tags: tag === undefined ? undefined : [tag] })
       const terms = queryTerms(state.vocabulary, text.join(' '))
       const kept = new Set(Array.from({ length: keptCount }, (_, n) => n * 2).filter(slot => state.slots.alive[slot] === 1))
       const exhaustive = rankedCandidates(state, params, feedback, terms, checked, kept, depth, 'exhaustive')
       const pruned = rankedCandidates(state, params, feedback, terms, checked, kept, depth, 'max-score')
+      const masked = known(state, terms) <= 6 ? rankedCandidates(state, params, feedback, terms, checked, kept, depth, 'match-masks') : pruned
       // The reference: every record scored by the query, feedback from the best ten, every record scored again.
       const first = bruteForce(state, terms, checked, new Set(), feedback.records, terms.size)
       const lent = lentTerms(state, feedback, terms, first)
@@ -95,10 +129,12 @@ describe('top-k pruning', () => {
       expect(pruned.ranked.map(({ slot, score }) => ({ slot, score }))).toEqual(reference.map(({ slot, score }) => ({ slot, score })))
       expect(exhaustive.ranked.map(({ slot, score }) => ({ slot, score }))).toEqual(reference.map(({ slot, score }) => ({ slot, score })))
       expect(reranked(pruned.ranked)).toEqual(reranked(reference))
+      expect(masked.ranked).toEqual(pruned.ranked)
       for (const slot of kept) {
+        expect(masked.kept.get(slot)).toEqual(pruned.kept.get(slot))
         expect(pruned.kept.get(slot)!.score).toBe(exhaustive.kept.get(slot)!.score)
         expect(pruned.kept.get(slot)!.score).toBe(scoreSlot(state, params, all, slot).score)
       }
-    }), { numRuns: 400 })
+    }), { numRuns: 1000 })
   })
 })

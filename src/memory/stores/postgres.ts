@@ -27,7 +27,7 @@ import { createWorkspace } from '../../workspace/workspace.ts'
 import type { MemoryRecord, MemoryStoreFactory, MemoryTarget } from '../types.ts'
 import { checkTarget } from './workspace-jsonl.ts'
 import { partitionKey } from '../records.ts'
-import { foldLines, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import { foldLines, recordHaystack, recordJson, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import type { SqlMemoryStoreAdapter } from './sqlite.ts'
 import type { MemoryVectorEntry, MemoryVectorStore } from '../types.ts'
 
@@ -583,11 +583,11 @@ function writeTx(client: PostgresClientLike, begin: readonly string[], assumed: 
       for (const row of rows) {
         const terms = `${literal(tsvectorLiteral(row))}::tsvector, ${literal(termCounts(row))}::jsonb`
         if (row.seq > 0) {
-          buffer.push(`INSERT INTO memory_records (seq, id, partition, status, kind, created_ms, content_hash, record, haystack, title_len, content_len, tags_len, terms, tf) VALUES (${[row.seq, row.id, row.partition, row.status, row.kind, row.createdMs, row.contentHash, row.record, row.haystack, ...row.lengths].map(literal).join(', ')}, ${terms})`)
+          buffer.push(`INSERT INTO memory_records (seq, id, partition, status, kind, created_ms, content_hash, record, haystack, title_len, content_len, tags_len, terms, tf) VALUES (${[row.seq, row.id, row.partition, row.status, row.kind, row.createdMs, row.contentHash, recordJson(row), recordHaystack(row), ...row.lengths].map(literal).join(', ')}, ${terms})`)
         }
         else {
           // The row exists: the write read it under the same lock. An erased record's vector goes with its content.
-          buffer.push(`UPDATE memory_records SET status = ${literal(row.status)}, kind = ${literal(row.kind)}, created_ms = ${literal(row.createdMs)}, content_hash = ${literal(row.contentHash)}, record = ${literal(row.record)}, haystack = ${literal(row.haystack)}, title_len = ${row.lengths[0]}, content_len = ${row.lengths[1]}, tags_len = ${row.lengths[2]}, (terms, tf) = (${terms})${row.record === null ? ', embedding = NULL, embedding_model = NULL, embedding_rev = NULL' : ''} WHERE id = ${literal(row.id)}`)
+          buffer.push(`UPDATE memory_records SET status = ${literal(row.status)}, kind = ${literal(row.kind)}, created_ms = ${literal(row.createdMs)}, content_hash = ${literal(row.contentHash)}, record = ${literal(recordJson(row))}, haystack = ${literal(recordHaystack(row))}, title_len = ${row.lengths[0]}, content_len = ${row.lengths[1]}, tags_len = ${row.lengths[2]}, (terms, tf) = (${terms})${row.record === null ? ', embedding = NULL, embedding_model = NULL, embedding_rev = NULL' : ''} WHERE id = ${literal(row.id)}`)
         }
         await flushLarge()
       }

@@ -14,9 +14,9 @@ import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import type { LogAccessOptions } from '../../log/index.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
-import { sameScope, validateScope } from '../scope.ts'
+import { sameScope, sharedScope, validateScope } from '../scope.ts'
 import { scopeChanges } from '../scope-changes.ts'
-import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
+import { eraseRecordVectors, partitionDropListener, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
 import type {
   MemoryAppendOptions,
   MemoryAudit,
@@ -177,6 +177,8 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
  */
 export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVectorStore } = {}): MemoryLogStoreAdapter {
   const vectors = options.vectors ?? workspaceVectorStore(log.workspace, `${log.key}.vectors`)
+  // A scope dropped from the log's memory drops its vector index too.
+  log.onPartitionDropped?.(partitionDropListener(vectors))
   return {
     log,
     vectors,
@@ -276,13 +278,13 @@ function findInScope(state: MemoryRecordState, target: MemoryTarget, id: string)
 }
 
 /**
- * The target checked, with its scope as a frozen copy holding only its fields: the partition key
- * of a frozen scope is computed once (`partitionKey` caches it), however often the operation and
- * the log name the partition.
+ * The target checked, with its scope as the one frozen copy of that scope holding only its
+ * fields (`sharedScope`): the partition key of a frozen scope is computed once (`partitionKey`
+ * caches it), however often operations and the log name the partition.
  */
 function scopedTarget(target: MemoryTarget): MemoryTarget {
   checkStoreName(target)
-  return { store: target.store, scope: Object.freeze(validateScope(target.scope)) }
+  return { store: target.store, scope: sharedScope(target.scope) }
 }
 
 function checkStoreName(target: MemoryTarget): void {
