@@ -17,6 +17,7 @@
  * line. The ranking is the default one (BM25F, computed from the `tsvector` positions and
  * weights: title A, content B, tags C) by `./sql/core.ts`.
  */
+import { ERASURE_WAIT_MS, vacuumErasedVersions } from './postgres/erasure-vacuum.ts'
 import { agentError, isAgentError } from '../../errors.ts'
 import { importOptional } from '../../optional-dependency.ts'
 import { sha256HexSync } from '../../log/digest.ts'
@@ -120,6 +121,9 @@ export interface PostgresClientLike {
   query(text: string, values?: unknown[]): Promise<{ rows: any[] }>
   release(error?: Error | boolean): void
   on?(event: 'error', listener: (error: Error) => void): unknown
+  /** A `pg` client's server notices (the erasure's `VACUUM (VERBOSE)` report is read from them). */
+  on?(event: 'notice', listener: (notice: { message?: string }) => void): unknown
+  removeListener?(event: 'notice', listener: (notice: { message?: string }) => void): unknown
 }
 
 /**
@@ -161,6 +165,13 @@ export type PostgresMemoryStoreOptions = ({ connectionString: string; pool?: nev
    * 200 ms) times 3; it never corrupts the chain. Default `true`.
    */
   synchronousCommit?: boolean
+  /**
+   * How long an erasure (hard delete, scope erase, retention with `hardDelete`) waits, in ms, for
+   * transactions older than it to end, so that its vacuum can remove the old row versions that
+   * still hold the erased text. Past it the erasure fails with `MEMORY_POSTGRES_ERASURE_PENDING`
+   * (it is committed: no row holds the text; old versions on disk still do). Default 10,000.
+   */
+  erasureWaitMs?: number
 }
 
 /** The factory {@link postgresMemoryStore} returns. */
@@ -197,7 +208,7 @@ export interface PostgresMemoryStoreAdapter extends SqlMemoryStoreAdapter {
   nearest(target: MemoryTarget, vector: readonly number[], options?: { limit?: number }): Promise<Array<{ record: MemoryRecord; score: number }>>
 }
 
-const OPTION_KEYS = new Set(['connectionString', 'pool', 'vectors', 'synchronousCommit'])
+const OPTION_KEYS = new Set(['connectionString', 'pool', 'vectors', 'synchronousCommit', 'erasureWaitMs'])
 /** The advisory lock every write takes (one per database: the chain is one sequence). */
 const WRITE_LOCK = 0x6d656d6f7279 // "memory"
 const WEIGHT_OF_FIELD = ['A', 'B', 'C'] as const
@@ -219,7 +230,7 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
   }
   const unknown = Object.keys(options).filter(option => !OPTION_KEYS.has(option))
   if (unknown.length > 0) {
-    throw optionsError(`postgresMemoryStore() got unknown option ${unknown.map(option => `"${option}"`).join(', ')}`, 'the options are `connectionString` or `pool`, `vectors` and `synchronousCommit`; check the spelling', { options: unknown })
+    throw optionsError(`postgresMemoryStore() got unknown option ${unknown.map(option => `"${option}"`).join(', ')}`, 'the options are `connectionString` or `pool`, `vectors`, `synchronousCommit` and `erasureWaitMs`; check the spelling', { options: unknown })
   }
   const hasString = options.connectionString !== undefined
   const hasPool = options.pool !== undefined
@@ -235,6 +246,10 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
   if (options.synchronousCommit !== undefined && typeof options.synchronousCommit !== 'boolean') {
     throw optionsError('`synchronousCommit` must be true or false', 'leave it out for durable commits, or pass false to trade the last moments of writes on a server crash for speed')
   }
+  if (options.erasureWaitMs !== undefined && !(typeof options.erasureWaitMs === 'number' && Number.isFinite(options.erasureWaitMs) && options.erasureWaitMs >= 0)) {
+    throw optionsError('`erasureWaitMs` must be a number of milliseconds, 0 or more', `leave it out for ${ERASURE_WAIT_MS} ms, or pass how long an erasure may wait for older transactions to end`)
+  }
+  const erasureWaitMs = options.erasureWaitMs ?? ERASURE_WAIT_MS
   const vectors = options.vectors ?? EXACT_VECTOR_COLUMN
   const begin = options.synchronousCommit === false ? ['BEGIN', 'SET LOCAL synchronous_commit = off'] : ['BEGIN']
   let ready: Promise<PostgresPoolLike> | undefined
@@ -254,7 +269,7 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
     kind: 'postgres',
     create() {
       if (adapter) return adapter
-      const backend = postgresBackend(pool, begin)
+      const backend = postgresBackend(pool, begin, erasureWaitMs)
       const base = sqlMemoryAdapter(backend, { hash: text => syncHash!(text) })
       let syncHash: ((text: string) => string) | undefined
       const withHash = <A extends unknown[], R>(run: (...args: A) => Promise<R>) => async (...args: A) => {
@@ -297,7 +312,7 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
         throw agentError('MEMORY_LOG_CORRUPT', `the JSONL log given to importLog() ${why}`, 'import a complete, verified log (verifyLog() reports the first bad line); nothing was imported', { ...(verification.firstBad ?? {}) })
       }
       const { events, records } = foldLines(text)
-      return postgresBackend(pool, begin).write(async (tx) => {
+      return postgresBackend(pool, begin, erasureWaitMs).write(async (tx) => {
         const rows = await tx.sql('SELECT count(*)::int AS count FROM memory_events')
         if (rows[0].count > 0) throw agentError('MEMORY_POSTGRES_NOT_EMPTY', 'the memory database already has events', 'import into a new database (an imported chain starts at seq 1)')
         await tx.insertEvents(events)
@@ -615,7 +630,7 @@ function writeTx(client: PostgresClientLike, begin: readonly string[], assumed: 
   }
 }
 
-function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly string[]): Omit<SqlBackend, 'write'> & { write<T>(task: (tx: PostgresWriteTx) => Promise<T>): Promise<T> } {
+function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly string[], erasureWaitMs: number): Omit<SqlBackend, 'write'> & { write<T>(task: (tx: PostgresWriteTx) => Promise<T>): Promise<T> } {
   const select = <T>(task: (client: PostgresClientLike) => Promise<T>) => run(pool, task)
   // The chain head this process committed or read last under the lock: a hint, checked by every write that uses it.
   let lastHead: ChainHead | undefined
@@ -719,7 +734,7 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly 
     // them from the table files; a GIN index never drops a key, so the erased words stay in the
     // full-text index until it is rebuilt (concurrently: writes go on meanwhile).
     afterCompaction: () => select(async (client) => {
-      await client.query('VACUUM memory_events, memory_records')
+      await vacuumErasedVersions(client, erasureWaitMs)
       await client.query('REINDEX INDEX CONCURRENTLY memory_records_terms')
     }),
   }

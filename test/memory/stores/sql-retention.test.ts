@@ -16,6 +16,7 @@ import { verifyLog } from '../../../src/memory/event-log.ts'
 import { applyMemoryRetention, eraseMemoryScope, exportMemoryScope, importMemoryScope } from '../../../src/memory/retention.ts'
 import { parseMemoryOptions } from '../../../src/memory/schemas.ts'
 import { postgresMemoryStore } from '../../../src/memory/stores/postgres.ts'
+import { versionsNotRemovable } from '../../../src/memory/stores/postgres/erasure-vacuum.ts'
 import { sqliteMemoryStore } from '../../../src/memory/stores/sqlite.ts'
 import { workspaceJsonlMemoryStore } from '../../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryAudit, MemoryRecord, MemoryRecordInput, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions, MemoryTarget } from '../../../src/memory/types.ts'
@@ -203,25 +204,74 @@ function sqlRetentionSuite(name: string, open: () => Promise<SqlStoreUnderTest>)
 /** Whether this role may read the server's files (`pg_read_binary_file`: superusers and pg_read_server_files). */
 const readsServerFiles = postgres.reachable && await postgres.admin.query('SELECT pg_read_binary_file(pg_relation_filepath(\'pg_class\')) IS NOT NULL AS ok').then(() => true, () => false)
 
+/** The relations of `url`'s schema (tables, indexes, their TOAST tables) whose files hold one of `words`, after a CHECKPOINT. */
+async function relationsHolding(url: string, words: RegExp): Promise<string[]> {
+  const schema = new URL(url).searchParams.get('options')!.split('=')[1]!
+  await postgres.admin.query('CHECKPOINT')
+  const { rows } = await postgres.admin.query(`SELECT c.relname, pg_read_binary_file(pg_relation_filepath(c.oid)) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname IN ($1, 'pg_toast') AND c.relkind IN ('r', 'i', 't') AND pg_relation_filepath(c.oid) IS NOT NULL AND (n.nspname = $1 OR c.oid IN (SELECT reltoastrelid FROM pg_class k JOIN pg_namespace m ON m.oid = k.relnamespace WHERE m.nspname = $1))`, [schema])
+  return rows.filter(row => words.test(Buffer.from(row.bytes).toString('latin1').toLowerCase())).map(row => row.relname as string).sort()
+}
+
+/** A second session of the test database inside a transaction that has taken its snapshot (a vacuum cannot remove what it may see). */
+async function openOlderTransaction(): Promise<{ end(): Promise<void> }> {
+  const client = await postgres.admin.connect()
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+  await client.query('SELECT 1 FROM pg_class LIMIT 1')
+  return { async end() { await client.query('COMMIT'); client.release() } }
+}
+
+const SECRET = /zebracornsecret|quagmirellatitle/
+
 describe('postgresMemoryStore erasure on disk', () => {
-  it.skipIf(!readsServerFiles)('after eraseMemoryScope no file of any table or index of the store holds the erased text (the store vacuums them)', async () => {
+  async function storeWithSecret(options: { erasureWaitMs?: number } = {}) {
     const url = await postgres.fresh()
-    const factory = postgresMemoryStore({ connectionString: url })
+    const factory = postgresMemoryStore({ connectionString: url, ...options })
     postgres.onClose(() => factory.close())
     const adapter = factory.create()
     await adapter.append(target, note('zebracornsecret lives in the heap', { title: 'quagmirellatitle' }), api)
     await adapter.append(other, note('bob keeps his note'), api)
-    const schema = new URL(url).searchParams.get('options')!.split('=')[1]!
-    const files = async () => {
-      await postgres.admin.query('CHECKPOINT')
-      const { rows } = await postgres.admin.query(`SELECT c.relname, pg_read_binary_file(pg_relation_filepath(c.oid)) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname IN ($1, 'pg_toast') AND c.relkind IN ('r', 'i', 't') AND pg_relation_filepath(c.oid) IS NOT NULL AND (n.nspname = $1 OR c.oid IN (SELECT reltoastrelid FROM pg_class k JOIN pg_namespace m ON m.oid = k.relnamespace WHERE m.nspname = $1))`, [schema])
-      return rows.filter(row => Buffer.from(row.bytes).toString('latin1').toLowerCase().match(/zebracornsecret|quagmirellatitle/)).map(row => row.relname as string).sort()
-    }
-    expect((await files()).length).toBeGreaterThan(0)
+    expect((await relationsHolding(url, SECRET)).length).toBeGreaterThan(0)
+    return { url, factory, adapter }
+  }
+
+  it.skipIf(!readsServerFiles)('after eraseMemoryScope no file of any table or index of the store holds the erased text (the store vacuums them)', async () => {
+    const { url, factory, adapter } = await storeWithSecret()
     expect((await eraseMemoryScope(adapter, target, { audit: { via: 'cli' } })).erased).toBe(1)
-    expect(await files()).toEqual([])
+    expect(await relationsHolding(url, SECRET)).toEqual([])
     expect(await factory.verify()).toMatchObject({ ok: true, lines: 3 })
+  })
+
+  it.skipIf(!readsServerFiles)('an erasure waits for a transaction older than it to end, then no file holds the erased text', async () => {
+    const { url, adapter } = await storeWithSecret()
+    const older = await openOlderTransaction()
+    let erased = false
+    const erasing = eraseMemoryScope(adapter, target, { audit: { via: 'cli' } }).then((result) => { erased = true; return result })
+    await new Promise(resolve => setTimeout(resolve, 400))
+    // The vacuum found old row versions it may not remove yet: the erasure is still waiting.
+    expect(erased).toBe(false)
+    await older.end()
+    expect((await erasing).erased).toBe(1)
+    expect(await relationsHolding(url, SECRET)).toEqual([])
+  })
+
+  it.skipIf(!readsServerFiles)('an erasure still held back by an older transaction after erasureWaitMs fails with MEMORY_POSTGRES_ERASURE_PENDING; the rows hold no erased text', async () => {
+    const { url, adapter } = await storeWithSecret({ erasureWaitMs: 200 })
+    const older = await openOlderTransaction()
+    try {
+      await expect(eraseMemoryScope(adapter, target, { audit: { via: 'cli' } })).rejects.toMatchObject({ code: 'MEMORY_POSTGRES_ERASURE_PENDING', details: { waitedMs: 200 } })
+    }
+    finally {
+      await older.end()
+    }
+    expect(await adapter.export(target)).toEqual([])
+    expect(await postgres.dump(url)).not.toMatch(SECRET)
+  })
+
+  it('the vacuum report is read per table: dead versions not yet removable are summed, no report is unknown', () => {
+    expect(versionsNotRemovable(['tuples: 1 removed, 3 remain, 2 are dead but not yet removable\nremovable cutoff: 9', 'tuples: 0 removed, 0 remain, 1 are dead but not yet removable'])).toBe(3)
+    expect(versionsNotRemovable(['tuples: 4 removed, 3 remain, 0 are dead but not yet removable'])).toBe(0)
+    expect(versionsNotRemovable([])).toBeUndefined()
   })
 })
 
