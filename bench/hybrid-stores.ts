@@ -22,13 +22,11 @@ import pg from 'pg'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { embedMemoryScope } from '../src/memory/embeddings.ts'
-import { formatMemoryLine } from '../src/memory/event-log.ts'
 import { hybridSearch } from '../src/memory/hybrid-search.ts'
-import { currentInstant, newRecordId, type MemoryEventDraft } from '../src/memory/records.ts'
 import { EXACT_VECTOR_COLUMN, postgresMemoryStore } from '../src/memory/stores/postgres.ts'
 import { workspaceJsonlMemoryStore } from '../src/memory/stores/workspace-jsonl.ts'
+import { rememberLog } from './import-log.ts'
 import type { MemoryStoreAdapter, MemoryTarget } from '../src/memory/types.ts'
-import { sha256HexSync } from '../src/log/digest.ts'
 import { createWorkspace } from '../src/workspace/workspace.ts'
 import { hashingEmbedder, HASHING_DIMENSIONS } from './hashing-embedder.ts'
 
@@ -55,20 +53,6 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 type HybridSearch = typeof hybridSearch
 const before: HybridSearch | undefined = BASELINE ? (await import(pathToFileURL(join(BASELINE, 'src/memory/hybrid-search.ts')).href) as { hybridSearch: HybridSearch }).hybridSearch : undefined
 
-/** The records as the lines of one JSONL log, built as the stores build them (imported into both stores). */
-async function buildLog(): Promise<string> {
-  const hash = (await sha256HexSync())!
-  let prev: string | null = null
-  const lines: string[] = []
-  const at = currentInstant()
-  for (let i = 0; i < RECORDS; i++) {
-    const draft: MemoryEventDraft = { type: 'remember', recordId: newRecordId(), store: target.store, scope: target.scope, version: 1, at, audit: { via: 'import' }, kind: 'semantic', content: `User enjoys ${pick()} and ${pick()} with a ${pick()} near the ${pick()} on the weekend, note ${i}`, tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString() }
-    const line = formatMemoryLine(draft, i + 1, prev, false, hash)
-    prev = line.digest
-    lines.push(line.line)
-  }
-  return `${lines.join('\n')}\n`
-}
 
 async function timed(run: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
   const cpu = process.cpuUsage()
@@ -85,7 +69,7 @@ await admin.query(`CREATE SCHEMA ${schema}`)
 try {
   const url = new URL(DATABASE_URL)
   url.searchParams.set('options', `-c search_path=${schema}`)
-  const log = await buildLog()
+  const log = await rememberLog(RECORDS, () => target, i => `User enjoys ${pick()} and ${pick()} with a ${pick()} near the ${pick()} on the weekend, note ${i}`)
   const factory = postgresMemoryStore({ connectionString: url.toString() })
   await factory.importLog(log)
   const postgres = factory.create()

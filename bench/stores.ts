@@ -22,12 +22,10 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { createStorage } from 'unstorage'
 import fsDriver from 'unstorage/drivers/fs'
-import { sha256HexSync } from '../src/log/digest.ts'
-import { currentInstant, newRecordId, type MemoryEventDraft } from '../src/memory/records.ts'
-import { formatMemoryLine } from '../src/memory/event-log.ts'
 import { postgresMemoryStore } from '../src/memory/stores/postgres.ts'
 import { sqliteMemoryStore } from '../src/memory/stores/sqlite.ts'
 import { workspaceJsonlMemoryStore } from '../src/memory/stores/workspace-jsonl.ts'
+import { rememberLog } from './import-log.ts'
 import type { MemoryStoreAdapter, MemoryTarget } from '../src/memory/types.ts'
 import { createWorkspace } from '../src/workspace/workspace.ts'
 import { openFts5Baseline, type Fts5Baseline } from './baselines/fts5.ts'
@@ -72,21 +70,6 @@ async function time(run: () => unknown): Promise<number> {
   return performance.now() - started
 }
 
-/** The workload as a JSONL log, lines built as the stores build them. */
-async function buildLog(): Promise<string> {
-  const hash = (await sha256HexSync())!
-  let prev: string | null = null
-  const lines: string[] = []
-  const at = currentInstant()
-  for (let i = 0; i < RECORDS; i++) {
-    const t = target(scopeOf(i))
-    const draft: MemoryEventDraft = { type: 'remember', recordId: newRecordId(), store: t.store, scope: t.scope, version: 1, at, audit: { via: 'import' }, kind: 'semantic', content: content(i), tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString() }
-    const line = formatMemoryLine(draft, i + 1, prev, false, hash)
-    prev = line.digest
-    lines.push(line.line)
-  }
-  return `${lines.join('\n')}\n`
-}
 
 interface Subject {
   name: string
@@ -98,7 +81,7 @@ interface Subject {
 async function main() {
   const loadAtStart = loadavg().map(round3)
   const dir = mkdtempSync(join(tmpdir(), 'vam-bench-stores-'))
-  const log = await buildLog()
+  const log = await rememberLog(RECORDS, i => target(scopeOf(i)), content)
   const results: Record<string, Record<string, number>> = {}
   const subjects: Subject[] = []
 
