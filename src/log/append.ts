@@ -33,11 +33,12 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
         await quarantineTail(handle)
         continue
       }
-      await preparePartitions(handle, partitions, true)
+      // No promise turn when every partition named is loaded (a burst of writes to loaded scopes).
+      if (fold.partitions && fold.partitions.missing(handle.state, partitions).length > 0) await preparePartitions(handle, partitions, true)
       const built = build(handle.state)
       const drafts = built instanceof Promise ? await built : built
       // A draft of a partition the build did not name and the state has not loaded: load it, build again.
-      const touched = fold.partitions && drafts.length > 0 ? fold.partitions.missing(handle.state, [...new Set(drafts.map(draft => fold.partitions!.of(draft)))]) : []
+      const touched = fold.partitions && drafts.length > 0 ? fold.partitions.missing(handle.state, drafts.length === 1 ? [fold.partitions.of(drafts[0]!)] : [...new Set(drafts.map(draft => fold.partitions!.of(draft)))]) : []
       if (touched.length > 0) {
         await preparePartitions(handle, touched, true)
         continue
@@ -79,7 +80,7 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
       const bytes = utf8Length(text)
       handle.lines += events.length
       handle.lastDigest = prev
-      handle.lastLineStart = handle.offset + bytes - utf8Length(lines[lines.length - 1]!) - 1
+      handle.lastLineStart = lines.length === 1 ? handle.offset : handle.offset + bytes - utf8Length(lines[lines.length - 1]!) - 1
       handle.offset += bytes
       // The write created the value: learn its identity (fs inode) so the next look is a fast stat.
       const id = handle.offset === bytes ? (await workspace.stat(key))?.id : handle.seen?.id

@@ -246,6 +246,19 @@ export function memberJson(value: unknown): string | undefined {
     case 'symbol':
       return undefined
     default:
-      return canonicalJson(value)
+      return value !== null && Object.isFrozen(value) ? frozenJson(value as object) : canonicalJson(value)
   }
+}
+
+/** Canonical JSON of frozen objects of strings (a shared scope): they cannot change, so it is computed once. */
+const frozenTexts = new WeakMap<object, string>()
+
+function frozenJson(value: object): string {
+  const known = frozenTexts.get(value)
+  if (known !== undefined) return known
+  const text = canonicalJson(value)
+  let flat = !Array.isArray(value) && typeof (value as { toJSON?: unknown }).toJSON !== 'function'
+  for (const key in value) if (typeof (value as Record<string, unknown>)[key] !== 'string') flat = false
+  if (flat) frozenTexts.set(value, text)
+  return text
 }

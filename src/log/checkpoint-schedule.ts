@@ -6,9 +6,9 @@
  * the operation that scheduled them (a failure is a `MEMORY_LOG_CHECKPOINT_FAILED` warning).
  */
 import { checkpointKey, checkpointsOn, storeCheckpoint } from './checkpoint.ts'
-import { evictPartitions } from './eviction.ts'
+import { boundNeedsCheckpoint, evictPartitions } from './eviction.ts'
 import { warn, type LogHandle } from './handle.ts'
-import { sync } from './replay.ts'
+import { preparePartitions, sync } from './replay.ts'
 import { CHECKPOINT_GROWTH, DEFAULT_CHECKPOINT_EVERY } from './types.ts'
 
 /** Whether the log grew enough past the last checkpoint for the next one. */
@@ -18,11 +18,12 @@ function checkpointDue(handle: LogHandle<any, any, any>, every: number): boolean
 
 /**
  * After a write or a read of new lines: when a checkpoint is due (or `always`, after a large
- * index was built) and the workspace is writable, writes one once the current event-loop turn is done.
+ * index was built, or the bound on loaded partitions needs one, `boundNeedsCheckpoint`) and the
+ * workspace is writable, writes one once the current event-loop turn is done.
  */
 export function scheduleCheckpoint(handle: LogHandle<any, any, any>, always = false): void {
   const every = handle.options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY
-  if (every === false || !checkpointsOn(handle) || handle.checkpointScheduled || (!always && !checkpointDue(handle, every)) || !handle.workspace.writable) return
+  if (every === false || !checkpointsOn(handle) || handle.checkpointScheduled || (!always && !checkpointDue(handle, every) && !boundNeedsCheckpoint(handle)) || !handle.workspace.writable) return
   handle.checkpointScheduled = true
   setImmediate(() => {
     handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle, always ? undefined : every, always))
@@ -46,8 +47,10 @@ export function checkpointFailed(handle: LogHandle<any, any, any>, error: unknow
 export async function writeCheckpoint(handle: LogHandle<any, any, any>, every?: number, forIndexes = false): Promise<boolean> {
   if (!checkpointsOn(handle) || !handle.workspace.writable) return false
   await sync(handle, true)
-  if (every !== undefined && !checkpointDue(handle, every)) return false
+  if (every !== undefined && !checkpointDue(handle, every) && !boundNeedsCheckpoint(handle)) return false
   if (forIndexes && handle.checkpointIndexes === handle.indexesBuilt) return false
+  // The partitions with events kept since the last checkpoint: their new sections must hold them.
+  if (handle.deferred.size > 0) await preparePartitions(handle, [...handle.deferred.keys()], true)
   const written = await storeCheckpoint(handle)
   // The partitions the checkpoint now holds exactly can be dropped from memory.
   if (written) evictPartitions(handle)

@@ -12,7 +12,8 @@
  */
 import { canonicalJson } from './canonical-json.ts'
 import { knownSyncHash, sha256Hex, sha256HexSync } from './digest.ts'
-import { EMPTY, utf8Decoder, warn, type LogHandle } from './handle.ts'
+import { foldKept } from './fold-lines.ts'
+import { EMPTY, reset, utf8Decoder, warn, type LogHandle } from './handle.ts'
 import { checkLine, checkLineSync } from './line-check.ts'
 import { INTERNED_MAX } from './line-writer.ts'
 import type { LogCheckpointCodec, LogCheckpointSource } from './types.ts'
@@ -82,9 +83,10 @@ export function checkpointSource(handle: LogHandle<any, any, any>): LogCheckpoin
 
 /**
  * Loads the checkpoint sections of the partitions `keys` (`undefined`: all) that the handle's
- * state has not loaded yet (call under the log's lock).
+ * state has not loaded yet, then folds the events of later lines kept for them (call under the log's lock).
  *
- * @throws SectionUnreadable when one cannot be loaded (the caller replays the log in full).
+ * @throws SectionUnreadable when one cannot be loaded (the caller replays the log in full);
+ * CorruptLine when a kept event does not apply (the handle is reset).
  */
 export async function loadPartitions(handle: LogHandle<any, any, any>, keys: readonly string[] | undefined): Promise<void> {
   const partitions = handle.fold.partitions
@@ -97,6 +99,17 @@ export async function loadPartitions(handle: LogHandle<any, any, any>, keys: rea
   catch (error) {
     throw new SectionUnreadable(error instanceof Error ? error.message : String(error))
   }
+  if (handle.deferred.size > 0) {
+    try {
+      foldKept(handle, missing)
+    }
+    catch (error) {
+      // Part of the kept events folded: the next operation reads the log again (and meets the bad line).
+      reset(handle)
+      throw error
+    }
+  }
+  partitions.settled?.(handle.state)
 }
 
 /** Reports a checkpoint section that could not be loaded (the caller then replays the log in full). */
@@ -139,7 +152,8 @@ export function checkpointsOn(handle: LogHandle<any, any, any>): boolean {
  */
 export async function storeCheckpoint(handle: LogHandle<any, any, any>): Promise<boolean> {
   const codec = handle.fold.checkpoint
-  if (!codec || handle.lines === 0 || handle.lastDigest === null || handle.tail.length > 0 || handle.skipped > 0) return false
+  // Events kept for partitions not loaded would be missing from the sections copied (writeCheckpoint loads those first).
+  if (!codec || handle.lines === 0 || handle.lastDigest === null || handle.tail.length > 0 || handle.skipped > 0 || handle.deferred.size > 0) return false
   const indexesBuilt = handle.indexesBuilt
   const { offset, lines, lastDigest, lastLineStart, hasV1 } = handle
   const { text, stored } = await serializeCheckpoint(codec, { offset, lines, lastDigest, lastLineStart, hasV1 }, handle.state, (await sha256HexSync()) ?? sha256Hex, checkpointSource(handle))

@@ -40,7 +40,8 @@ export async function compactHandle<State, Draft extends LogEventDraft>(handle: 
       const bytesBefore = handle.offset
       const bytes = (await workspace.readBytes(key, 0)) ?? EMPTY
       if (bytes.length !== bytesBefore) continue
-      const isErased = (id: string) => fold.isErased(handle.state, id)
+      // Erase events kept for partitions not loaded count: their records' lines are stripped too.
+      const isErased = (id: string) => fold.isErased(handle.state, id) || handle.deferredErases.has(id)
       const source = utf8Decoder.decode(bytes).split('\n').slice(0, -1)
       const events = source.map(text => JSON.parse(text) as LogEvent<Draft> & Record<string, unknown>)
       const rechain = handle.hasV1 && events.some(event => isErased(event.recordId))

@@ -17,6 +17,19 @@ export function touchPartitions(handle: LogHandle<any, any, any>, keys: readonly
 }
 
 /**
+ * Whether more partitions are loaded than the bound allows while none can be dropped because this
+ * handle never loaded nor wrote a checkpoint (a full replay, or a log written from empty without
+ * one yet): a partition is dropped only when a checkpoint section holds it exactly, so one
+ * checkpoint is due (checkpoint-schedule.ts), after which the bound holds. Without checkpoints
+ * (`checkpointEvery: false`) or on a read-only workspace it cannot hold (nothing to reload from).
+ */
+export function boundNeedsCheckpoint(handle: LogHandle<any, any, any>): boolean {
+  const max = handle.options.maxLoadedPartitions
+  if (max === undefined || handle.checkpointLines > 0) return false
+  return (handle.fold.partitions?.loaded?.(handle.state).size ?? 0) > max
+}
+
+/**
  * Drops least recently used clean partitions until at most `maxLoadedPartitions` are loaded
  * (call under the log's lock, after the operation's read or write is done). Partitions loaded
  * without an operation naming them (the lines after a checkpoint, another writer's lines) count
@@ -38,6 +51,7 @@ export function evictPartitions(handle: LogHandle<any, any, any>): number {
     if (!partitions.evict(handle.state, key)) continue
     handle.used.delete(key)
     dropped++
+    for (const listener of handle.dropListeners) listener(key)
   }
   return dropped
 }

@@ -5,7 +5,7 @@
  */
 import { agentError } from '../errors.ts'
 import type { Workspace } from '../workspace/types.ts'
-import type { LogEventDraft, LogFold, MemoryLogOptions, MemoryLogWarning } from './types.ts'
+import type { FoldedLine, LogEventDraft, LogFold, MemoryLogOptions, MemoryLogWarning } from './types.ts'
 
 /** An open log's handle. `State`, `Draft` and `Result` are the fold's. */
 export interface LogHandle<State = unknown, Draft extends LogEventDraft = LogEventDraft, Result = unknown> {
@@ -41,6 +41,15 @@ export interface LogHandle<State = unknown, Draft extends LogEventDraft = LogEve
   interned: Map<string, unknown>
   /** Partitions operations named, least recently used first (only with `maxLoadedPartitions`; eviction.ts). */
   used: Map<string, true>
+  /**
+   * Events of committed lines whose partition's checkpoint section is not loaded, per partition in
+   * log order (checked and chained already): folded when that partition loads (fold-lines.ts).
+   */
+  deferred: Map<string, Array<FoldedLine<Draft>>>
+  /** Record ids of the erase events among {@link LogHandle.deferred}. */
+  deferredErases: Set<string>
+  /** Called with the key of each partition dropped from memory (`EventLog.onPartitionDropped`). */
+  dropListeners: Set<(partition: string) => void>
 }
 
 /** Empty bytes (a missing value reads as an empty log). */
@@ -68,11 +77,11 @@ export function openHandle<State, Draft extends LogEventDraft, Result>(fold: Log
 
 /** A handle that no registry holds (verification reads the log into one). */
 export function scratchHandle<State, Draft extends LogEventDraft, Result>(fold: LogFold<State, Draft, Result>, workspace: Workspace, key: string, options: MemoryLogOptions): LogHandle<State, Draft, Result> {
-  return { ...emptyPosition(fold), fold, workspace, key, lockKey: `${key}.lock`, options, used: new Map() }
+  return { ...emptyPosition(fold), fold, workspace, key, lockKey: `${key}.lock`, options, used: new Map(), dropListeners: new Set() }
 }
 
 function emptyPosition<State>(fold: LogFold<State, any, any>) {
-  return { state: fold.empty(), lines: 0, lastDigest: null, offset: 0, seen: undefined, tail: EMPTY, hasV1: false, skipped: 0, lastLineStart: 0, checkpointLines: 0, interned: new Map<string, unknown>(), indexesBuilt: 0, checkpointIndexes: 0 }
+  return { state: fold.empty(), lines: 0, lastDigest: null, offset: 0, seen: undefined, tail: EMPTY, hasV1: false, skipped: 0, lastLineStart: 0, checkpointLines: 0, interned: new Map<string, unknown>(), indexesBuilt: 0, checkpointIndexes: 0, deferred: new Map<string, Array<FoldedLine<any>>>(), deferredErases: new Set<string>() }
 }
 
 /** Forgets everything read: the next operation replays the value from the start. */

@@ -5,7 +5,7 @@
  * digests, byte offsets, locks and checkpoints, and nothing of what the events mean.
  *
  * Parts, one file each: the line format (`canonical-json.ts`, `digest.ts`, `line-writer.ts`,
- * `line-check.ts`), an open log (`handle.ts`), replay and tailing (`replay.ts`), the write path
+ * `line-check.ts`), an open log (`handle.ts`), replay and tailing (`replay.ts`, `fold-lines.ts`), the write path
  * (`append.ts`), crash leftovers (`torn-tail.ts`), checkpoints (`checkpoint.ts`,
  * `checkpoint-schedule.ts`, `deflate-text.ts` for compressed sections), compaction and erasure
  * (`compaction.ts`), verification (`verify.ts`).
@@ -52,6 +52,9 @@ export function openEventLog<State, Draft extends LogEventDraft, Result>(workspa
       scheduleCheckpoint(handle, true)
     },
     loadedPartitions: () => (handle.fold.partitions?.loaded?.(handle.state).size ?? 0),
+    onPartitionDropped: (listener) => {
+      handle.dropListeners.add(listener)
+    },
   }
 }
 

@@ -12,7 +12,9 @@ import { headProblem, readHead, type LogHead } from './head.ts'
 import { EMPTY, reset, utf8Decoder, warn, type LogHandle } from './handle.ts'
 import { checkLine, checkLineSync, CorruptLine, digestOf, type Interner } from './line-check.ts'
 import { quarantineTail } from './torn-tail.ts'
-import type { LogEvent, LogEventDraft } from './types.ts'
+import type { WorkspaceValueStat } from '../workspace/types.ts'
+import { foldLines } from './fold-lines.ts'
+import type { FoldedLine, LogEvent, LogEventDraft } from './types.ts'
 
 /**
  * Brings `handle` up to date: reads only the bytes after the committed offset (a full replay
@@ -22,16 +24,20 @@ import type { LogEvent, LogEventDraft } from './types.ts'
  * @throws AgentError `MEMORY_LOG_CORRUPT` with the first bad line; read errors of the workspace.
  */
 export async function sync(handle: LogHandle<any, any, any>, forWrite = false, checkHead = true): Promise<void> {
+  // The common case (nothing changed since the last look) in this one frame.
+  let stat: WorkspaceValueStat | undefined = await handle.workspace.stat(handle.key)
+  if (handle.seen && handle.seen.size === (stat?.size ?? 0) && handle.seen.id === stat?.id) return
   // A state already read from a checkpoint whose sections no longer read: another writer may have
   // replaced that checkpoint since, so the one on disk is tried (as an open tries it) before a replay.
   let fromCheckpoint = handle.offset > 0 ? 2 : 1
   for (;;) {
     try {
-      await syncFrom(handle, forWrite, checkHead, true)
+      await syncFrom(handle, forWrite, checkHead, true, stat)
       return
     }
     catch (error) {
       if (!(error instanceof SectionUnreadable)) throw error
+      stat = undefined
       if (--fromCheckpoint > 0) continue
       // A checkpoint section that does not load: the checkpoint vouches for nothing; replay the log.
       sectionIgnored(handle, error)
@@ -43,8 +49,11 @@ export async function sync(handle: LogHandle<any, any, any>, forWrite = false, c
 
 /**
  * Loads the partitions `keys` (`undefined`: all) of the handle's state that its checkpoint holds
- * and it has not loaded yet, before a read or a write that uses them (call under the log's lock,
- * after a {@link sync}). A section that does not load makes the log replay in full.
+ * and it has not loaded yet, with the events of later lines kept for them, before a read or a
+ * write that uses them (call under the log's lock, after a {@link sync}). A section that does not
+ * load makes the log replay in full.
+ *
+ * @throws AgentError `MEMORY_LOG_CORRUPT` when a kept event does not apply.
  */
 export async function preparePartitions(handle: LogHandle<any, any, any>, keys: readonly string[] | undefined, forWrite = false): Promise<void> {
   try {
@@ -52,6 +61,7 @@ export async function preparePartitions(handle: LogHandle<any, any, any>, keys: 
     return
   }
   catch (error) {
+    if (error instanceof CorruptLine) throw corruptLog(handle.key, error)
     if (!(error instanceof SectionUnreadable)) throw error
   }
   // Another process may have replaced the checkpoint since its directory was read (a dropped
@@ -62,6 +72,7 @@ export async function preparePartitions(handle: LogHandle<any, any, any>, keys: 
     await loadPartitions(handle, keys)
   }
   catch (error) {
+    if (error instanceof CorruptLine) throw corruptLog(handle.key, error)
     if (!(error instanceof SectionUnreadable)) throw error
     sectionIgnored(handle, error)
     reset(handle)
@@ -69,9 +80,10 @@ export async function preparePartitions(handle: LogHandle<any, any, any>, keys: 
   }
 }
 
-async function syncFrom(handle: LogHandle<any, any, any>, forWrite: boolean, checkHead: boolean, fromCheckpoint: boolean): Promise<void> {
+/** {@link sync} from `stat` of the value when given (taken just before), else from a new one. */
+async function syncFrom(handle: LogHandle<any, any, any>, forWrite: boolean, checkHead: boolean, fromCheckpoint: boolean, known?: WorkspaceValueStat): Promise<void> {
   const { workspace, key } = handle
-  const stat = await workspace.stat(key)
+  const stat = known ?? await workspace.stat(key)
   const size = stat?.size ?? 0
   if (handle.seen && handle.seen.size === size && handle.seen.id === stat?.id) return
   const first = handle.seen === undefined && handle.lines === 0
@@ -99,13 +111,15 @@ async function syncFrom(handle: LogHandle<any, any, any>, forWrite: boolean, che
   }
   catch (error) {
     reset(handle)
-    if (error instanceof CorruptLine) {
-      throw agentError('MEMORY_LOG_CORRUPT', `line ${error.line} of the memory log "${key}" fails verification: ${error.reason}`, 'run `agent memory verify` to see the first bad line, then restore the log from a backup or move the lines from the bad one on aside by hand; the log is never repaired silently (reads can opt into continuing past it with `readPastCorruption`)', { key, line: error.line, reason: error.reason })
-    }
-    throw error
+    throw error instanceof CorruptLine ? corruptLog(key, error) : error
   }
   // A torn tail found when the log is first opened is moved aside at once.
   if (first && !forWrite && handle.tail.length > 0 && workspace.writable) await quarantineTail(handle)
+}
+
+/** The `MEMORY_LOG_CORRUPT` error of a bad line of the log at `key`. */
+function corruptLog(key: string, error: CorruptLine) {
+  return agentError('MEMORY_LOG_CORRUPT', `line ${error.line} of the memory log "${key}" fails verification: ${error.reason}`, 'run `agent memory verify` to see the first bad line, then restore the log from a backup or move the lines from the bad one on aside by hand; the log is never repaired silently (reads can opt into continuing past it with `readPastCorruption`)', { key, line: error.line, reason: error.reason })
 }
 
 /**
@@ -130,7 +144,7 @@ function checkHeadAnchor(handle: LogHandle<any, any, any>, head: LogHead): void 
  */
 export async function scanBytes<State, Draft extends LogEventDraft>(handle: LogHandle<State, Draft, any>, bytes: Uint8Array): Promise<void> {
   const { fold } = handle
-  const events: Array<{ event: LogEvent<Draft>; line: number }> = []
+  const events: Array<FoldedLine<Draft>> = []
   // One decode for the whole read: a `\n` byte is never part of a multi-byte sequence, so the
   // n-th newline of the text is the n-th newline byte (byte offsets still come from `bytes`).
   const whole = utf8Decoder.decode(bytes)
@@ -176,14 +190,14 @@ export async function scanBytes<State, Draft extends LogEventDraft>(handle: LogH
     committedDigest = prev
     committedLineStart = lineStart
   }
-  // Lines of partitions whose checkpoint section is not loaded yet: load those sections first.
+  const committed = committedCount === line ? events : events.filter(item => item.line <= committedCount)
+  // Lines of partitions whose checkpoint section is not loaded yet are kept for them (fold-lines.ts);
+  // reading past corruption, their sections are loaded first instead (a bad line is skipped where it is).
   const partitions = fold.partitions
-  if (partitions && partitions.missing(handle.state, undefined).length > 0) {
-    const keys = new Set<string>()
-    for (const { event, line } of events) if (line <= committedCount) keys.add(partitions.of(event))
-    await loadPartitions(handle, [...keys])
+  if (partitions && handle.options.readPastCorruption && partitions.missing(handle.state, undefined).length > 0) {
+    await loadPartitions(handle, [...new Set(committed.map(({ event }) => partitions.of(event)))])
   }
-  skipped += foldCommitted(handle, events, committedCount)
+  skipped += foldLines(handle, committed)
   handle.lines = committedCount
   handle.lastDigest = committedDigest
   if (committedLineStart !== -1) handle.lastLineStart = handle.offset + committedLineStart
@@ -191,37 +205,4 @@ export async function scanBytes<State, Draft extends LogEventDraft>(handle: LogH
   // A copy: a view would keep the whole read buffer alive as long as the handle.
   handle.tail = committedAt === bytes.length ? EMPTY : bytes.slice(committedAt)
   handle.skipped += skipped
-}
-
-/**
- * Folds the events of lines up to `committedCount` into the state; returns how many failed to
- * apply and were skipped (only with `readPastCorruption`; otherwise the first one throws).
- */
-function foldCommitted<State, Draft extends LogEventDraft>(handle: LogHandle<State, Draft, any>, events: Array<{ event: LogEvent<Draft>; line: number }>, committedCount: number): number {
-  const { fold, state } = handle
-  const eraseType = fold.schema.eraseType
-  const committed = events.filter(item => item.line <= committedCount)
-  const doomed = new Set(committed.filter(item => item.event.type === eraseType).map(item => item.event.recordId))
-  for (const { event, line } of committed) {
-    if (event.v === 1) handle.hasV1 = true
-    if (event.erased && !doomed.has(event.recordId) && !fold.isErased(state, event.recordId)) {
-      throw new CorruptLine(line, `the payload of the line was removed, but record "${event.recordId}" has no erase event`)
-    }
-  }
-  // Records erased later in this read are never folded; events that name them stay valid.
-  for (const id of doomed) if (!fold.has(state, id)) fold.markErased(state, id)
-  let skipped = 0
-  for (const { event, line } of committed) {
-    if (doomed.has(event.recordId) && event.type !== eraseType) continue
-    if (event.erased) continue
-    try {
-      if (event.type === eraseType) fold.replayErase(state, event)
-      else fold.apply(state, event, false)
-    }
-    catch (error) {
-      if (!handle.options.readPastCorruption) throw new CorruptLine(line, (error as Error).message)
-      skipped++
-    }
-  }
-  return skipped
 }

@@ -35,6 +35,12 @@ export interface LogLineChain {
 /** One line of the log as read back: the event and its chain members. */
 export type LogEvent<Draft extends LogEventDraft> = Draft & LogLineChain
 
+/** A checked, committed line's event and its 1-based line number (what replay folds). */
+export interface FoldedLine<Draft extends LogEventDraft> {
+  event: LogEvent<Draft>
+  line: number
+}
+
 /** The members of the events a log holds, split into header and payload (format version 2 digests them apart). */
 export interface LogEventSchema {
   /** Header members covered by `digest`, besides `digest` itself (the chain members `v`, `seq`, `prev`, `more`, `payloadDigest` included). */
@@ -103,8 +109,9 @@ export interface LogFold<State, Draft extends LogEventDraft, Result> {
 /**
  * The partitions of a fold's state (the memory fold: one per store and scope). A checkpoint may
  * hold each partition in its own section that is read only when the partition is first used:
- * the engine loads the partitions a read or a write names before running it, and the partition
- * of every line it folds after the checkpoint before folding that line.
+ * the engine loads the partitions a read or a write names before running it; the events of lines
+ * after the checkpoint whose partition is not loaded are kept, checked and chained, and folded when
+ * that partition loads.
  */
 export interface LogPartitions<State, Draft extends LogEventDraft> {
   /** The partition an event belongs to (every event of a record names the same one). */
@@ -119,6 +126,18 @@ export interface LogPartitions<State, Draft extends LogEventDraft> {
    * or is malformed (the engine then replays the log in full, with a `MEMORY_LOG_CHECKPOINT_IGNORED` warning).
    */
   load(state: State, keys: readonly string[], source: LogCheckpointSource): Promise<void>
+  /**
+   * Called, in log order, for each event of a line after the checkpoint that the engine keeps for
+   * its partition (not loaded yet) and folds once that partition loads: the fold notes what the
+   * event's place in the log decides (the memory fold: a created record's creation rank, so that
+   * records keep the order a replay gives). Default: nothing.
+   */
+  deferred?(state: State, event: Draft): void
+  /**
+   * Called after sections were loaded ({@link LogPartitions.load}) and the events kept for them
+   * folded: the fold may put its state in the order a replay gives once nothing is missing. Default: nothing.
+   */
+  settled?(state: State): void
   /** The partitions loaded now (their records are in memory), for {@link MemoryLogOptions.maxLoadedPartitions}. */
   loaded?(state: State): { readonly size: number; keys(): Iterable<string>; has(key: string): boolean }
   /**
@@ -286,6 +305,12 @@ export interface EventLog<State, Draft extends LogEventDraft, Result> {
   indexBuilt(records: number): void
   /** Partitions loaded in memory now (see {@link MemoryLogOptions.maxLoadedPartitions}); 0 for a fold without partitions. */
   loadedPartitions?(): number
+  /**
+   * Calls `listener` with the key of every partition this open log drops from memory from now on
+   * (the bound of {@link MemoryLogOptions.maxLoadedPartitions}), so that what is derived from it
+   * elsewhere (a vector index) can be dropped too. Adding the same function again adds nothing.
+   */
+  onPartitionDropped?(listener: (partition: string) => void): void
 }
 
 /** Result of `verifyLog`. */

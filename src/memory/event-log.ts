@@ -31,6 +31,15 @@ export { CHECKPOINT_GROWTH, DEFAULT_CHECKPOINT_EVERY } from '../log/index.ts'
 /** An open memory log: the folded records of one workspace key, kept current. */
 export type MemoryLog = EventLog<MemoryRecordState, MemoryEventDraft, MemoryRecord>
 
+const lookups = new WeakMap<MemoryRecordState, MemoryRecordLookup>()
+
+/** The record lookup of a state, made once (a write checks its draft against it). */
+function lookupOf(state: MemoryRecordState): MemoryRecordLookup {
+  let lookup = lookups.get(state)
+  if (!lookup) lookups.set(state, lookup = id => state.records.get(id))
+  return lookup
+}
+
 /** The fold of memory events into a {@link MemoryRecordState}. */
 export const memoryFold: LogFold<MemoryRecordState, MemoryEventDraft, MemoryRecord> = {
   schema: {
@@ -46,7 +55,7 @@ export const memoryFold: LogFold<MemoryRecordState, MemoryEventDraft, MemoryReco
   empty: () => emptyRecordState(createSearchIndex),
   conflict(state, drafts) {
     if (drafts.length === 1) {
-      const reason = eventConflict(id => state.records.get(id), drafts[0]!, state.erased)
+      const reason = eventConflict(lookupOf(state), drafts[0]!, state.erased)
       return reason ? { draft: drafts[0]!, reason } : undefined
     }
     // Each draft is checked against the records as the drafts before it leave them.

@@ -6,14 +6,18 @@
  * tools (an embedder failure never fails the write), else at the first search that needs them,
  * stored beside the records with the embedding model's id, loaded from there after a restart
  * instead of recomputed. Query vectors are cached per model. Vector search is exact
- * (vectors.ts; usearch's native scan from 2,000 vectors when installed, vector-kernel.ts).
+ * (vectors.ts; usearch's native scan from 2,000 vectors when installed, vector-kernel.ts) over
+ * each scope's index, kept between searches (hybrid-scope.ts): with the adapter's change signal
+ * (`changes`, the built-in stores) a search applies only what changed since the last one.
  */
 import type { EmbeddingModel } from 'ai'
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, recordMatchesFilters } from '../search/search.ts'
 import { searchRecords } from './search-index.ts'
 import { memoryVectorStore, recordVectors, type MemoryVectorStore, type RecordVectors } from './vectors-store.ts'
 import { eventTimeBounds, hasEventTimeFilter, searchWithEventTime, withinEventTime, withoutEventTime } from './event-time.ts'
-import { partitionKey } from './records.ts'
+import { cloneRecord } from './records.ts'
+import { syncHybridScope, type HybridScope } from './hybrid-scope.ts'
+import { namedPeriods, occurredIn } from './query-dates.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
 /**
@@ -77,9 +81,13 @@ export function adapterVectors(adapter: MemoryStoreAdapter, model: EmbeddingMode
  * less is no candidate). Filters apply before the limit; the records the substring rule returns
  * are always kept (as in ranked search); superseded and deleted records never appear.
  *
- * Missing record vectors are embedded in one batch and stored. When the embedder fails
- * (network, input too long), the full-text results are returned alone: search degrades, it does
- * not fail, and the next search tries again.
+ * The scope's active records and vector index are kept between searches (hybrid-scope.ts): with
+ * the adapter's `changes`, a search reads only what changed since the last one (cost: the
+ * changes, then the exact scan), and the substring rule is the adapter's own `mode: 'substring'`
+ * search; without it, every search reads the scope with `export`. The full-text ranking, the
+ * substring rule and that sync run concurrently. Records without a stored vector are embedded
+ * in one batch and stored. When the embedder fails (network, input too long), the full-text
+ * results are returned alone: search degrades, it does not fail, and the next search tries again.
  *
  * @throws AgentError `MEMORY_QUERY_INVALID` for an invalid query (as `searchRecords`).
  */
@@ -90,26 +98,36 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
   const vectorDepth = Math.max(1, options.vectorDepth ?? DEFAULT_FUSION.vectorDepth)
   const lexicalWeight = options.lexicalWeight ?? DEFAULT_FUSION.lexicalWeight
   const vectorWeight = options.vectorWeight ?? DEFAULT_FUSION.vectorWeight
-  const fullText = await searchWithEventTime(adapter, target, { ...query, limit: lexicalDepth })
   const bounds = hasEventTimeFilter(query) ? eventTimeBounds(query) : undefined
   const base = withoutEventTime(query)
-  const active = (await adapter.export(target)).filter(record => recordMatchesFilters(record, base) && (!bounds || withinEventTime(record, bounds)))
+  const passes = (record: MemoryRecord) => recordMatchesFilters(record, base) && (!bounds || withinEventTime(record, bounds))
+  const vectors = adapterVectors(adapter, options.model)
+  // The full-text ranking, the substring rule (a store with the change signal answers it) and the vector side's sync run side by side (a database store: on their own connections).
+  const fullText = searchWithEventTime(adapter, target, { ...query, limit: lexicalDepth })
+  const substring = adapter.changes ? searchWithEventTime(adapter, target, { ...query, limit, mode: 'substring' }) : undefined
+  const synced = syncHybridScope(adapter, target, vectors, options.abortSignal)
+  for (const pending of [fullText, substring, synced]) pending?.catch(() => {})
+  const lexical = await fullText
+  let scope: HybridScope
   let vectorRanking: MemoryRecord[]
   try {
-    vectorRanking = await rankByVector(adapter, target, active, query.query, vectorDepth, options)
+    scope = await synced
+    vectorRanking = await rankByVector(vectors, scope, query.query, vectorDepth, passes, options)
   }
   catch {
-    return fullText.slice(0, limit)
+    return lexical.slice(0, limit)
   }
   const fused = new Map<string, { hit: MemorySearchHit; score: number }>()
-  fullText.forEach((hit, rank) => fused.set(hit.record.id, { hit, score: lexicalWeight / (k + rank + 1) }))
+  lexical.forEach((hit, rank) => fused.set(hit.record.id, { hit, score: lexicalWeight / (k + rank + 1) }))
   vectorRanking.forEach((record, rank) => {
     const entry = fused.get(record.id)
     if (entry) entry.score += vectorWeight / (k + rank + 1)
-    else fused.set(record.id, { hit: { record, score: 0 }, score: vectorWeight / (k + rank + 1) })
+    else fused.set(record.id, { hit: { record: cloneRecord(record), score: 0 }, score: vectorWeight / (k + rank + 1) })
   })
   const order = [...fused.values()].sort((a, b) => b.score - a.score)
-  const guaranteed = new Set(searchRecords(active, { ...base, limit, mode: 'substring' }).map(hit => hit.record.id))
+  // Without the change signal the scope was read whole: the substring rule runs over it, as ranked search keeps it.
+  const guaranteedHits = substring ? await substring : searchRecords([...scope.records.values()].filter(passes), { ...base, limit, mode: 'substring' })
+  const guaranteed = new Set(guaranteedHits.map(hit => hit.record.id))
   const chosen = order.filter(entry => guaranteed.has(entry.hit.record.id)).slice(0, limit)
   for (const entry of order) {
     if (chosen.length >= limit) break
@@ -119,13 +137,26 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
   return chosen.map(({ hit, score }) => ({ ...hit, score: Math.round(score * 1e6) / 1e6 }))
 }
 
-async function rankByVector(adapter: MemoryStoreAdapter, target: MemoryTarget, records: readonly MemoryRecord[], text: string, depth: number, options: HybridSearchOptions): Promise<MemoryRecord[]> {
-  if (records.length === 0) return []
-  const vectors = adapterVectors(adapter, options.model)
-  await vectors.ensure(records, options.abortSignal)
+/**
+ * The vector top `depth` of the scope's active records that pass the filters. When the query names
+ * calendar periods (query-dates.ts), the records whose event date lies in one come first (their
+ * own top `depth`), then the others: the embedding does not tell one date from another.
+ */
+async function rankByVector(vectors: RecordVectors, scope: HybridScope, text: string, depth: number, passes: (record: MemoryRecord) => boolean, options: HybridSearchOptions): Promise<MemoryRecord[]> {
+  if (scope.records.size === 0) return []
   const queryVector = await vectors.query(text, options.abortSignal)
-  const byId = new Map(records.map(record => [record.id, record]))
-  return (await vectors.search(partitionKey(target.store, target.scope), records, queryVector, depth))
-    .filter(match => match.similarity > 0 && byId.has(match.id))
-    .map(match => byId.get(match.id)!)
+  const accept = (id: string) => {
+    const record = scope.records.get(id)
+    return record !== undefined && passes(record)
+  }
+  const ids = () => [...scope.records.keys()]
+  let ranked = (await vectors.search(scope.partition, queryVector, depth, { accept, ids })).filter(match => match.similarity > 0)
+  const periods = namedPeriods(text)
+  if (periods.length > 0) {
+    const inPeriod = (id: string) => accept(id) && occurredIn(scope.records.get(id)!, periods)
+    const first = (await vectors.search(scope.partition, queryVector, depth, { accept: inPeriod, ids })).filter(match => match.similarity > 0)
+    const firstIds = new Set(first.map(match => match.id))
+    ranked = [...first, ...ranked.filter(match => !firstIds.has(match.id))].slice(0, depth)
+  }
+  return ranked.filter(match => scope.records.has(match.id)).map(match => scope.records.get(match.id)!)
 }

@@ -118,6 +118,29 @@ function ownFieldCount(value: unknown): number {
   return count
 }
 
+/** Frozen scopes by {@link scopeKey}, at most {@link SHARED_SCOPES_MAX} (then the map starts again). */
+const sharedScopes = new Map<string, MemoryScope>()
+/** Distinct scopes {@link sharedScope} keeps at once. */
+export const SHARED_SCOPES_MAX = 10_000
+
+/**
+ * {@link validateScope}'s copy of `value`, as one frozen object per distinct scope: the operations
+ * on a scope name the same object, so what is cached per frozen scope (the partition key of
+ * `records.ts`) is computed once, not once per operation.
+ *
+ * @throws AgentError as {@link validateScope}.
+ */
+export function sharedScope(value: unknown, store?: string): MemoryScope {
+  const scope = validateScope(value, store)
+  const key = scopeKey(scope)
+  let shared = sharedScopes.get(key)
+  if (!shared) {
+    if (sharedScopes.size >= SHARED_SCOPES_MAX) sharedScopes.clear()
+    sharedScopes.set(key, shared = Object.freeze(scope))
+  }
+  return shared
+}
+
 /**
  * Exact scope equality: the same set of own fields (a field set to `undefined` counts as
  * present) with identical string values. `{ agent: 'a' }` and `{ agent: 'a', user: 'u' }` are

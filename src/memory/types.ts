@@ -226,11 +226,35 @@ export interface MemoryStoreAdapter {
   /** Every record of the scope in creation order, in any status. */
   export(target: MemoryTarget): Promise<MemoryRecord[]>
   /**
+   * Optional change signal of one scope: what changed since `since` (a {@link MemoryScopeChanges.cursor}
+   * an earlier call returned; `undefined` for the first call). With it, hybrid search keeps the
+   * scope's active records and their vector index between searches and applies only what changed
+   * (writes, supersedes, deletes and erasures, by this process or any other writer); without
+   * it, every hybrid search reads the scope through {@link export}. An adapter that offers it
+   * also answers `search` with `mode: 'substring'` by the documented substring rule.
+   */
+  changes?(target: MemoryTarget, since?: unknown): Promise<MemoryScopeChanges>
+  /**
    * Where hybrid search keeps record vectors. The log-backed stores keep them in the
    * log's sidecar `<log key>.vectors` and remove them when records are erased; without it,
    * vectors live in process memory for as long as the adapter object.
    */
   vectors?: MemoryVectorStore
+}
+
+/**
+ * What {@link MemoryStoreAdapter.changes} returns. With `reset` true, `records` holds every active
+ * record of the scope in creation order and the caller drops what it had; else `records` holds
+ * each record changed since the cursor in its current status (one that is no longer active
+ * leaves the active set) and `removed` the ids erased since. Records are the store's own
+ * objects: read them, never change them.
+ */
+export interface MemoryScopeChanges {
+  /** Pass it to the next call; opaque, valid in this process only. */
+  cursor: unknown
+  reset: boolean
+  records: readonly MemoryRecord[]
+  removed: readonly string[]
 }
 
 /** What a {@link MemoryStoreFactory} receives when the capability resolves. */

@@ -139,6 +139,9 @@ function parseEntry(line: string): MemoryVectorEntry | undefined {
 /** Most characters of a record sent to the embedder (title, content and tags joined). */
 export const EMBED_INPUT_CHARS = 8192
 
+/** Most vector entries handed to one `MemoryVectorStore.write`. */
+const WRITE_SLICE = 1024
+
 /** Query vectors kept per embedding model (least recently used dropped first). */
 export const QUERY_CACHE_SIZE = 512
 
@@ -175,18 +178,31 @@ export interface RecordVectors {
    * @throws what the embedder throws (nothing is stored then; the next call tries again).
    */
   ensure(records: readonly MemoryRecord[], abortSignal?: AbortSignal): Promise<void>
-  /** The index of one partition holding the vectors of `records` (call {@link ensure} first); `undefined` before any vector is known, and always for a store that scores vectors itself. */
-  index(partition: string, records: readonly MemoryRecord[]): VectorIndex | undefined
   /**
-   * At most `limit` of `records` (call {@link ensure} first) by cosine similarity to the unit
-   * vector `query`, highest first, ties to the earlier record: the partition's index, or the
-   * store's own `nearest` when it scores vectors where it keeps them.
+   * Counts the times the cache started over because the store was replaced (its `read` answered
+   * `reset`): every partition index was dropped then, so whoever placed records in one places
+   * them again.
    */
-  search(partition: string, records: readonly MemoryRecord[], query: Float32Array, limit: number): Promise<Array<{ id: string; similarity: number }>>
+  readonly generation: number
+  /** The index of one partition, with the vectors of `records` added (call {@link ensure} first); `undefined` before any vector is known, and always for a store that scores vectors itself. */
+  index(partition: string, records: Iterable<MemoryRecord>): VectorIndex | undefined
+  /** Takes these ids out of the partition's index (records no longer active); the vectors stay known. */
+  discard(partition: string, ids: Iterable<string>): void
+  /** Drops the partition's index; the next {@link index} call starts it empty. */
+  dropIndex(partition: string): void
+  /**
+   * At most `limit` records of the partition by cosine similarity to the unit vector `query`,
+   * highest first, ties to the earlier record, among the ids `candidates.accept` takes: the
+   * partition's index (holding what {@link index} placed in it), or the store's own `nearest`
+   * over `candidates.ids()` when it scores vectors where it keeps them.
+   */
+  search(partition: string, query: Float32Array, limit: number, candidates: { accept: (id: string) => boolean; ids: () => readonly string[] }): Promise<Array<{ id: string; similarity: number }>>
   /** The unit query vector of `text` (cached, at most {@link QUERY_CACHE_SIZE} texts). */
   query(text: string, abortSignal?: AbortSignal): Promise<Float32Array>
   /** Drops ids from this cache (after the store removed them). */
   forget(ids: readonly string[]): void
+  /** Partitions whose vector index is held now. */
+  indexedPartitions(): number
 }
 
 const caches = new WeakMap<MemoryVectorStore, Map<string, RecordVectors>>()
@@ -199,6 +215,11 @@ export function recordVectors(store: MemoryVectorStore, model: EmbeddingModel): 
   let vectors = byModel.get(id)
   if (!vectors) byModel.set(id, vectors = createRecordVectors(store, model, id))
   return vectors
+}
+
+/** The {@link RecordVectors} of `store` this process holds, one per embedding model. */
+export function cachedRecordVectors(store: MemoryVectorStore): Iterable<RecordVectors> {
+  return caches.get(store)?.values() ?? []
 }
 
 /**
@@ -219,6 +240,7 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
   const queries = new Map<string, Float32Array>()
   const stats: RecordVectorStats = { embeddedRecords: 0, embeddedQueries: 0, loaded: 0 }
   let cursor: unknown
+  let generation = 0
   let dimensions: number | undefined
   let pending: { records: Map<string, MemoryRecord>; done: Promise<void> } | undefined
   // The native scan (usearch) when installed: loaded before the first index is made.
@@ -242,6 +264,7 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     if (read.reset) {
       byId.clear()
       indexes.clear()
+      generation++
     }
     cursor = read.cursor
     take(read.entries)
@@ -255,7 +278,8 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     if (length !== undefined) dimensions ??= length
     const fitting = entries.filter(entry => entry.vector.length === dimensions)
     if (!native) for (const entry of fitting) byId.set(entry.id, entry.vector)
-    await store.write(fitting)
+    // In slices: a scope embedded whole (an import of 100,000 records) never builds one huge write.
+    for (let at = 0; at < fitting.length; at += WRITE_SLICE) await store.write(fitting.slice(at, at + WRITE_SLICE))
   }
 
   async function absent(records: readonly MemoryRecord[]): Promise<MemoryRecord[]> {
@@ -272,6 +296,7 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
   return {
     model: id,
     stats,
+    get generation() { return generation },
     async ensure(records, abortSignal) {
       if (!kernelLoaded) {
         kernel = await loadVectorKernel()
@@ -293,12 +318,18 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
       for (const record of missing) pending.records.set(record.id, record)
       await pending.done
     },
-    async search(partition, records, query, limit) {
-      if (native) return store.nearest!(id, records.map(record => record.id), query, limit)
-      const index = this.index(partition, records)
+    async search(partition, query, limit, candidates) {
+      if (native) return store.nearest!(id, candidates.ids().filter(candidates.accept), query, limit)
+      const index = indexes.get(partition)
       if (!index) return []
-      const wanted = new Set(records.map(record => record.id))
-      return index.search(query, limit, candidate => wanted.has(candidate))
+      return index.search(query, limit, candidates.accept)
+    },
+    discard(partition, ids) {
+      const index = indexes.get(partition)
+      if (index) for (const gone of ids) index.delete(gone)
+    },
+    dropIndex(partition) {
+      indexes.delete(partition)
     },
     index(partition, records) {
       if (native || dimensions === undefined) return undefined
@@ -331,5 +362,6 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
         for (const index of indexes.values()) index.delete(gone)
       }
     },
+    indexedPartitions: () => indexes.size,
   }
 }

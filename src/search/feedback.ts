@@ -20,6 +20,70 @@ export interface FeedbackParams {
 /** Postings the lent terms may always visit, whatever the first ranking visited. */
 const MIN_POSTINGS_BUDGET = 1024
 
+/**
+ * Postings read per token tokenized again, at equal cost: a posting is a read and a comparison,
+ * a token a scan and two map lookups.
+ */
+const POSTINGS_PER_TOKEN = 8
+
+/**
+ * The lendable terms of record `slot` as (term id, count in all fields) pairs, in the order the
+ * record first uses them: from its tokens.
+ */
+function termsOfRecord<D extends SearchDocument>(state: IndexState<D>, slot: number, lendable: (id: number) => boolean): number[] {
+  const tokens = state.retokenize(state.slots.records[slot]!)
+  const pairs: number[] = []
+  for (const id of tokens.termIds) {
+    if (!lendable(id)) continue
+    const local = tokens.localOf(id)
+    pairs.push(id, tokens.termCounts[local]! + tokens.termCounts[local + 1]! + tokens.termCounts[local + 2]!)
+  }
+  return pairs
+}
+
+/**
+ * {@link termsOfRecord} of each of `top`, read from the postings of the lendable terms when the
+ * vocabulary and those postings are small beside the records' tokens (a small partition, where
+ * few terms are lendable); else `undefined`. A record holding several lendable terms is
+ * tokenized again for the order it uses them in.
+ */
+function heldLendable<D extends SearchDocument>(state: IndexState<D>, top: readonly ScoredSlot[], lendable: (id: number) => boolean): number[][] | undefined {
+  const { slots, vocabulary } = state
+  let tokens = 0
+  for (const { slot } of top) tokens += slots.lengths[slot * 3]! + slots.lengths[slot * 3 + 1]! + slots.lengths[slot * 3 + 2]!
+  const budget = POSTINGS_PER_TOKEN * tokens
+  const termCount = vocabulary.termNames.length
+  if (termCount > budget) return undefined
+  const ids: number[] = []
+  let postings = termCount
+  for (let id = 0; id < termCount; id++) {
+    if (vocabulary.termFrequency[id]! === 0 || !lendable(id)) continue
+    ids.push(id)
+    postings += vocabulary.termPostings.length(id)
+    if (postings > budget) return undefined
+  }
+  const place = new Map<number, number>()
+  for (const [at, { slot }] of top.entries()) place.set(slot, at)
+  const held: number[][] = top.map(() => [])
+  const data = vocabulary.termPostings.data
+  for (const id of ids) {
+    const ranges = vocabulary.termPostings.blocks(id, blockScratch)
+    for (let range = 0; range < ranges.length; range += 2) {
+      for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
+        const index = place.get(data[at]!)
+        if (index === undefined) continue
+        const slot = data[at]!
+        const packed = data[at + 1]!
+        held[index]!.push(id, vocabulary.fieldCount(packed, slot, 0) + vocabulary.fieldCount(packed, slot, 1) + vocabulary.fieldCount(packed, slot, 2))
+      }
+    }
+  }
+  for (const [at, pairs] of held.entries()) if (pairs.length > 2) held[at] = termsOfRecord(state, top[at]!.slot, lendable)
+  return held
+}
+
+const blockScratch: number[] = []
+
 /** Live postings of the known terms of `terms`. */
 function postingsOf<D extends SearchDocument>(state: IndexState<D>, terms: ReadonlyMap<string, number>): number {
   let total = 0
@@ -52,17 +116,17 @@ export function lentTerms<D extends SearchDocument>(state: IndexState<D>, feedba
   const names = vocabulary.termNames
   const live = slots.live
   const maxRecords = feedback.maxShare * live
-  for (const { slot, score } of top) {
+  const lendable = (id: number) => {
+    const df = vocabulary.termFrequency[id]!
+    return df >= feedback.minRecords && df <= maxRecords && !terms.has(names[id]!)
+  }
+  const held = heldLendable(state, top, lendable) ?? top.map(({ slot }) => termsOfRecord(state, slot, lendable))
+  for (const [at, { slot, score }] of top.entries()) {
     const length = slots.lengths[slot * 3]! + slots.lengths[slot * 3 + 1]! + slots.lengths[slot * 3 + 2]!
-    const tokens = state.retokenize(slots.records[slot]!)
-    for (const id of tokens.termIds) {
-      const local = tokens.localOf(id)
-      const term = names[id]!
-      if (terms.has(term)) continue
-      const df = vocabulary.termFrequency[id]!
-      if (df < feedback.minRecords || df > maxRecords) continue
-      const count = tokens.termCounts[local]! + tokens.termCounts[local + 1]! + tokens.termCounts[local + 2]!
-      lent.set(term, (lent.get(term) ?? 0) + count / length * score / maxScore * idf(live, df))
+    const pairs = held[at]!
+    for (let pair = 0; pair < pairs.length; pair += 2) {
+      const id = pairs[pair]!
+      lent.set(names[id]!, (lent.get(names[id]!) ?? 0) + pairs[pair + 1]! / length * score / maxScore * idf(live, vocabulary.termFrequency[id]!))
     }
   }
   const chosen = [...lent].sort((a, c) => c[1] - a[1]).slice(0, feedback.terms)

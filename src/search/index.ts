@@ -7,10 +7,10 @@
  * substring rule (capability document) returns is still returned.
  */
 import type { Bm25fParams } from './bm25f.ts'
-import { scoreSlot } from './bm25f.ts'
 import { rankedCandidates } from './candidates.ts'
 import type { FeedbackParams } from './feedback.ts'
 import { textOf } from './plain-text.ts'
+import { scoresOf } from './kept-scores.ts'
 import { checkQuery } from './query.ts'
 import { queryTerms } from './query-terms.ts'
 import type { ScoredSlot } from './slots.ts'
@@ -18,7 +18,7 @@ import { snippetOf } from './snippet.ts'
 import { decodeSnapshot, encodeSnapshot } from './snapshot.ts'
 import { IndexState } from './state.ts'
 import { substringSearch } from './substring-index.ts'
-import { candidateScorer, rerankOn, type RerankParams } from './rerank.ts'
+import { candidateScorer, rerankBest, rerankOn, type RerankParams } from './rerank.ts'
 import type { SearchDocument, SearchFeedbackOptions, SearchField, SearchHit, SearchIndex, SearchIndexOptions, SearchProximityOptions, SearchQuery } from './types.ts'
 
 /** Default {@link SearchIndexOptions}: the measured lexical levers on (docs/search-and-recall.md, "Ranking levers"). */
@@ -86,10 +86,11 @@ export function createSearchIndex<D extends SearchDocument = SearchDocument>(opt
  * index exactly the active records of `records`.
  */
 export function restoreSearchIndex<D extends SearchDocument = SearchDocument>(snapshot: unknown, records: readonly D[], options: SearchIndexOptions<D> = {}): SearchIndex<D> {
-  const index = new RankedIndex<D>(options)
-  index.restore(snapshot, records)
-  return index
+  return new RankedIndex<D>(options, { snapshot, records })
 }
+
+/** Query texts whose terms an index keeps until it changes. */
+const RECENT_QUERIES = 8
 
 class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
   private state: IndexState<D>
@@ -101,8 +102,12 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
   private pending = new Map<string, D>()
   // Built: searched (flushed) once, or restored. Only a built index is worth a snapshot.
   private isBuilt = false
+  // The weighted terms of recent query texts: they depend only on the text and the vocabulary's
+  // live words (spelling matches), so they hold until the index next changes.
+  private readonly recentTerms = new Map<string, ReadonlyMap<string, number>>()
 
-  constructor(options: SearchIndexOptions<D>) {
+  /** An empty index, or the index `restored` gives (a snapshot over its partition's records). */
+  constructor(options: SearchIndexOptions<D>, restored?: { snapshot: unknown; records: readonly D[] }) {
     const weights = DEFAULT_SEARCH_INDEX_OPTIONS.fieldWeights
     this.params = {
       weights: [options.fieldWeights?.title ?? weights.title, options.fieldWeights?.content ?? weights.content, options.fieldWeights?.tags ?? weights.tags],
@@ -117,12 +122,10 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
       proximityWeight: proximity.weight,
       tagBoost: options.tagBoost ?? DEFAULT_SEARCH_INDEX_OPTIONS.tagBoost,
     }
-    this.state = new IndexState<D>(textOf(options.text), options.irregularForms ?? DEFAULT_SEARCH_INDEX_OPTIONS.irregularForms)
-  }
-
-  restore(snapshot: unknown, records: readonly D[]): void {
-    this.state = decodeSnapshot(snapshot, records, this.state.text, this.state.irregular)
-    this.isBuilt = true
+    const text = textOf(options.text)
+    const irregular = options.irregularForms ?? DEFAULT_SEARCH_INDEX_OPTIONS.irregularForms
+    this.state = restored ? decodeSnapshot(restored.snapshot, restored.records, text, irregular) : new IndexState<D>(text, irregular)
+    this.isBuilt = restored !== undefined
   }
 
   get size(): number {
@@ -153,15 +156,18 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     // The substring rule's top `limit` first (it uses the score scratch), then the ranking.
     const guaranteed = substringSearch(state, checked)
     const kept = new Set(guaranteed.map(hit => hit.slot))
-    const terms = queryTerms(state.vocabulary, query.query)
+    const terms = this.termsOf(query.query)
     const scoreOf = new Map<number, { score: number; matched: number }>()
     const rerank = rerankOn(this.levers, terms)
     const room = checked.limit - kept.size
     let ranked: Array<{ slot: number; score: number; matched: number }>
-    if (room <= 0) {
+    // No term the partition's live records hold (a word of other scopes, say): nothing to rank,
+    // every kept record scores 0.
+    if (!holdsAny(state, terms)) ranked = []
+    else if (room <= 0) {
       // No place left for ranked-only records (feedback could only lend to records that cannot
       // enter): score just the kept ones.
-      for (const slot of kept) scoreOf.set(slot, { score: scoreSlot(state, params, terms, slot).score, matched: terms.size })
+      for (const [slot, score] of scoresOf(state, params, terms, kept)) scoreOf.set(slot, { score, matched: terms.size })
       ranked = []
     }
     else {
@@ -173,9 +179,8 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     let kepts = guaranteed.map(({ slot }) => ({ slot, score: scoreOf.get(slot)?.score ?? 0, matched: scoreOf.get(slot)?.matched ?? 0 }))
     if (rerank) {
       const scorer = candidateScorer(state, this.levers, terms)
-      const rescore = (candidate: { slot: number; score: number; matched: number }) => ({ slot: candidate.slot, score: scorer(candidate), matched: candidate.matched })
-      ranked = ranked.map(rescore).sort((a, c) => slots.compare(c, a))
-      kepts = kepts.map(rescore)
+      ranked = rerankBest(state, this.levers, terms, ranked, Math.max(0, room))
+      kepts = kepts.map(candidate => ({ slot: candidate.slot, score: scorer(candidate), matched: candidate.matched }))
     }
     const merged = [...ranked.slice(0, Math.max(0, room)), ...kepts]
     merged.sort((a, c) => slots.compare(c, a))
@@ -183,9 +188,20 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     return merged.map(({ slot, score }) => ({ record: slots.records[slot]!, score: Math.round(score * 1e4) / 1e4, snippet: snippetOf(slots.records[slot]!.content, wanted, checked.needle) }))
   }
 
+  private termsOf(text: string): ReadonlyMap<string, number> {
+    let terms = this.recentTerms.get(text)
+    if (terms === undefined) {
+      terms = queryTerms(this.state.vocabulary, text)
+      if (this.recentTerms.size >= RECENT_QUERIES) this.recentTerms.clear()
+      this.recentTerms.set(text, terms)
+    }
+    return terms
+  }
+
   private flush(): void {
     this.isBuilt = true
     if (this.pending.size === 0) return
+    this.recentTerms.clear()
     const batch = this.pending
     this.pending = new Map()
     const state = this.state
@@ -195,4 +211,14 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     }
     if (state.slots.count - state.slots.live > Math.max(1024, state.slots.live)) state.rebuild()
   }
+}
+
+/** Whether a live record of `state` holds a term of `terms`. */
+function holdsAny<D extends SearchDocument>(state: IndexState<D>, terms: ReadonlyMap<string, number>): boolean {
+  const { vocabulary } = state
+  for (const term of terms.keys()) {
+    const id = vocabulary.termIds.get(term)
+    if (id !== undefined && vocabulary.termFrequency[id]! > 0) return true
+  }
+  return false
 }

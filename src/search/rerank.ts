@@ -7,6 +7,7 @@ import { idf } from './bm25f.ts'
 import type { RankedSlot } from './max-score.ts'
 import type { IndexState } from './state.ts'
 import { forEachSurface, stemWord, tokenizeWords } from './text.ts'
+import { TopK } from './top-k.ts'
 import type { SearchDocument } from './types.ts'
 
 /** Re-ranking settings with every field set. */
@@ -94,6 +95,69 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
     const near = proximity && matched >= 2 ? score + nearBonus(record) : score
     return params.tagBoost !== 1 && named(record) ? near * params.tagBoost : near
   }
+}
+
+/**
+ * The best `count` of `candidates` once re-ranked, best first: what scoring every candidate with
+ * {@link candidateScorer} and sorting would keep. Each candidate's re-ranked score is bounded
+ * first, from its score, how many query terms it holds and whether its tags field has a word:
+ * the proximity bonus of a record is at most that of all pairs of the terms it holds, and only
+ * a record with a tag word can be boosted. Candidates are read best bound first, and once `count`
+ * are kept, those whose bound is below the weakest kept are not read at all.
+ */
+export function rerankBest<D extends SearchDocument>(state: IndexState<D>, params: RerankParams, terms: ReadonlyMap<string, number>, candidates: readonly RankedSlot[], count: number): RankedSlot[] {
+  const { slots } = state
+  const best = new TopK<RankedSlot>(count, slots.compare)
+  if (count <= 0 || candidates.length === 0) return []
+  const scorer = candidateScorer(state, params, terms)
+  const pairBonus = pairBonusBounds(state, params, terms)
+  const boost = Math.max(1, params.tagBoost)
+  const bounds = new Float64Array(candidates.length)
+  const order: number[] = []
+  for (let at = 0; at < candidates.length; at++) {
+    const { slot, score, matched } = candidates[at]!
+    const near = score === 0 ? 0 : score + pairBonus[Math.min(Math.max(matched, 0), pairBonus.length - 1)]!
+    bounds[at] = params.tagBoost !== 1 && slots.lengths[slot * 3 + 2]! > 0 ? near * boost : near
+    order.push(at)
+  }
+  order.sort((a, c) => bounds[c]! - bounds[a]! || a - c)
+  for (const at of order) {
+    const floor = best.floor()
+    // A margin over the bound: the bonus is the same points added in another order.
+    if (floor !== undefined && bounds[at]! * (1 + BOUND_MARGIN) < floor.score) break
+    const candidate = candidates[at]!
+    best.push({ slot: candidate.slot, score: scorer(candidate), matched: candidate.matched })
+  }
+  return best.sorted()
+}
+
+/** Relative slack of a re-ranking bound against rounding. */
+const BOUND_MARGIN = 1e-9
+
+/**
+ * Per count `m` of query terms a record holds: the most proximity bonus it can get (the
+ * proximity weight × the `m × (m − 1) / 2` greatest pair values, a pair's value its smaller idf).
+ */
+function pairBonusBounds<D extends SearchDocument>(state: IndexState<D>, params: RerankParams, terms: ReadonlyMap<string, number>): Float64Array {
+  const { slots, vocabulary } = state
+  const idfs: number[] = []
+  for (const term of terms.keys()) {
+    const id = vocabulary.termIds.get(term)
+    if (id === undefined || vocabulary.termFrequency[id]! === 0 || idfs.length >= MAX_PROXIMITY_TERMS) continue
+    idfs.push(idf(slots.live, vocabulary.termFrequency[id]!))
+  }
+  const bounds = new Float64Array(terms.size + 1)
+  if (!(params.proximityWeight > 0) || idfs.length < 2) return bounds
+  const pairs: number[] = []
+  for (let a = 0; a < idfs.length; a++) for (let c = a + 1; c < idfs.length; c++) pairs.push(Math.min(idfs[a]!, idfs[c]!))
+  pairs.sort((a, c) => c - a)
+  let sum = 0
+  let used = 0
+  for (let held = 2; held <= terms.size; held++) {
+    for (const wanted = Math.min(pairs.length, held * (held - 1) / 2); used < wanted; used++) sum += pairs[used]!
+    bounds[held] = params.proximityWeight * sum
+  }
+  return bounds
 }
 
 const TAG_CACHE_MAX = 10_000

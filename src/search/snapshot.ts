@@ -92,12 +92,10 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   const surfaces = vocabularyList(snapshot.surfaces, 'surface')
   const count = snapshot.slots!
   const input = new ByteReader(fromBase64(snapshot.data!))
-  const state = new IndexState<D>(text, irregular)
   const slots = new Slots<D>(Math.max(256, count))
-  state.slots = slots
   slots.records = new Array<D | undefined>(count).fill(undefined)
   slots.count = count
-  state.nextPosition = snapshot.nextPosition!
+  const nextPosition = snapshot.nextPosition!
   let number = 0
   for (let slot = 0; slot < count; slot++) {
     number += input.int()
@@ -115,7 +113,7 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   let position = 0
   for (let slot = 0; slot < count; slot++) {
     position += input.int()
-    if (slots.alive[slot] === 1 && !(position >= 0 && position < state.nextPosition)) fail('has a position out of range')
+    if (slots.alive[slot] === 1 && !(position >= 0 && position < nextPosition)) fail('has a position out of range')
     slots.positions[slot] = position
   }
   for (let at = 0; at < count * 3; at++) {
@@ -137,12 +135,10 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
     slots.created[slot] = timed === 1 ? created : parseInstant(slots.records[slot]!.createdAt) ?? Number.NaN
   }
   const vocabulary = new Vocabulary(irregular)
-  state.vocabulary = vocabulary
   vocabulary.termNames = terms.names
   vocabulary.termIds = terms.ids
   vocabulary.termPostings = PairLists.decode(input, terms.names.length, count, 1, (1 << 30) - 1)
   const runs = new RunIndex()
-  state.runs = runs
   runs.texts = runList.names
   runs.ids = runList.ids
   runs.postings = PairLists.decode(input, runList.names.length, count, 1, 0x7fffffff)
@@ -171,6 +167,8 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   }
   if (input.remaining() !== 0) fail('has data left over')
   vocabulary.termFrequency = liveFrequencies(vocabulary, slots, fail)
+  const state = new IndexState<D>(text, irregular, { slots, vocabulary, runs })
+  state.nextPosition = nextPosition
   return state
 }
 

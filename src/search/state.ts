@@ -13,9 +13,9 @@ import { TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
  * statistics (no per-record term maps and no lower-case copies of text are kept).
  */
 export class IndexState<D extends SearchDocument> {
-  slots = new Slots<D>()
+  slots: Slots<D>
   vocabulary: Vocabulary
-  runs = new RunIndex()
+  runs: RunIndex
   /** The position the next new record gets. */
   nextPosition = 0
   /** Tokenizer scratch of this index. */
@@ -25,8 +25,11 @@ export class IndexState<D extends SearchDocument> {
   /** Per-class bounds of the points of a term's postings (for the match-mask pass), kept in step lazily. */
   readonly classes = new PostingClasses()
 
-  constructor(readonly text: SearchText<D>, readonly irregular = true) {
-    this.vocabulary = new Vocabulary(irregular)
+  /** An empty state, or one of the structures `parts` gives (a decoded snapshot's). */
+  constructor(readonly text: SearchText<D>, readonly irregular = true, parts?: { slots: Slots<D>; vocabulary: Vocabulary; runs: RunIndex }) {
+    this.slots = parts?.slots ?? new Slots<D>()
+    this.vocabulary = parts?.vocabulary ?? new Vocabulary(irregular)
+    this.runs = parts?.runs ?? new RunIndex()
   }
 
   /** Tokenizes `record` again without runs or new words (the statistics of an indexed record). */

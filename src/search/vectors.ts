@@ -24,7 +24,11 @@ export interface VectorIndex {
   has(id: string): boolean
   /** Adds or replaces the vector of `id` (normalized on the way in). @throws RangeError for a vector of another length. */
   set(id: string, vector: ArrayLike<number>): void
-  /** Removes the vector of `id`; `false` when there was none. Cost: O(dimensions). */
+  /**
+   * Removes the vector of `id`; `false` when there was none. The others keep their order: the
+   * slot is left empty, and the index is compacted once empty slots are more than half of them.
+   * Cost: O(dimensions), amortized.
+   */
   delete(id: string): boolean
   /**
    * The `k` vectors most similar to `query` (normalized first), best first, among those whose id
@@ -139,11 +143,29 @@ export function createVectorIndex(dimensions: number, options: VectorIndexOption
   const kernel = options.kernel
   const kernelFrom = Math.max(1, options.kernelFrom ?? KERNEL_MIN_VECTORS)
   let data = new Float32Array(dimensions * 64)
-  const ids: string[] = []
+  // `undefined`: an empty slot left by a delete (its vector is zeros), until the next compaction.
+  let ids: Array<string | undefined> = []
+  let empty = 0
   const slots = new Map<string, number>()
+
+  // Moves the vectors down over the empty slots, in order: insertion order, and so ties, stay as they were.
+  function compact(): void {
+    const kept: string[] = []
+    for (let slot = 0; slot < ids.length; slot++) {
+      const id = ids[slot]
+      if (id === undefined) continue
+      if (kept.length !== slot) data.copyWithin(kept.length * dimensions, slot * dimensions, (slot + 1) * dimensions)
+      slots.set(id, kept.length)
+      kept.push(id)
+    }
+    data.fill(0, kept.length * dimensions, ids.length * dimensions)
+    ids = kept
+    empty = 0
+  }
+
   return {
     dimensions,
-    get size() { return ids.length },
+    get size() { return ids.length - empty },
     has: id => slots.has(id),
     set(id, vector) {
       if (vector.length !== dimensions) throw new RangeError(`expected a vector of ${dimensions} dimensions, got ${vector.length}`)
@@ -163,16 +185,14 @@ export function createVectorIndex(dimensions: number, options: VectorIndexOption
     delete(id) {
       const slot = slots.get(id)
       if (slot === undefined) return false
-      const last = ids.length - 1
-      if (slot !== last) {
-        // Move the last vector into the hole: the data stays contiguous.
-        data.copyWithin(slot * dimensions, last * dimensions, (last + 1) * dimensions)
-        ids[slot] = ids[last]!
-        slots.set(ids[slot]!, slot)
-      }
-      ids.pop()
       slots.delete(id)
-      data.fill(0, last * dimensions, (last + 1) * dimensions)
+      data.fill(0, slot * dimensions, (slot + 1) * dimensions)
+      if (slot === ids.length - 1) ids.pop()
+      else {
+        ids[slot] = undefined
+        empty++
+        if (empty > 32 && empty * 2 > ids.length) compact()
+      }
       return true
     },
     search(query, k, accept) {
@@ -189,7 +209,8 @@ export function createVectorIndex(dimensions: number, options: VectorIndexOption
       for (let slot = 0; slot < count; slot++) {
         const dot = dotAt(q, matrix, slot * dimensions, dimensions)
         if (!heap.admits(dot)) continue
-        if (accept && !accept(ids[slot]!)) continue
+        const id = ids[slot]
+        if (id === undefined || (accept && !accept(id))) continue
         heap.push(dot, slot)
       }
       return heap.sorted().map(({ score, slot }) => ({ id: ids[slot]!, similarity: score }))
@@ -204,7 +225,8 @@ export function createVectorIndex(dimensions: number, options: VectorIndexOption
     const kept: Array<{ slot: number; score: number }> = []
     for (let i = 0; i < rows.length; i++) {
       const slot = Number(rows[i])
-      if (accept && !accept(ids[slot]!)) continue
+      const id = ids[slot]
+      if (id === undefined || (accept && !accept(id))) continue
       kept.push({ slot, score: scores[i]! })
     }
     // Every accepted vector outside the candidates ranks below k accepted ones, or there is none.

@@ -30,7 +30,7 @@ export interface ConformanceTestApi {
 }
 
 /**
- * Registers a `describe(name)` block of conformance tests (28 tests: append/read fields, search
+ * Registers a `describe(name)` block of conformance tests (29 tests: append/read fields, search
  * rules, scope isolation, supersede, delete, export, invalid input). `makeAdapter` is called once
  * per test and must return an adapter with no records (a fresh store). `test` is the framework's
  * `{ describe, it, expect }`.
@@ -334,6 +334,27 @@ export function testMemoryStore(name: string, makeAdapter: () => MemoryStoreAdap
         [second.id, 'superseded'],
         [third.id, 'active'],
       ])
+    })
+
+    it('changes (when the adapter offers it) tells a cursor each write, supersede and delete of its scope, and nothing of another scope', async () => {
+      const adapter = await makeAdapter()
+      if (!adapter.changes) return
+      const kept = await remember(adapter, alice, { content: 'kept' })
+      const first = await adapter.changes(alice)
+      expect(first.reset).toBe(true)
+      expect(first.records.map(record => record.id)).toEqual([kept.id])
+      const quiet = await adapter.changes(alice, first.cursor)
+      expect([quiet.reset, quiet.records.length, quiet.removed.length]).toEqual([false, 0, 0])
+      const old = await remember(adapter, alice, { content: 'old' })
+      await remember(adapter, bob, { content: 'not mine' })
+      const added = await adapter.changes(alice, quiet.cursor)
+      expect([added.reset, added.records.map(record => [record.id, record.status])]).toEqual([false, [[old.id, 'active']]])
+      const replacing = await remember(adapter, alice, { content: 'new', supersedes: [old.id] })
+      await adapter.delete(alice, kept.id, { audit })
+      const changed = await adapter.changes(alice, added.cursor)
+      expect(changed.reset).toBe(false)
+      expect(new Map(changed.records.map(record => [record.id, record.status]))).toEqual(new Map([[old.id, 'superseded'], [replacing.id, 'active'], [kept.id, 'deleted']]))
+      expect(changed.removed).toEqual([])
     })
 
     it('50 parallel appends into one scope give 50 records', async () => {

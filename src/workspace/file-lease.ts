@@ -71,10 +71,14 @@ export function withFileLease<T>(file: string, task: (lease: FileLease) => T | t
   if (!lease) leases.set(file, lease = { file, held: false, dev: 0, ino: 0, since: 0, releaseScheduled: false })
   // Held already (a burst of writes): run now, no promise turn to wait for.
   if (lease.held) {
-    return new Promise((resolve) => {
-      const result = runLeased(lease!, task)
-      resolve(result === RETAKE ? withFileLease(file, task) : result)
-    })
+    let result: T | typeof RETAKE
+    try {
+      result = runLeased(lease, task)
+    }
+    catch (error) {
+      return Promise.reject(error)
+    }
+    return result === RETAKE ? withFileLease(file, task) : Promise.resolve(result)
   }
   return (async () => {
     for (;;) {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 const CHILD = fileURLToPath(new URL('../memory/stores/db-child.ts', import.meta.url))
 
 /** Runs the child to its end and returns its output. */
-export function runDbChild(kind: 'sqlite' | 'postgres', where: string, count: number, tag: string): Promise<string> {
+export function runDbChild(kind: 'sqlite' | 'postgres' | 'jsonl', where: string, count: number, tag: string): Promise<string> {
   return runTsChild(CHILD, [kind, where, String(count), tag], tag)
 }
 

@@ -4,13 +4,15 @@
  * section is checked against its digest when it is read (an edited one makes the open replay the
  * log); a checkpoint written meanwhile copies the sections never loaded; verifyLog reads them all.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/event-log.ts'
+import { formatMemoryLine, openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/event-log.ts'
 import { partitionKey } from '../../src/memory/records.ts'
-import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
+import { tombstone, workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
@@ -22,6 +24,7 @@ const USERS = ['alice', 'bob', 'chloé', 'dan', '太郎']
 const target = (user: string): MemoryTarget => ({ store: 'agent', scope: { agent: 'support', user } })
 const keyOf = (user: string) => partitionKey('agent', target(user).scope)
 const audit = { via: 'api' }
+const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
 const store = (workspace: Workspace, checkpointEvery?: number | false) => workspaceJsonlMemoryStore(checkpointEvery === undefined ? {} : { checkpointEvery }).create({ store: 'agent', agent: 'support', workspace, writable: true })
 
 /** A log of three records per user and a checkpoint of it (every index built); returns its folder. */
@@ -48,11 +51,16 @@ function countedWorkspace(dir: string) {
   return { workspace, ranges }
 }
 
-/** The whole state of a fresh open (as the property test of log-checkpoint.test.ts compares it). */
+/**
+ * The whole state of a fresh open (as the property test of log-checkpoint.test.ts compares it).
+ * Partitions without records are left out, and partitions are compared by key: an erase folded
+ * onto a loaded section leaves its scope an empty partition (in its checkpoint place), which a
+ * replay that never folds the erased records creates only at the scope's next record, if any.
+ */
 async function wholeState(workspace: Workspace, checkpointEvery?: false) {
   const warnings: MemoryLogWarning[] = []
   const log = openMemoryLog(workspace, KEY, { onWarning: warning => warnings.push(warning), ...(checkpointEvery === false ? { checkpointEvery } : {}) })
-  const state = await log.view(state => JSON.parse(JSON.stringify({ records: [...state.records.values()], partitions: [...state.partitions], erased: [...state.erased] })) as unknown)
+  const state = await log.view(state => JSON.parse(JSON.stringify({ records: [...state.records.values()], partitions: [...state.partitions].filter(([, ids]) => ids.length > 0).sort(([a], [b]) => (a < b ? -1 : 1)), erased: [...state.erased].sort() })) as unknown)
   return { state, warnings }
 }
 
@@ -86,18 +94,95 @@ describe('checkpoint sections', () => {
     expect((await wholeState(workspace)).state).toEqual((await wholeState(createWorkspace({ dir }), false)).state)
   })
 
-  it('a line after the checkpoint of a partition not loaded loads its section before it is folded', async () => {
+  it('a line after the checkpoint of a partition not loaded is kept until that partition is used, then folded onto its section', async () => {
     const dir = await logWithCheckpoint()
     const writer = store(createWorkspace({ dir }), false)
     const [first] = await writer.export(target('dan'))
     await writer.append(target('dan'), { kind: 'semantic', content: 'dan likes rum', supersedes: [first!.id] }, { audit })
     await writer.delete(target('dan'), (await writer.export(target('dan')))[1]!.id, { audit })
-    const { workspace } = countedWorkspace(dir)
+    const { workspace, ranges } = countedWorkspace(dir)
     const log = openMemoryLog(workspace, KEY)
     expect(await store(workspace).export(target('alice'))).toHaveLength(3)
-    const dan = await log.view(state => state.partitions.get(keyOf('dan'))?.map(id => state.records.get(id)!.status), { partitions: [keyOf('alice')] })
+    // The stamp and directory, then alice's section: dan's lines are checked and kept, its section not read.
+    expect(ranges).toHaveLength(2)
+    expect(await log.view(state => ({ dan: state.partitions.get(keyOf('dan')), unloaded: state.sections?.has(keyOf('dan')) }), { partitions: [keyOf('alice')] })).toEqual({ dan: undefined, unloaded: true })
+    const dan = await log.view(state => state.partitions.get(keyOf('dan'))?.map(id => state.records.get(id)!.status), { partitions: [keyOf('dan')] })
     expect(dan).toEqual(['superseded', 'deleted', 'active', 'active'])
+    expect(ranges).toHaveLength(3)
     expect((await wholeState(workspace)).state).toEqual((await wholeState(createWorkspace({ dir }), false)).state)
+  })
+
+  it('a kept line whose event does not apply to its partition fails every use of that partition with MEMORY_LOG_CORRUPT and its line number; verifyLog reports it', async () => {
+    const dir = await logWithCheckpoint()
+    const path = join(dir, 'memory/memory.jsonl')
+    const last = JSON.parse(readFileSync(path, 'utf8').trimEnd().split('\n').at(-1)!) as { digest: string }
+    // A delete of a record dan's scope never had, chained and digested as a writer would write it.
+    const draft = { type: 'delete', recordId: `mem_${'e'.repeat(32)}`, store: 'agent', scope: target('dan').scope, version: 2, at: '2024-01-01T00:00:00.000Z', audit } as const
+    appendFileSync(path, `${formatMemoryLine(draft, 16, last.digest, false, sha).line}\n`)
+    const adapter = store(createWorkspace({ dir }))
+    expect(await adapter.export(target('alice'))).toHaveLength(3)
+    await expect(adapter.export(target('dan'))).rejects.toMatchObject({ code: 'MEMORY_LOG_CORRUPT', details: { line: 16 } })
+    await expect(adapter.append(target('dan'), { kind: 'semantic', content: 'dan likes rum' }, { audit })).rejects.toMatchObject({ code: 'MEMORY_LOG_CORRUPT', details: { line: 16 } })
+    // Scopes the line does not touch are read from their sections, as an open reads only what it serves.
+    expect(await adapter.export(target('alice'))).toHaveLength(3)
+    expect(await verifyLog(createWorkspace({ dir }), KEY)).toMatchObject({ ok: false, firstBad: { line: 16 } })
+  })
+
+  it('a cold open whose later lines touch every scope, then a search in one scope, reads one section; it answers as a full replay', async () => {
+    const dir = await logWithCheckpoint()
+    const writer = store(createWorkspace({ dir }), false)
+    for (const user of USERS) await writer.append(target(user), { kind: 'semantic', content: `${user} drinks tea at noon` }, { audit })
+    const { workspace, ranges } = countedWorkspace(dir)
+    const hits = await store(workspace).search(target('chloé'), { query: 'tea' })
+    expect(ranges).toHaveLength(2)
+    const replayed = store(createWorkspace({ dir }), false)
+    expect(hits).toEqual(await replayed.search(target('chloé'), { query: 'tea' }))
+    expect(hits.map(hit => hit.record.content).sort()).toEqual(['chloé drinks tea at noon', 'chloé likes tea'])
+    expect((await wholeState(workspace)).state).toEqual((await wholeState(createWorkspace({ dir }), false)).state)
+  })
+
+  it('an open whose later lines touch many scopes answers each scope as a store that never defers, in any order of use, with writes and erasures between (property)', async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.record({ op: fc.constantFrom('remember', 'remember', 'supersede', 'delete', 'erase'), user: fc.constantFrom(...USERS), pick: fc.nat(), text: fc.string({ maxLength: 8 }) }), { minLength: 1, maxLength: 20 }),
+      fc.array(fc.record({ user: fc.constantFrom(...USERS), op: fc.constantFrom('read', 'read', 'write', 'erase'), text: fc.string({ maxLength: 8 }) }), { minLength: 1, maxLength: 6 }),
+      fc.boolean(),
+      async (tail, uses, checkpointAtEnd) => {
+        const dir = await logWithCheckpoint()
+        // Lines after the checkpoint, by another writer (an erase without compaction: the checkpoint stays).
+        const writer = store(createWorkspace({ dir }), false)
+        for (const step of tail) {
+          const records = (await writer.export(target(step.user))).filter(record => record.status === 'active')
+          const picked = records[step.pick % Math.max(records.length, 1)]
+          if (step.op === 'remember' || !picked) await writer.append(target(step.user), { kind: 'semantic', content: `${step.user} notes ${step.text}` }, { audit })
+          else if (step.op === 'supersede') await writer.append(target(step.user), { kind: 'semantic', content: `${step.user} now ${step.text}`, supersedes: [picked.id] }, { audit })
+          else if (step.op === 'delete') await writer.delete(target(step.user), picked.id, { audit })
+          else await writer.log.write(() => [tombstone('erase', { store: 'agent', scope: Object.freeze({ ...target(step.user).scope }) }, picked, audit, undefined)], { partitions: [keyOf(step.user)] })
+        }
+        const { workspace, ranges } = countedWorkspace(dir)
+        const opened = store(workspace)
+        const never = store(createWorkspace({ dir }), false)
+        const used = new Set<string>()
+        let compacted = false
+        for (const use of uses) {
+          if (use.op === 'write') await opened.append(target(use.user), { kind: 'semantic', content: `${use.user} adds ${use.text}` }, { audit })
+          if (use.op === 'erase') {
+            // Erasure compacts the whole log: erase events still kept for other scopes strip their records' lines too.
+            const [record] = await opened.export(target(use.user))
+            if (record) compacted = await opened.hardDelete(target(use.user), record.id, { audit }) || compacted
+          }
+          used.add(use.user)
+          expect(await opened.export(target(use.user))).toEqual(await never.export(target(use.user)))
+          expect(await opened.search(target(use.user), { query: 'notes tea', limit: 100 })).toEqual(await never.search(target(use.user), { query: 'notes tea', limit: 100 }))
+          // The stamp and directory, then one section per scope used.
+          if (!compacted) expect(ranges).toHaveLength(1 + used.size)
+        }
+        // A checkpoint written while scopes still have lines kept for them holds those lines too.
+        if (checkpointAtEnd) expect(await opened.log.checkpoint()).toBe(true)
+        expect((await wholeState(createWorkspace({ dir }))).state).toEqual((await wholeState(createWorkspace({ dir }), false)).state)
+        expect((await wholeState(workspace)).state).toEqual((await wholeState(createWorkspace({ dir }), false)).state)
+        expect((await verifyLog(createWorkspace({ dir }), KEY)).ok).toBe(true)
+      },
+    ), { numRuns: 25 })
   })
 
   it('an edited section is detected when it is read: the checkpoint is ignored with a warning and the log replayed; verifyLog reports it', async () => {

@@ -7,10 +7,11 @@ import { createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { canonicalJson, serializeEvent } from '../../src/log/index.ts'
 import { memoryFold, strippedMemoryLine, verifyLog } from '../../src/memory/event-log.ts'
-import type { MemoryEventDraft } from '../../src/memory/records.ts'
+import { PAYLOAD_DEFAULTS, PAYLOAD_FIELDS, type MemoryEventDraft } from '../../src/memory/records.ts'
 import { sqliteMemoryStore } from '../../src/memory/stores/sqlite.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
@@ -127,5 +128,42 @@ describe('log line versions', () => {
     expect(exported.trimEnd().split('\n').map(line => (JSON.parse(line) as { v: number; erased?: true }).erased ?? false)).toEqual([true, false, false])
     expect(await factory.verify()).toMatchObject({ ok: true, lines: 3 })
     await factory.close()
+  })
+
+  it('a draft whose scope is frozen (a shared scope) writes the same line as one with an equal scope that is not, every time', () => {
+    const at = '2024-01-01T00:00:00.000Z'
+    const draftOf = (scope: MemoryEventDraft['scope']): MemoryEventDraft => ({ type: 'remember', recordId: `mem_${'1'.repeat(32)}`, store: 'agent', scope, version: 1, at, audit, kind: 'semantic', content: 'likes tea', tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: at })
+    const write = (scope: MemoryEventDraft['scope']) => (serializeEvent(memoryFold.schema, draftOf(scope), 1, null, false, sha) as { line: string }).line
+    const frozen = Object.freeze({ agent: 'support', user: 'alice' })
+    const expected = write({ user: 'alice', agent: 'support' })
+    expect(write(frozen)).toBe(expected)
+    expect(write(frozen)).toBe(expected)
+    expect(write(Object.freeze({ agent: 'support', user: 'bob' }))).toBe(write({ agent: 'support', user: 'bob' }))
+    expect(write(Object.freeze({ agent: 'support', user: 'bob' }))).not.toBe(expected)
+  })
+
+  it('a version 3 line is the canonical JSON of its header and the payload members not at their default, whatever objects the draft holds', () => {
+    // The reference: every member through canonicalJson, a member left out when its JSON is its default's (or createdAt equals at).
+    const referenceLine = (draft: Record<string, unknown>, seq: number, prev: string | null) => {
+      const payload: Record<string, unknown> = {}
+      for (const field of PAYLOAD_FIELDS.remember) {
+        const value = draft[field]
+        if (value === undefined) continue
+        if (field in PAYLOAD_DEFAULTS && canonicalJson(value) === canonicalJson(PAYLOAD_DEFAULTS[field])) continue
+        if (field === 'createdAt' && value === draft.at) continue
+        payload[field] = value
+      }
+      const header = { v: 3, seq, prev, type: draft.type, store: draft.store, scope: draft.scope, recordId: draft.recordId, version: draft.version, at: draft.at, audit: draft.audit, payloadDigest: sha(canonicalJson(payload)) }
+      const digest = sha(canonicalJson(header))
+      return { line: canonicalJson({ ...header, ...payload, payloadDigest: undefined, digest }), digest }
+    }
+    const emptyish = fc.constantFrom<unknown>([], {}, Object.create(null), new Map(), new Date(0), [undefined], { a: undefined }, false, true, null)
+    const json = fc.oneof(emptyish, fc.array(fc.string(), { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), fc.string(), { maxKeys: 2 }))
+    const at = '2024-01-01T00:00:00.000Z'
+    fc.assert(fc.property(json, json, json, json, json, fc.constantFrom(at, '2023-05-01T00:00:00.000Z'), (tags, metadata, pinned, supersedes, provenance, createdAt) => {
+      const draft = { type: 'remember', recordId: `mem_${'0'.repeat(32)}`, store: 'agent', scope: alice.scope, version: 1, at, audit, kind: 'semantic', content: 'likes tea', tags, metadata, pinned, supersedes, provenance, createdAt }
+      const written = serializeEvent(memoryFold.schema, draft as unknown as MemoryEventDraft, 7, 'f'.repeat(64), false, sha) as { line: string; digest: string }
+      expect(written).toMatchObject(referenceLine(draft, 7, 'f'.repeat(64)))
+    }), { numRuns: 300 })
   })
 })

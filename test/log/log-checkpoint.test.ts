@@ -34,7 +34,7 @@ const settle = () => new Promise(done => setTimeout(done, 20))
 async function openState(workspace: Workspace, checkpointEvery?: false) {
   const warnings: MemoryLogWarning[] = []
   const log = openMemoryLog(workspace, KEY, { onWarning: warning => warnings.push(warning), ...(checkpointEvery === false ? { checkpointEvery } : {}) })
-  const state = await log.view(state => JSON.parse(JSON.stringify({ records: [...state.records.values()], partitions: [...state.partitions], erased: [...state.erased] })) as unknown)
+  const state = await log.view(state => JSON.parse(JSON.stringify({ records: [...state.records.values()], partitions: [...state.partitions], erased: [...state.erased].sort() })) as unknown)
   return { state, warnings }
 }
 

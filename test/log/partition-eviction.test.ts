@@ -5,17 +5,19 @@
  * scope with lines after the checkpoint stays until a checkpoint covers it; another process's
  * writes and a checkpoint replaced meanwhile are seen after a reload.
  */
-import { cpSync, mkdtempSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/event-log.ts'
+import { adapterVectors, hybridSearch } from '../../src/memory/hybrid-search.ts'
 import { partitionKey } from '../../src/memory/records.ts'
 import { workspaceJsonlMemoryStore, type WorkspaceJsonlMemoryStoreOptions } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
+import { countingEmbedder } from '../search/vectors-embedder.ts'
 import { runRememberLoop } from './fixtures/run-remember-loop.ts'
 
 const KEY = 'memory:memory.jsonl'
@@ -140,6 +142,59 @@ describe('dropping partitions from memory', () => {
       }
       expect((await verifyLog(createWorkspace({ dir }), KEY)).ok).toBe(true)
     }), { numRuns: 15 })
+  })
+
+  it('searches of scopes never written keep no index and no partition in memory', async () => {
+    const dir = await logWithCheckpoint()
+    const { adapter, loaded } = bounded(dir, 2)
+    for (let n = 0; n < 20; n++) expect(await adapter.search(target(`nobody ${n}`), { query: 'tea' })).toEqual([])
+    expect(await adapter.log.view(state => ({ indexes: state.indexes.size, partitions: state.partitions.size }), { partitions: [] })).toEqual({ indexes: 0, partitions: 0 })
+    expect(loaded()).toBe(0)
+  })
+
+  it('after a full replay of more scopes than the bound, one checkpoint is written and the least recently used scopes are dropped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-evict-'))
+    const writer = adapterOf(createWorkspace({ dir }), { checkpointEvery: false })
+    for (const user of USERS) await writer.append(target(user), { kind: 'semantic', content: `${user} likes tea` }, { audit })
+    const { adapter, loaded, warnings } = bounded(dir, 2)
+    // No checkpoint: the open replays every line, so every scope is loaded and none can be dropped yet.
+    expect((await adapter.export(target('alice'))).map(record => record.content)).toEqual(['alice likes tea'])
+    await new Promise(resolve => setTimeout(resolve, 50))
+    expect(existsSync(join(dir, 'memory/memory.jsonl.checkpoint'))).toBe(true)
+    expect(loaded()).toBe(2)
+    expect(await adapter.log.view(state => state.partitions.has(adapterPartition('alice')), { partitions: [] })).toBe(true)
+    for (const user of USERS) expect((await adapter.export(target(user))).map(record => record.content)).toEqual([`${user} likes tea`])
+    expect(loaded()).toBe(2)
+    expect(warnings).toEqual([])
+  })
+
+  it('without checkpoints the bound cannot hold after a full replay: every scope stays loaded', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-evict-'))
+    const writer = adapterOf(createWorkspace({ dir }), { checkpointEvery: false })
+    for (const user of USERS) await writer.append(target(user), { kind: 'semantic', content: `${user} likes tea` }, { audit })
+    const adapter = adapterOf(createWorkspace({ dir }), { maxLoadedScopes: 2, checkpointEvery: false })
+    await adapter.export(target('alice'))
+    await new Promise(resolve => setTimeout(resolve, 50))
+    // A dropped scope could only come back by replaying the log: nothing is dropped.
+    expect(adapter.log.loadedPartitions!()).toBe(USERS.length)
+    expect(existsSync(join(dir, 'memory/memory.jsonl.checkpoint'))).toBe(false)
+  })
+
+  it('a scope dropped from memory drops its vector index; its next hybrid search builds it again, embedding nothing', async () => {
+    const dir = await logWithCheckpoint()
+    const { adapter, loaded } = bounded(dir, 1)
+    const model = countingEmbedder()
+    const vectors = adapterVectors(adapter, model)
+    const before = await hybridSearch(adapter, target('alice'), { query: 'tea' }, { model })
+    expect(vectors.indexedPartitions()).toBe(1)
+    const embedded = vectors.stats.embeddedRecords
+    await adapter.export(target('bob'))
+    // alice (clean, least recently used) left the log's memory, and its vector index with it.
+    expect(loaded()).toBe(1)
+    expect(vectors.indexedPartitions()).toBe(0)
+    expect(await hybridSearch(adapter, target('alice'), { query: 'tea' }, { model })).toEqual(before)
+    expect(vectors.indexedPartitions()).toBe(1)
+    expect(vectors.stats.embeddedRecords).toBe(embedded)
   })
 
   it('refuses a maxLoadedScopes that is not a whole number from 1 or false', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { sameScope, scopeKey, validateScope } from '../../src/memory/scope.ts'
+import { sameScope, scopeKey, sharedScope, validateScope } from '../../src/memory/scope.ts'
 import { MEMORY_SCOPE_FIELDS, type MemoryScope } from '../../src/memory/types.ts'
 
 describe('validateScope', () => {
@@ -73,5 +73,16 @@ describe('scopeKey', () => {
 
   it('throws the validation error for an invalid scope', () => {
     expect(() => scopeKey({})).toThrow(expect.objectContaining({ code: 'MEMORY_SCOPE_REQUIRED' }))
+  })
+})
+
+describe('sharedScope', () => {
+  it('equal scopes given as separate objects (any field order) are one frozen copy of their fields; another scope is another copy', () => {
+    const first = sharedScope({ user: 'alice', agent: 'support' })
+    expect(sharedScope({ agent: 'support', user: 'alice' })).toBe(first)
+    expect(Object.isFrozen(first)).toBe(true)
+    expect(Object.keys(first)).toEqual(['agent', 'user'])
+    expect(sharedScope({ agent: 'support', user: 'bob' })).not.toBe(first)
+    expect(() => sharedScope({ agent: 'support', user: '' })).toThrow(expect.objectContaining({ code: 'MEMORY_SCOPE_INVALID' }))
   })
 })

@@ -47,6 +47,27 @@ describe('ranked search (createSearchIndex)', () => {
     expect(ids(index.search({ query: 'roadtrip' }))).toEqual([records[1]!.id])
   })
 
+  it('a query searched again after a record is added or deleted sees the change (misspelt and exact words)', () => {
+    const index = createSearchIndex()
+    const first = record({ content: 'Caroline studies counseling' })
+    index.update(first)
+    expect(ids(index.search({ query: 'educaton' }))).toEqual([])
+    const added = record({ content: 'Caroline wants to continue her education' })
+    index.update(added)
+    expect(ids(index.search({ query: 'educaton' }))).toEqual([added.id])
+    index.update({ ...added, status: 'deleted' })
+    expect(ids(index.search({ query: 'educaton' }))).toEqual([])
+    expect(ids(index.search({ query: 'counseling' }))).toEqual([first.id])
+    index.update({ ...first, status: 'deleted' })
+    expect(ids(index.search({ query: 'counseling' }))).toEqual([])
+  })
+
+  it('a query whose words no record holds returns only the substring rule\'s hits, each with score 0', () => {
+    const records = [record({ content: 'the catalogue of spring seeds' }), record({ content: 'a catalogue of tools' }), record({ content: 'unrelated note' })]
+    const hits = indexOf(records).search({ query: 'atalog' })
+    expect(hits.map(hit => [hit.record.id, hit.score])).toEqual([[records[1]!.id, 0], [records[0]!.id, 0]])
+  })
+
   it('weights title and tags above content', () => {
     const inContent = record({ content: 'notes about a garden and other things in the yard', createdAt: '2024-02-01T00:00:00Z' })
     const inTitle = record({ content: 'notes about other things in the yard today', title: 'Garden', createdAt: '2024-01-01T00:00:00Z' })

@@ -56,6 +56,30 @@ describe('exact vector search', () => {
     expect(index.search([1, 1], 2).map(m => m.id)).toEqual(['first', 'second'])
   })
 
+  it('after any sets and deletes, search ranks as an index built afresh from the vectors left, in the order they were added (ties included)', () => {
+    const op = fc.oneof(fc.record({ set: fc.integer({ min: 0, max: 59 }), tie: fc.boolean() }), fc.record({ remove: fc.integer({ min: 0, max: 59 }) }))
+    fc.assert(fc.property(fc.array(op, { minLength: 1, maxLength: 400 }), (ops) => {
+      const index = createVectorIndex(2)
+      const live = new Map<string, number[]>()
+      ops.forEach((step, n) => {
+        if ('set' in step) {
+          const id = `r${step.set}`
+          // Tied vectors (all [1, 1]) make the order decide; others are spread around the circle.
+          const vector = step.tie ? [1, 1] : [Math.cos(n), Math.sin(n)]
+          index.set(id, vector)
+          live.set(id, vector)
+        }
+        else {
+          expect(index.delete(`r${step.remove}`)).toBe(live.delete(`r${step.remove}`))
+        }
+      })
+      const fresh = createVectorIndex(2)
+      for (const [id, vector] of live) fresh.set(id, vector)
+      expect(index.size).toBe(live.size)
+      expect(index.search([1, 1], 60)).toEqual(fresh.search([1, 1], 60))
+    }))
+  })
+
   it('a vector of another length is a RangeError', () => {
     const index = createVectorIndex(3)
     expect(() => index.set('a', [1, 2])).toThrow(RangeError)

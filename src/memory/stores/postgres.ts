@@ -27,7 +27,7 @@ import { createWorkspace } from '../../workspace/workspace.ts'
 import type { MemoryRecord, MemoryStoreFactory, MemoryTarget } from '../types.ts'
 import { checkTarget } from './workspace-jsonl.ts'
 import { partitionKey } from '../records.ts'
-import { foldLines, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import { foldLines, recordHaystack, recordJson, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import type { SqlMemoryStoreAdapter } from './sqlite.ts'
 import type { MemoryVectorEntry, MemoryVectorStore } from '../types.ts'
 
@@ -267,6 +267,7 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
         append: withHash(base.append),
         delete: withHash(base.delete),
         export: withHash(base.export),
+        changes: withHash(base.changes),
         hardDelete: withHash(base.hardDelete),
         writeScope: withHash(base.writeScope),
         vectors: postgresVectorStore(pool, vectors),
@@ -582,11 +583,11 @@ function writeTx(client: PostgresClientLike, begin: readonly string[], assumed: 
       for (const row of rows) {
         const terms = `${literal(tsvectorLiteral(row))}::tsvector, ${literal(termCounts(row))}::jsonb`
         if (row.seq > 0) {
-          buffer.push(`INSERT INTO memory_records (seq, id, partition, status, kind, created_ms, content_hash, record, haystack, title_len, content_len, tags_len, terms, tf) VALUES (${[row.seq, row.id, row.partition, row.status, row.kind, row.createdMs, row.contentHash, row.record, row.haystack, ...row.lengths].map(literal).join(', ')}, ${terms})`)
+          buffer.push(`INSERT INTO memory_records (seq, id, partition, status, kind, created_ms, content_hash, record, haystack, title_len, content_len, tags_len, terms, tf) VALUES (${[row.seq, row.id, row.partition, row.status, row.kind, row.createdMs, row.contentHash, recordJson(row), recordHaystack(row), ...row.lengths].map(literal).join(', ')}, ${terms})`)
         }
         else {
           // The row exists: the write read it under the same lock. An erased record's vector goes with its content.
-          buffer.push(`UPDATE memory_records SET status = ${literal(row.status)}, kind = ${literal(row.kind)}, created_ms = ${literal(row.createdMs)}, content_hash = ${literal(row.contentHash)}, record = ${literal(row.record)}, haystack = ${literal(row.haystack)}, title_len = ${row.lengths[0]}, content_len = ${row.lengths[1]}, tags_len = ${row.lengths[2]}, (terms, tf) = (${terms})${row.record === null ? ', embedding = NULL, embedding_model = NULL, embedding_rev = NULL' : ''} WHERE id = ${literal(row.id)}`)
+          buffer.push(`UPDATE memory_records SET status = ${literal(row.status)}, kind = ${literal(row.kind)}, created_ms = ${literal(row.createdMs)}, content_hash = ${literal(row.contentHash)}, record = ${literal(recordJson(row))}, haystack = ${literal(recordHaystack(row))}, title_len = ${row.lengths[0]}, content_len = ${row.lengths[1]}, tags_len = ${row.lengths[2]}, (terms, tf) = (${terms})${row.record === null ? ', embedding = NULL, embedding_model = NULL, embedding_rev = NULL' : ''} WHERE id = ${literal(row.id)}`)
         }
         await flushLarge()
       }
@@ -693,6 +694,19 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly 
       const { rows } = await client.query(`SELECT seq FROM memory_records WHERE partition = $1 AND status = 'active' AND terms @@ $2::tsquery
         ORDER BY ts_rank('{0.1, 1.0, 0.5, 1.0}', terms, $2::tsquery, 1) DESC, seq DESC LIMIT $3`, [partition, tsqueryLiteral(terms), limit])
       return rows.map(row => Number(row.seq))
+    }),
+    changesSince: (partition, since) => select(async (client) => {
+      // One round trip when nothing changed: the head, and the digest of the event at `since`.
+      const { rows: heads } = await client.query(`SELECT h.seq, h.digest, (SELECT digest FROM memory_events WHERE seq = $1) AS at FROM (${HEAD_SQL}) h`, [since?.seq ?? 0])
+      const head = heads[0] ? { seq: Number(heads[0].seq), digest: String(heads[0].digest) } : { seq: 0, digest: null }
+      if (!since || (since.seq > 0 && heads[0]?.at !== since.digest)) return { head }
+      if (head.seq === since.seq) return { head, changed: new Map() }
+      // Records changed by events after `since`, read after the head: an event between the two is reported again next time.
+      const { rows } = await client.query(`SELECT e.id, r.record FROM (SELECT record_id AS id, min(seq) AS first FROM memory_events WHERE seq > $1 AND partition = $2 GROUP BY record_id) e
+        LEFT JOIN memory_records r ON r.id = e.id ORDER BY e.first`, [since.seq, partition])
+      const changed = new Map<string, SqlStoredRecord>()
+      for (const row of rows) changed.set(row.id, row.record ? { record: parseRecord(row.record), erased: false } : { erased: true })
+      return { head, changed }
     }),
     bySeq: (partition, seqs) => select(async (client) => {
       const found = new Map<number, MemoryRecord>()

@@ -8,16 +8,18 @@
  *
  * ## Design
  *
- * Tables (docs/sqlite-store.md): `memory_events` holds the very lines of the JSONL log
- * (docs/log-format.md), one row per event; `memory_records` the current state of each record;
- * `memory_fts` an FTS5 index of the records' search terms. Each write is one `BEGIN IMMEDIATE`
+ * Tables (docs/sqlite-store.md, `./sqlite/schema.ts`): `memory_events` holds the very lines of
+ * the JSONL log (docs/log-format.md), one row per event, and is where a record is stored;
+ * `memory_records` one row per record with what lookups, filters and search need (the record is
+ * the fold of the lines it names, `./sqlite/lines.ts`); `memory_fts` a contentless FTS5 index of
+ * the records' search terms. Each write is one `BEGIN IMMEDIATE`
  * transaction that reads the chain head and the rows it names, inserts the new lines and updates
  * the records and the index (`./sql/core.ts` builds the lines and rows). Reads and searches are
- * queries: nothing of the store is folded in process memory, and other processes' commits are
- * seen by the next query. Inside one process, every factory of one file shares one connection,
+ * queries: nothing of the store is folded in process memory (a connection keeps only scope
+ * statistics, `./sqlite/stats-cache.ts`), and other processes' commits are seen by the next query. Inside one process, every factory of one file shares one connection,
  * and operations on it run one at a time.
  */
-import { createHash } from 'node:crypto'
+import * as crypto from 'node:crypto'
 import { resolve } from 'node:path'
 import type Database from 'better-sqlite3'
 import { createStorage } from 'unstorage'
@@ -28,7 +30,10 @@ import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import type { Workspace } from '../../workspace/types.ts'
 import type { MemoryRecord, MemoryStoreFactory } from '../types.ts'
-import { foldLines, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlStoreAdapter, type SqlPartitionStats, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import { foldLines, recordHaystack, sqlMemoryAdapter, type SqlBackend, type SqlPartitionStats, type SqlStoreAdapter, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import { laterSeqs, recordOfLines } from './sqlite/lines.ts'
+import { migrate, SCHEMA_VERSION } from './sqlite/schema.ts'
+import { ScopeStatsCache } from './sqlite/stats-cache.ts'
 import { eraseRecordVectors, type MemoryVectorEntry, type MemoryVectorStore } from '../vectors-store.ts'
 
 /** Options of {@link sqliteMemoryStore}. Unknown keys are errors. */
@@ -84,8 +89,6 @@ export interface SqliteMemoryStoreFactory extends MemoryStoreFactory {
 /** Default of {@link SqliteMemoryStoreOptions.busyTimeoutMs}, in milliseconds. */
 export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000
 
-/** Schema version kept in SQLite's `user_version` (1: events only, upgraded on open; 2: events, records, FTS5). */
-const SCHEMA_VERSION = 2
 const SCRATCH_KEY = 'memory:memory.jsonl'
 const OPTION_KEYS = new Set(['file', 'busyTimeoutMs'])
 /** Field numbers of the FTS5 columns, as `SqlPosting.field` counts them. */
@@ -148,8 +151,10 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
 }
 
 // node:crypto's SHA-256 (this store runs on Node only, where better-sqlite3 runs).
+// `crypto.hash` (Node 20.12+) is the one-shot form: no Hash object per digest.
+const oneShot = (crypto as { hash?: (algorithm: string, data: string) => string }).hash
 function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex')
+  return oneShot ? oneShot('sha256', text) : crypto.createHash('sha256').update(text, 'utf8').digest('hex')
 }
 
 /** One connection per file and process, with its prepared statements and an operation queue. */
@@ -159,47 +164,11 @@ interface SqliteHandle {
   /** Tail of the operations on this connection: they run one at a time. */
   queue: Promise<unknown>
   statements: ReturnType<typeof prepare>
+  /** Scope statistics, kept while no other connection commits. */
+  stats: ScopeStatsCache
 }
 
 const handles = new Map<string, SqliteHandle>()
-
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS memory_events (
-    seq INTEGER PRIMARY KEY,
-    type TEXT NOT NULL,
-    record_id TEXT NOT NULL,
-    store TEXT NOT NULL,
-    partition TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    line TEXT NOT NULL
-  );
-  CREATE INDEX IF NOT EXISTS memory_events_record ON memory_events (record_id);
-  CREATE TABLE IF NOT EXISTS memory_records (
-    seq INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    partition TEXT NOT NULL,
-    status TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    created_ms INTEGER NOT NULL,
-    content_hash INTEGER,
-    record TEXT,
-    haystack TEXT NOT NULL,
-    title_len INTEGER NOT NULL,
-    content_len INTEGER NOT NULL,
-    tags_len INTEGER NOT NULL
-  );
-  CREATE TABLE IF NOT EXISTS memory_partitions (
-    partition TEXT PRIMARY KEY,
-    active INTEGER NOT NULL,
-    title_sum INTEGER NOT NULL, content_sum INTEGER NOT NULL, tags_sum INTEGER NOT NULL,
-    title_docs INTEGER NOT NULL, content_docs INTEGER NOT NULL, tags_docs INTEGER NOT NULL
-  ) WITHOUT ROWID;
-  CREATE INDEX IF NOT EXISTS memory_records_partition ON memory_records (partition, seq);
-  CREATE INDEX IF NOT EXISTS memory_records_duplicate ON memory_records (partition, content_hash) WHERE content_hash IS NOT NULL;
-  CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (title, content, tags, content = '', contentless_delete = 1, tokenize = 'ascii');
-  CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts_instance USING fts5vocab (memory_fts, 'instance');
-  INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1);
-`
 
 function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
   const existing = handles.get(file)
@@ -214,7 +183,10 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     db.pragma('journal_mode = WAL')
     // Erased payloads are overwritten with zeros in the file, not left in free pages.
     db.pragma('secure_delete = ON')
-    if ((db.pragma('user_version', { simple: true }) as number) !== SCHEMA_VERSION) migrate(db, file)
+    if ((db.pragma('user_version', { simple: true }) as number) !== SCHEMA_VERSION) {
+      const upgrading = db
+      migrate(db, file, rows => writeRows(prepare(upgrading), rows))
+    }
     // Record vectors of hybrid search: a table of its own, so no schema version change.
     db.exec(VECTORS_SCHEMA)
   }
@@ -225,76 +197,88 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     if (code === 'SQLITE_BUSY') throw agentError('MEMORY_SQLITE_BUSY', `another connection held the write lock of the memory database "${file}" while this one created its tables`, 'retry the operation or raise `busyTimeoutMs`', { file }, error)
     throw agentError('MEMORY_SQLITE_OPEN_FAILED', `the memory database "${file}" could not be opened: ${error instanceof Error ? error.message : String(error)}`, 'check that the folder exists and is writable and that the file is a SQLite database', { file }, error)
   }
-  const handle: SqliteHandle = { file, db, queue: Promise.resolve(), statements: prepare(db) }
+  const statements = prepare(db)
+  const handle: SqliteHandle = { file, db, queue: Promise.resolve(), statements, stats: new ScopeStatsCache(() => statements.dataVersion.get()!.data_version) }
   handles.set(file, handle)
   return handle
 }
 
-/** Creates the tables (schema 2), or upgrades a schema 1 file (events only) by folding its events once. */
-function migrate(db: Database.Database, file: string): void {
-  db.exec('BEGIN IMMEDIATE')
-  try {
-    const version = db.pragma('user_version', { simple: true }) as number
-    if (version > SCHEMA_VERSION) {
-      throw agentError('MEMORY_SQLITE_OPEN_FAILED', `the memory database "${file}" has schema version ${version}, newer than this package's ${SCHEMA_VERSION}`, 'upgrade vite-agent-memory, or point `file` at another database', { file, version })
-    }
-    if (version < SCHEMA_VERSION) {
-      db.exec(SCHEMA)
-      if (version === 1) {
-        const rows = db.prepare('SELECT line FROM memory_events ORDER BY seq').all() as Array<{ line: string }>
-        const { records } = foldLines(rows.map(row => `${row.line}\n`).join(''))
-        const statements = prepare(db)
-        for (const row of records) insertRecord(statements, row)
-        for (const [partition, stats] of statsOf(records)) addPartitionStats(statements, partition, stats)
-        db.exec('DROP TABLE IF EXISTS memory_meta')
-      }
-      db.pragma(`user_version = ${SCHEMA_VERSION}`)
-    }
-    db.exec('COMMIT')
-  }
-  catch (error) {
-    if (db.inTransaction) db.exec('ROLLBACK')
-    throw error
-  }
-}
+/** The partition id of a partition key, as a subquery (`memory_partitions.key` is unique). */
+const PARTITION = '(SELECT id FROM memory_partitions WHERE key = ?)'
+/** A record row joined with its `remember` line. */
+const RECORD_LINE = 'FROM memory_records r JOIN memory_events e ON e.seq = r.seq'
 
 function prepare(db: Database.Database) {
   return {
     begin: db.prepare('BEGIN IMMEDIATE'),
+    dataVersion: db.prepare<[], { data_version: number }>('PRAGMA data_version'),
     commit: db.prepare('COMMIT'),
     head: db.prepare<[], { seq: number; digest: string }>('SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'),
+    digestAt: db.prepare<[number], { digest: string }>('SELECT digest FROM memory_events WHERE seq = ?'),
+    changedIds: db.prepare<[number, string], { record_id: string }>(`SELECT e.record_id FROM memory_events e JOIN memory_records r ON r.id = e.record_id WHERE e.seq > ? AND r.partition = ${PARTITION} GROUP BY e.record_id ORDER BY min(e.seq)`),
     lines: db.prepare<[], { line: string }>('SELECT line FROM memory_events ORDER BY seq'),
+    line: db.prepare<[number], { line: string }>('SELECT line FROM memory_events WHERE seq = ?'),
     count: db.prepare<[], { count: number }>('SELECT count(*) AS count FROM memory_events'),
-    insertEvent: db.prepare<[number, string, string, string, string, string, string]>('INSERT INTO memory_events (seq, type, record_id, store, partition, digest, line) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-    eventLines: db.prepare<[string], { seq: number; line: string }>('SELECT seq, line FROM memory_events WHERE record_id = ? ORDER BY seq'),
+    insertEvent: db.prepare<[number, string, string, string, string]>('INSERT INTO memory_events (seq, type, record_id, digest, line) VALUES (?, ?, ?, ?, ?)'),
+    eventSeqs: db.prepare<[string], { seq: number; later: string | null }>('SELECT seq, later FROM memory_records WHERE id = ?'),
     updateLine: db.prepare<[string, number]>('UPDATE memory_events SET line = ? WHERE seq = ?'),
-    record: db.prepare<[string], { record: string | null; status: string }>('SELECT record, status FROM memory_records WHERE id = ?'),
-    insertRecord: db.prepare<[number, string, string, string, string, number, number | null, string | null, string, number, number, number]>('INSERT INTO memory_records (seq, id, partition, status, kind, created_ms, content_hash, record, haystack, title_len, content_len, tags_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
-    updateRecord: db.prepare<[string, string, number, number | null, string | null, string, number, number, number, string], { seq: number }>('UPDATE memory_records SET status = ?, kind = ?, created_ms = ?, content_hash = ?, record = ?, haystack = ?, title_len = ?, content_len = ?, tags_len = ? WHERE id = ? RETURNING seq'),
-    addStats: db.prepare<[string, ...number[]]>(`INSERT INTO memory_partitions (partition, active, title_sum, content_sum, tags_sum, title_docs, content_docs, tags_docs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (partition) DO UPDATE SET active = active + excluded.active, title_sum = title_sum + excluded.title_sum, content_sum = content_sum + excluded.content_sum, tags_sum = tags_sum + excluded.tags_sum,
-      title_docs = title_docs + excluded.title_docs, content_docs = content_docs + excluded.content_docs, tags_docs = tags_docs + excluded.tags_docs`),
-    stats: db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>('SELECT * FROM memory_partitions WHERE partition = ?'),
+    record: db.prepare<[string], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.id = ?`),
+    insertRecord: db.prepare<[number, string, string, string, number, number | null, string, number, number, number, string | null]>(`INSERT INTO memory_records (seq, id, partition, status, created_ms, content_hash, haystack, title_len, content_len, tags_len, later) VALUES (?, ?, ${PARTITION}, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    updateRecord: db.prepare<[string, number, number | null, string, number, number, number, string, string], { seq: number }>('UPDATE memory_records SET status = ?, created_ms = ?, content_hash = ?, haystack = ?, title_len = ?, content_len = ?, tags_len = ?, later = ltrim(coalesce(later, \'\') || \' \' || ?) WHERE id = ? RETURNING seq'),
+    // A partition's id, once: a key already there writes nothing.
+    addPartition: db.prepare<[string]>('INSERT OR IGNORE INTO memory_partitions (key) VALUES (?)'),
+    // What BM25F needs of a scope, summed from the covering index memory_records_partition.
+    stats: db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>(`SELECT count(*) AS active,
+      coalesce(sum(title_len), 0) AS title_sum, coalesce(sum(content_len), 0) AS content_sum, coalesce(sum(tags_len), 0) AS tags_sum,
+      coalesce(sum(title_len > 0), 0) AS title_docs, coalesce(sum(content_len > 0), 0) AS content_docs, coalesce(sum(tags_len > 0), 0) AS tags_docs
+      FROM memory_records WHERE partition = ${PARTITION} AND status = 'active'`),
     insertFts: db.prepare<[number, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags) VALUES (?, ?, ?, ?)'),
     deleteFts: db.prepare<[number]>('DELETE FROM memory_fts WHERE rowid = ?'),
     termCount: db.prepare<[string], { count: number }>('SELECT count(*) AS count FROM memory_fts WHERE memory_fts MATCH ?'),
     // FTS5's BM25 with the field weights of the default ranking (title 2, content 1, tags 2): the order the top-k cut takes candidates in.
     termCandidates: db.prepare<[string, number], { seq: number }>('SELECT rowid AS seq FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts, 2.0, 1.0, 2.0), rowid DESC LIMIT ?'),
-    duplicates: db.prepare<[string, number], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND content_hash = ? AND status = \'active\''),
-    read: db.prepare<[string, string], { record: string }>('SELECT record FROM memory_records WHERE id = ? AND partition = ? AND record IS NOT NULL'),
-    export: db.prepare<[string], { record: string }>('SELECT record FROM memory_records WHERE partition = ? AND record IS NOT NULL ORDER BY seq'),
-    substring: db.prepare<[{ partition: string; needle: string; limit: number; offset: number }], { record: string; score: number }>(`SELECT record, (length(haystack) - length(replace(haystack, @needle, ''))) / length(@needle) AS score FROM memory_records
-      WHERE partition = @partition AND status = 'active' AND instr(haystack, @needle) > 0 ORDER BY score DESC, created_ms DESC, seq DESC LIMIT @limit OFFSET @offset`),
+    duplicates: db.prepare<[string, number], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.partition = ${PARTITION} AND r.content_hash = ? AND r.status = 'active'`),
+    read: db.prepare<[string, string], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.id = ? AND r.partition = ${PARTITION} AND r.status != 'erased'`),
+    export: db.prepare<[string], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.partition = ${PARTITION} AND r.status != 'erased' ORDER BY r.seq`),
+    substring: db.prepare<[{ partition: string; needle: string; limit: number; offset: number }], { line: string; score: number }>(`SELECT e.line, (length(r.haystack) - length(replace(r.haystack, @needle, ''))) / length(@needle) AS score ${RECORD_LINE}
+      WHERE r.partition = (SELECT id FROM memory_partitions WHERE key = @partition) AND r.status = 'active' AND instr(r.haystack, @needle) > 0
+      ORDER BY score DESC, r.created_ms DESC, r.seq DESC LIMIT @limit OFFSET @offset`),
   }
 }
 
-function addPartitionStats(statements: SqliteHandle['statements'], partition: string, stats: SqlPartitionStats): void {
-  statements.addStats.run(partition, stats.active, ...stats.lengthSums, ...stats.fieldCounts)
+/** What BM25F needs of a scope, summed from the index (see {@link ScopeStatsCache}). */
+function scopeStats(statements: SqliteHandle['statements'], partition: string): SqlPartitionStats {
+  const row = statements.stats.get(partition)!
+  return { active: row.active, lengthSums: [row.title_sum, row.content_sum, row.tags_sum], fieldCounts: [row.title_docs, row.content_docs, row.tags_docs] }
+}
+
+/** A record row with its `remember` line, as reads select it. */
+interface StoredRow {
+  status: string
+  later: string | null
+  line: string
+}
+
+/** The record of a row: its `remember` line folded with the lines of its later events (none for an active record). */
+function recordOf(statements: SqliteHandle['statements'], row: StoredRow): MemoryRecord {
+  if (row.later === null || row.status === 'active') return recordOfLines([row.line])
+  return recordOfLines([row.line, ...laterSeqs(row.later).map(seq => statements.line.get(seq)!.line)])
 }
 
 function insertRecord(statements: SqliteHandle['statements'], row: SqlRecordRow): void {
-  statements.insertRecord.run(row.seq, row.id, row.partition, row.status, row.kind, row.createdMs, row.contentHash, row.record, row.haystack, ...row.lengths)
-  if (row.titleTerms.length + row.contentTerms.length + row.tagTerms.length > 0) statements.insertFts.run(row.seq, row.titleTerms.join(' '), row.contentTerms.join(' '), row.tagTerms.join(' '))
+  const later = row.events.slice(1)
+  statements.insertRecord.run(row.seq, row.id, row.partition, row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, later.length > 0 ? later.join(' ') : null)
+  insertTerms(statements, row.seq, row)
+}
+
+function insertTerms(statements: SqliteHandle['statements'], seq: number, row: SqlRecordRow): void {
+  if (row.titleTerms.length + row.contentTerms.length + row.tagTerms.length > 0) statements.insertFts.run(seq, row.titleTerms.join(' '), row.contentTerms.join(' '), row.tagTerms.join(' '))
+}
+
+/** Record rows and their partitions, partitions first (a records row names its partition's id). */
+function writeRows(statements: SqliteHandle['statements'], rows: readonly SqlRecordRow[]): void {
+  for (const partition of new Set(rows.map(row => row.partition))) statements.addPartition.run(partition)
+  for (const row of rows) insertRecord(statements, row)
 }
 
 const VECTORS_SCHEMA = `
@@ -379,10 +363,6 @@ function ftsPhrase(term: string): string {
   return `"${term.replaceAll('"', '""')}"`
 }
 
-function parseRecord(text: string): MemoryRecord {
-  return JSON.parse(text) as MemoryRecord
-}
-
 /** The {@link SqlBackend} of one file: each operation runs on the file's connection, in its queue. */
 function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
   const readOnly = <T>(task: (h: SqliteHandle) => T) => exclusive(handle(), async h => query(h, () => task(h)))
@@ -390,26 +370,23 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
     write: task => exclusive(handle(), h => transaction(h, () => task(writeTx(h)))),
     read: (partition, id) => readOnly((h) => {
       const row = h.statements.read.get(id, partition)
-      return row ? parseRecord(row.record) : undefined
+      return row ? recordOf(h.statements, row) : undefined
     }),
-    export: partition => readOnly(h => h.statements.export.all(partition).map(row => parseRecord(row.record))),
-    substring: (partition, needle, page) => readOnly(h => h.statements.substring.all({ partition, needle, limit: page.limit, offset: page.offset }).map(row => ({ record: parseRecord(row.record), score: row.score }))),
+    export: partition => readOnly(h => h.statements.export.all(partition).map(row => recordOf(h.statements, row))),
+    substring: (partition, needle, page) => readOnly(h => h.statements.substring.all({ partition, needle, limit: page.limit, offset: page.offset }).map(row => ({ record: recordOfLines([row.line]), score: row.score }))),
     postings: (partition, terms) => readOnly((h) => {
       const sql = `SELECT v.doc AS seq, r.id AS id, r.created_ms AS createdMs, r.title_len AS t, r.content_len AS c, r.tags_len AS g, v.term AS term, v.col AS col, count(*) AS n
         FROM memory_fts_instance v JOIN memory_records r ON r.seq = v.doc
-        WHERE v.term IN (${terms.map(() => '?').join(', ')}) AND r.partition = ? AND r.status = 'active' GROUP BY v.doc, v.col, v.term`
+        WHERE v.term IN (${terms.map(() => '?').join(', ')}) AND r.partition = ${PARTITION} AND r.status = 'active' GROUP BY v.doc, v.col, v.term`
       const rows = h.db.prepare<unknown[], { seq: number; id: string; createdMs: number; t: number; c: number; g: number; term: string; col: string; n: number }>(sql).all(...terms, partition)
       return rows.map(row => ({ seq: row.seq, id: row.id, createdMs: row.createdMs, lengths: [row.t, row.c, row.g] as [number, number, number], term: row.term, field: FIELDS[row.col as keyof typeof FIELDS], count: row.n }))
     }),
-    stats: partition => readOnly((h) => {
-      const row = h.statements.stats.get(partition)
-      return row ? { active: row.active, lengthSums: [row.title_sum, row.content_sum, row.tags_sum], fieldCounts: [row.title_docs, row.content_docs, row.tags_docs] } : rowStats(undefined)
-    }),
+    stats: partition => readOnly(h => h.stats.get(partition, () => scopeStats(h.statements, partition))),
     bySeq: (partition, seqs) => readOnly((h) => {
       const found = new Map<number, MemoryRecord>()
       if (seqs.length === 0) return found
-      const rows = h.db.prepare<unknown[], { seq: number; record: string }>(`SELECT seq, record FROM memory_records WHERE seq IN (${seqs.map(() => '?').join(', ')}) AND partition = ? AND record IS NOT NULL`).all(...seqs, partition)
-      for (const row of rows) found.set(row.seq, parseRecord(row.record))
+      const rows = h.db.prepare<unknown[], StoredRow & { seq: number }>(`SELECT r.seq, r.status, r.later, e.line ${RECORD_LINE} WHERE r.seq IN (${seqs.map(() => '?').join(', ')}) AND r.partition = ${PARTITION} AND r.status != 'erased'`).all(...seqs, partition)
+      for (const row of rows) found.set(row.seq, recordOf(h.statements, row))
       return found
     }),
     documentFrequencies: (partition, terms) => readOnly((h) => {
@@ -421,6 +398,19 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
       return found
     }),
     termCandidates: (partition, terms, limit) => readOnly(h => h.statements.termCandidates.all(terms.map(ftsPhrase).join(' OR '), limit).map(row => row.seq)),
+    changesSince: (partition, since) => readOnly((h) => {
+      const row = h.statements.head.get()
+      const head = row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
+      if (!since || (since.seq > 0 && h.statements.digestAt.get(since.seq)?.digest !== since.digest)) return { head }
+      const changed = new Map<string, SqlStoredRecord>()
+      if (head.seq === since.seq) return { head, changed }
+      for (const { record_id: id } of h.statements.changedIds.all(since.seq, partition)) {
+        const stored = h.statements.record.get(id)
+        if (stored) changed.set(id, stored.status === 'erased' ? { erased: true } : { record: recordOf(h.statements, stored), erased: false })
+        else changed.set(id, { erased: true })
+      }
+      return { head, changed }
+    }),
     afterCompaction: () => exclusive(handle(), async h => query(h, () => {
       // A deleted FTS5 row's terms stay in its index segment (secure-delete does not remove them
       // for a contentless_delete table, checked on SQLite 3.51): 'optimize' rewrites the index
@@ -442,15 +432,15 @@ function writeTx(h: SqliteHandle): SqlWriteTx {
       const found = new Map<string, SqlStoredRecord>()
       for (const id of ids) {
         const row = s.record.get(id)
-        if (row) found.set(id, row.status === 'erased' ? { erased: true } : { record: parseRecord(row.record!), erased: false })
+        if (row) found.set(id, row.status === 'erased' ? { erased: true } : { record: recordOf(s, row), erased: false })
       }
       return found
     },
     async duplicates(partition, hash) {
-      return s.duplicates.all(partition, hash).map(row => parseRecord(row.record))
+      return s.duplicates.all(partition, hash).map(row => recordOf(s, row))
     },
     async insertEvents(rows: readonly SqlEventRow[]) {
-      for (const row of rows) s.insertEvent.run(row.seq, row.type, row.recordId, row.store, row.partition, row.digest, row.line)
+      for (const row of rows) s.insertEvent.run(row.seq, row.type, row.recordId, row.digest, row.line)
     },
     async putRecords(rows) {
       for (const row of rows) {
@@ -458,26 +448,30 @@ function writeTx(h: SqliteHandle): SqlWriteTx {
           insertRecord(s, row)
           continue
         }
-        const updated = s.updateRecord.get(row.status, row.kind, row.createdMs, row.contentHash, row.record, row.haystack, ...row.lengths, row.id)
+        const updated = s.updateRecord.get(row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, row.events.join(' '), row.id)
         if (!updated) throw agentError('MEMORY_SQLITE_FAILED', `record "${row.id}" has no row in the memory database "${h.file}"`, 'run verify(); the write was rolled back', { file: h.file })
         s.deleteFts.run(updated.seq)
-        if (row.titleTerms.length + row.contentTerms.length + row.tagTerms.length > 0) s.insertFts.run(updated.seq, row.titleTerms.join(' '), row.contentTerms.join(' '), row.tagTerms.join(' '))
+        insertTerms(s, updated.seq, row)
       }
     },
     async eventLines(recordId) {
-      return s.eventLines.all(recordId)
+      const row = s.eventSeqs.get(recordId)
+      if (!row) return []
+      return [row.seq, ...laterSeqs(row.later)].map(seq => ({ seq, line: s.line.get(seq)!.line }))
     },
     async updateLine(seq, line) {
       s.updateLine.run(line, seq)
     },
     async addStats(partition, delta) {
-      addPartitionStats(s, partition, delta)
+      // The statistics are summed from the records when a search asks (and cached): only the partition's id is kept.
+      s.addPartition.run(partition)
+      h.stats.add(partition, delta)
     },
     async partitionRecords(partition) {
-      return s.export.all(partition).map(row => parseRecord(row.record))
+      return s.export.all(partition).map(row => recordOf(s, row))
     },
     async activeCount(partition) {
-      return s.stats.get(partition)?.active ?? 0
+      return scopeStats(s, partition).active
     },
   }
 }
@@ -489,9 +483,11 @@ async function transaction<T>(handle: SqliteHandle, task: () => Promise<T>): Pro
   try {
     const result = await task()
     query(handle, () => statements.commit.run())
+    handle.stats.committed()
     return result
   }
   catch (error) {
+    handle.stats.rolledBack()
     if (db.inTransaction) db.exec('ROLLBACK')
     throw sqliteError(handle, error)
   }
@@ -517,10 +513,9 @@ async function importRows(handle: SqliteHandle, text: string): Promise<number> {
     if (handle.statements.count.get()!.count > 0) {
       throw agentError('MEMORY_SQLITE_NOT_EMPTY', `the memory database "${handle.file}" already has events`, 'import into a new database file (an imported chain starts at seq 1)', { file: handle.file })
     }
-    const tx = writeTx(handle)
-    await tx.insertEvents(events)
-    for (const row of records) insertRecord(handle.statements, row)
-    for (const [partition, stats] of statsOf(records)) addPartitionStats(handle.statements, partition, stats)
+    await writeTx(handle).insertEvents(events)
+    writeRows(handle.statements, records)
+    handle.stats.clear()
     return verification.lines
   })
 }

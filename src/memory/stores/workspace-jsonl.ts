@@ -14,14 +14,17 @@ import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import type { LogAccessOptions } from '../../log/index.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
-import { sameScope, validateScope } from '../scope.ts'
+import { sameScope, sharedScope, validateScope } from '../scope.ts'
+import { scopeChanges } from '../scope-changes.ts'
 import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
+import { partitionDropListener } from '../hybrid-scope.ts'
 import type {
   MemoryAppendOptions,
   MemoryAudit,
   MemoryDeleteOptions,
   MemoryRecord,
   MemoryRecordInput,
+  MemoryScopeChanges,
   MemoryStoreAdapter,
   MemoryStoreContext,
   MemoryStoreFactory,
@@ -157,6 +160,8 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
    * @throws AgentError `MEMORY_SCOPE_*`, `MEMORY_AUDIT_REQUIRED`, `MEMORY_WORKSPACE_READ_ONLY`, `MEMORY_LOG_CORRUPT`.
    */
   hardDelete(target: MemoryTarget, id: string, options: MemoryDeleteOptions): Promise<boolean>
+  /** What changed in the scope since a cursor (scope-changes.ts: the partition's change journal, fed by every event the log folds, another writer's included). */
+  changes(target: MemoryTarget, since?: unknown): Promise<MemoryScopeChanges>
   /** The open log (for verify and compact). */
   readonly log: MemoryLog
   /** The log's vector sidecar (`<log key>.vectors`); erasing a record removes its vectors. */
@@ -173,6 +178,8 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
  */
 export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVectorStore } = {}): MemoryLogStoreAdapter {
   const vectors = options.vectors ?? workspaceVectorStore(log.workspace, `${log.key}.vectors`)
+  // A scope dropped from the log's memory drops its vector index too.
+  log.onPartitionDropped?.(partitionDropListener(vectors))
   return {
     log,
     vectors,
@@ -245,6 +252,10 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       target = scopedTarget(target)
       return log.view(state => partitionRecords(state, target.store, target.scope).map(record => cloneRecord(record)), servedBy(target))
     },
+    async changes(target, since) {
+      target = scopedTarget(target)
+      return log.view(state => scopeChanges(state, target, since), servedBy(target))
+    },
   }
 }
 
@@ -268,13 +279,13 @@ function findInScope(state: MemoryRecordState, target: MemoryTarget, id: string)
 }
 
 /**
- * The target checked, with its scope as a frozen copy holding only its fields: the partition key
- * of a frozen scope is computed once (`partitionKey` caches it), however often the operation and
- * the log name the partition.
+ * The target checked, with its scope as the one frozen copy of that scope holding only its
+ * fields (`sharedScope`): the partition key of a frozen scope is computed once (`partitionKey`
+ * caches it), however often operations and the log name the partition.
  */
 function scopedTarget(target: MemoryTarget): MemoryTarget {
   checkStoreName(target)
-  return { store: target.store, scope: Object.freeze(validateScope(target.scope)) }
+  return { store: target.store, scope: sharedScope(target.scope) }
 }
 
 function checkStoreName(target: MemoryTarget): void {

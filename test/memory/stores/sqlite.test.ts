@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -8,7 +8,7 @@ import fsDriver from 'unstorage/drivers/fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { sqliteMemoryStore, workspaceJsonlMemoryStore } from '../../../src/capabilities/index.ts'
 import { verifyLog } from '../../../src/memory/event-log.ts'
-import type { MemoryAudit, MemoryStoreAdapter, MemoryStoreContext, MemoryTarget } from '../../../src/memory/types.ts'
+import type { MemoryAudit, MemoryRecord, MemoryStoreAdapter, MemoryStoreContext, MemoryTarget } from '../../../src/memory/types.ts'
 import { testMemoryStore } from '../../../src/testing/index.ts'
 import { createWorkspace } from '../../../src/workspace/workspace.ts'
 import { killDbChildMidWrite, runTsChild } from '../../helpers/db-child.ts'
@@ -130,7 +130,7 @@ describe('sqliteMemoryStore table', () => {
     expect(await reopened.read(alice, saved.id)).toEqual(saved)
   })
 
-  it('a row edited in the table fails verification (reads answer from the records table, which verify does not trust)', async () => {
+  it('a line edited in the table fails verification', async () => {
     const factory = store()
     const adapter = factory.create()
     await adapter.append(alice, { kind: 'semantic', content: 'original text' }, { audit })
@@ -141,6 +141,18 @@ describe('sqliteMemoryStore table', () => {
     db.close()
     // A version 3 line's payload digest is computed from what it holds: the line's digest no longer matches.
     expect(await factory.verify()).toMatchObject({ ok: false, firstBad: { line: 1, reason: expect.stringMatching(/digest does not match/) } })
+  })
+
+  it('a read of a record whose line was broken by hand fails with MEMORY_SQLITE_FAILED, and verify names the row', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    const saved = await adapter.append(alice, { kind: 'semantic', content: 'soon broken' }, { audit })
+    await factory.close()
+    const db = new Database(factory.file)
+    db.prepare('UPDATE memory_events SET line = \'not json\' WHERE seq = 1').run()
+    db.close()
+    await expect(adapter.read(alice, saved.id)).rejects.toMatchObject({ code: 'MEMORY_SQLITE_FAILED', fix: expect.stringMatching(/verify/) })
+    expect(await factory.verify()).toMatchObject({ ok: false, firstBad: { line: 1 } })
   })
 
   it('a failed supersede writes no row', async () => {
@@ -291,7 +303,7 @@ describe('sqliteMemoryStore faults', () => {
     await factory.close()
     // A real fault inside the write: the records insert raises after the event row went in.
     const db = new Database(factory.file)
-    db.exec('CREATE TRIGGER boom BEFORE INSERT ON memory_records WHEN NEW.haystack LIKE \'%boom%\' BEGIN SELECT RAISE(ABORT, \'injected fault\'); END')
+    db.exec('CREATE TRIGGER boom BEFORE INSERT ON memory_records WHEN (SELECT line FROM memory_events WHERE seq = NEW.seq) LIKE \'%boom%\' BEGIN SELECT RAISE(ABORT, \'injected fault\'); END')
     db.close()
     await expect(adapter.append(alice, { kind: 'semantic', content: 'boom now' }, { audit })).rejects.toMatchObject({ code: 'MEMORY_SQLITE_FAILED' })
     expect(rows(factory.file)).toHaveLength(1)
@@ -324,6 +336,82 @@ describe('sqliteMemoryStore faults', () => {
   })
 })
 
+describe('sqliteMemoryStore schema 2 files', () => {
+  // fixtures/sqlite-schema-2.db was written by the schema 2 store (commit bdfe82f): records with
+  // tags, a title, a supersede, an episode and an event time, upper-case non-ASCII text, a delete
+  // and an erase, in two scopes.
+  const FIXTURE = fileURLToPath(new URL('./fixtures/sqlite-schema-2.db', import.meta.url))
+
+  function copyFixture(): string {
+    const file = join(tempDir(), 'memory.db')
+    copyFileSync(FIXTURE, file)
+    return file
+  }
+
+  it('a schema 2 file is upgraded on open: the records it held, searchable, the chain continues and verifies', async () => {
+    const file = copyFixture()
+    const old = new Database(file, { readonly: true })
+    const held = (old.prepare('SELECT partition, record FROM memory_records WHERE record IS NOT NULL ORDER BY seq').all() as Array<{ partition: string; record: string }>).map(row => JSON.parse(row.record) as MemoryRecord)
+    const lines = (old.prepare('SELECT line FROM memory_events ORDER BY seq').all() as Array<{ line: string }>).map(row => row.line)
+    old.close()
+    const factory = store(file)
+    const adapter = factory.create()
+    for (const target of [alice, bob]) {
+      expect(await adapter.export(target)).toEqual(held.filter(record => record.scope.user === target.scope.user))
+    }
+    expect(await factory.exportLog()).toBe(lines.map(line => `${line}\n`).join(''))
+    expect((await adapter.search(alice, { query: 'oolong' })).map(hit => hit.record.content)).toEqual(['Alice likes oolong tea now'])
+    expect((await adapter.search(alice, { query: 'école', mode: 'substring' })).map(hit => hit.record.content)).toEqual(['ÉCOLE Über straße'])
+    expect((await adapter.search(alice, { query: 'old town', mode: 'substring' })).map(hit => hit.record.content)).toEqual(['Trip to Lyon'])
+    expect((await adapter.search(bob, { query: 'weekend' })).map(hit => hit.record.content)).toEqual(['Bob plays the piano on the weekend'])
+    await adapter.append(bob, { kind: 'semantic', content: 'Bob after the upgrade' }, { audit })
+    expect(await factory.verify()).toEqual({ ok: true, lines: lines.length + 1 })
+    const db = new Database(file, { readonly: true })
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(3)
+      const tables = (db.prepare('SELECT name FROM sqlite_master WHERE type = \'table\'').all() as Array<{ name: string }>).map(row => row.name)
+      expect(tables.filter(name => name.endsWith('_v2'))).toEqual([])
+      expect((db.prepare('SELECT name FROM pragma_table_info(\'memory_events\')').all() as Array<{ name: string }>).map(row => row.name)).toEqual(['seq', 'type', 'record_id', 'digest', 'line'])
+    }
+    finally {
+      db.close()
+    }
+  })
+
+  it('an upgrade that fails part way leaves the schema 2 file as it was', async () => {
+    const file = copyFixture()
+    const db = new Database(file)
+    const before = db.prepare('SELECT * FROM memory_records ORDER BY seq').all()
+    // A real fault late in the upgrade: a view naming the column the upgrade drops makes DROP COLUMN fail.
+    db.exec('CREATE VIEW event_stores AS SELECT store FROM memory_events')
+    db.close()
+    await expect(store(file).create().search(alice, { query: 'tea' })).rejects.toMatchObject({ code: 'MEMORY_SQLITE_OPEN_FAILED' })
+    const after = new Database(file, { readonly: true })
+    try {
+      expect(after.pragma('user_version', { simple: true })).toBe(2)
+      expect(after.prepare('SELECT * FROM memory_records ORDER BY seq').all()).toEqual(before)
+      expect((after.prepare('SELECT name FROM sqlite_master WHERE type = \'table\' AND name LIKE \'%_v2\'').all())).toEqual([])
+    }
+    finally {
+      after.close()
+    }
+  })
+
+  it('a record of an upgraded file is erased from every line, and the superseded one it replaced stays readable', async () => {
+    const file = copyFixture()
+    const factory = store(file)
+    const adapter = factory.create()
+    const [tea, newer] = await adapter.export(alice)
+    expect(tea).toMatchObject({ status: 'superseded', supersededBy: newer!.id })
+    expect(await adapter.read(alice, tea!.id)).toEqual(tea)
+    expect(await adapter.hardDelete(alice, newer!.id, { audit })).toBe(true)
+    expect(await adapter.search(alice, { query: 'oolong' })).toEqual([])
+    await factory.close()
+    for (const path of [file, `${file}-wal`]) if (existsSync(path)) expect(readFileSync(path).includes('oolong')).toBe(false)
+    expect(await store(file).verify()).toMatchObject({ ok: true })
+  })
+})
+
 describe('sqliteMemoryStore retention', () => {
   it('eraseMemoryScope erases every record of the scope from the tables and the file; other scopes stay; the chain verifies', async () => {
     const factory = store()
@@ -351,6 +439,24 @@ describe('sqliteMemoryStore retention', () => {
     const result = await applyMemoryRetention(adapter, alice, { maxItems: 2, hardDelete: false }, { audit })
     expect(result).toEqual({ deleted: [first.id], erased: [] })
     expect((await adapter.export(alice)).map(record => [record.content, record.status])).toEqual([['one', 'deleted'], ['two', 'active'], ['three', 'active']])
+  })
+})
+
+describe('sqliteMemoryStore scope statistics', () => {
+  it('the statistics a connection keeps follow its own writes and another process\'s: scores equal those of a fresh connection', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    const first = await adapter.append(alice, { kind: 'semantic', content: 'tea with milk' }, { audit })
+    await adapter.append(alice, { kind: 'semantic', content: 'green tea and coffee', title: 'tea' }, { audit })
+    const scores = async () => (await factory.create().search(alice, { query: 'tea coffee' })).map(hit => [hit.record.content, hit.score])
+    await scores()
+    await adapter.append(alice, { kind: 'semantic', content: 'coffee only' }, { audit })
+    await adapter.delete(alice, first.id, { audit })
+    await runChild(factory.file, '2', 'other tea')
+    const warm = await scores()
+    await factory.close()
+    expect(await scores()).toEqual(warm)
+    expect(warm.map(([content]) => content)).toContain('other tea fact 1')
   })
 })
 

@@ -57,10 +57,10 @@ export interface SqlRecordRow {
   createdMs: number
   /** {@link contentKeyHash} of the kind and normalized content, for the duplicate check; `null` unless active. */
   contentHash: number | null
-  /** The record as JSON, `null` once erased. */
-  record: string | null
-  /** {@link haystackText} of the title, the content and each tag, joined by `\u0001`: where the substring rule counts occurrences. */
-  haystack: string
+  /** The record after its events, `null` once erased ({@link recordJson} gives it as JSON, {@link recordHaystack} its substring text). */
+  record: MemoryRecord | null
+  /** The seqs of this write's events of the record (for a new row, its `remember` line first), in order. */
+  events: number[]
   /** Search terms per field, each prefixed with the partition token (see {@link scopedTerms}). */
   titleTerms: string[]
   contentTerms: string[]
@@ -116,9 +116,9 @@ export interface SqlBackend {
   /** Records of the partition in creation order, any status but erased. */
   export(partition: string): Promise<MemoryRecord[]>
   /**
-   * Active records of the partition whose haystack contains `needle` ({@link haystackText} of the
-   * query), with their occurrence count as `score`, best first (count descending, then newest,
-   * then last created), `limit` from `offset`.
+   * Active records of the partition whose haystack ({@link recordHaystack}) contains `needle`
+   * ({@link haystackText} of the query), with their occurrence count as `score`, best first
+   * (count descending, then newest, then last created), `limit` from `offset`.
    */
   substring(partition: string, needle: string, page: { limit: number; offset: number }): Promise<Array<{ record: MemoryRecord; score: number }>>
   /** The postings of `terms` (partition-prefixed) among the partition's active records. */
@@ -134,8 +134,20 @@ export interface SqlBackend {
    * puts first.
    */
   termCandidates(partition: string, terms: readonly string[], limit: number): Promise<number[]>
+  /**
+   * The chain head, and what events after `since` changed in the partition: the rows of the
+   * records they name. `changed` is absent when `since` is `undefined` or no longer in the chain
+   * (no event at `since.seq`, or one with another digest: the database was replaced).
+   */
+  changesSince(partition: string, since: SqlChainPoint | undefined): Promise<{ head: SqlChainPoint; changed?: Map<string, SqlStoredRecord> }>
   /** Runs after a compaction changed lines (SQLite checkpoints its WAL). */
   afterCompaction?(): Promise<void>
+}
+
+/** An event of the chain: its `seq` and `digest` (`{ seq: 0, digest: null }`: before the first event). */
+export interface SqlChainPoint {
+  seq: number
+  digest: string | null
 }
 
 /**
@@ -149,20 +161,41 @@ export function haystackText(text: string): string {
   return text.toLowerCase().replace(/[\u0000\u0001]/g, '\uFFFD')
 }
 
+/** The record of a row as JSON (a database's own cache of the fold, not signed), `null` once erased. */
+export function recordJson(row: SqlRecordRow): string | null {
+  return row.record === null ? null : JSON.stringify(row.record)
+}
+
+/** {@link haystackText} of the title, the content and each tag of an active row's record, joined by `\u0001` (where the substring rule counts occurrences); `''` otherwise. */
+export function recordHaystack(row: SqlRecordRow): string {
+  if (row.record === null || row.status !== 'active') return ''
+  return [row.record.title ?? '', searchableContent(row.record), ...searchableTags(row.record)].map(haystackText).join('\u0001')
+}
+
 /** The partition token: a short hash of the partition key, prefixed to every search term of the partition. */
 export function partitionToken(partition: string): string {
-  return `p${hash53(partition)}`
+  let token = partitionTokens.get(partition)
+  if (token === undefined) {
+    token = `p${hash53(partition)}`
+    // A bounded cache (each write and search of a scope asks): the oldest entry leaves first.
+    if (partitionTokens.size >= MAX_PARTITION_TOKENS) partitionTokens.delete(partitionTokens.keys().next().value!)
+    partitionTokens.set(partition, token)
+  }
+  return token
 }
+
+const MAX_PARTITION_TOKENS = 10_000
+const partitionTokens = new Map<string, string>()
 
 /** `terms` of one partition as index tokens: `<partition token>q<term>` (the token is `p` and 14 hex digits, so `q` cannot be part of it). */
 export function scopedTerms(token: string, terms: readonly string[]): string[] {
   return terms.map(term => `${token}q${term}`)
 }
 
-/** The search and filter columns of a record's row (status `erased`: `record` omitted, all text empty). */
-export function recordRow(record: MemoryRecord, seq: number, partition: string, erased = false): SqlRecordRow {
+/** The search and filter columns of a record's row (status `erased`: `record` omitted, all text empty); `events`: the seqs of the write's events of the record. */
+export function recordRow(record: MemoryRecord, seq: number, partition: string, erased = false, events: number[] = []): SqlRecordRow {
   if (erased) {
-    return { id: record.id, partition, seq, status: 'erased', kind: record.kind, createdMs: parseInstant(record.createdAt) ?? 0, contentHash: null, record: null, haystack: '', titleTerms: [], contentTerms: [], tagTerms: [], lengths: [0, 0, 0] }
+    return { id: record.id, partition, seq, status: 'erased', kind: record.kind, createdMs: parseInstant(record.createdAt) ?? 0, contentHash: null, record: null, events, titleTerms: [], contentTerms: [], tagTerms: [], lengths: [0, 0, 0] }
   }
   const token = partitionToken(partition)
   const content = searchableContent(record)
@@ -179,9 +212,8 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
     kind: record.kind,
     createdMs: parseInstant(record.createdAt) ?? 0,
     contentHash: active ? contentKeyHash(contentKey(record.kind, record.content)) : null,
-    // The records table is this store's own cache (not signed): plain JSON.
-    record: JSON.stringify(record),
-    haystack: active ? [record.title ?? '', content, ...tags].map(haystackText).join('\u0001') : '',
+    record,
+    events,
     titleTerms,
     contentTerms,
     tagTerms,
@@ -195,7 +227,7 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
  */
 export function foldLines(text: string): { events: SqlEventRow[]; records: SqlRecordRow[] } {
   const state: MemoryRecordState = emptyRecordState(() => ({ update() {}, search: () => [], size: 0 }))
-  const created = new Map<string, { seq: number; partition: string; record: MemoryRecord }>()
+  const created = new Map<string, { seq: number; partition: string; record: MemoryRecord; events: number[] }>()
   const events: SqlEventRow[] = []
   const lines = text === '' ? [] : text.slice(0, -1).split('\n')
   for (const line of lines) {
@@ -203,9 +235,11 @@ export function foldLines(text: string): { events: SqlEventRow[]; records: SqlRe
     if (typeof event === 'string') throw new Error(event)
     const partition = partitionKey(event.store, event.scope)
     events.push({ seq: event.seq, type: event.type, recordId: event.recordId, store: event.store, partition, digest: event.digest, line })
+    const known = created.get(event.recordId)
+    known?.events.push(event.seq)
     if (event.erased) {
       // The record was erased: its folded state is never needed, only its id.
-      if (!created.has(event.recordId)) created.set(event.recordId, { seq: event.seq, partition, record: { id: event.recordId, kind: 'erased', createdAt: event.at } as MemoryRecord })
+      if (!known) created.set(event.recordId, { seq: event.seq, partition, record: { id: event.recordId, kind: 'erased', createdAt: event.at } as MemoryRecord, events: [event.seq] })
       state.erased.add(event.recordId)
       continue
     }
@@ -216,10 +250,10 @@ export function foldLines(text: string): { events: SqlEventRow[]; records: SqlRe
     }
     const record = foldEvent(state.records.get(event.recordId), event)
     state.records.set(record.id, record)
-    if (event.type === 'remember') created.set(record.id, { seq: event.seq, partition, record })
-    else created.get(record.id)!.record = record
+    if (event.type === 'remember') created.set(record.id, { seq: event.seq, partition, record, events: [event.seq] })
+    else known!.record = record
   }
-  const records = [...created.values()].map(({ seq, partition, record }) => (state.erased.has(record.id) ? recordRow(record, seq, partition, true) : recordRow(record, seq, partition)))
+  const records = [...created.values()].map(({ seq, partition, record, events: seqs }) => recordRow(record, seq, partition, state.erased.has(record.id), seqs))
   return { events, records }
 }
 
@@ -236,7 +270,7 @@ export function foldLines(text: string): { events: SqlEventRow[]; records: SqlRe
 export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], known: Map<string, SqlStoredRecord>, hash: (text: string) => string): Promise<MemoryRecord[]> {
   let { seq, digest } = await tx.head()
   const events: SqlEventRow[] = []
-  const changed = new Map<string, { record: MemoryRecord; seq: number; partition: string; erased: boolean }>()
+  const changed = new Map<string, { record: MemoryRecord; seq: number; partition: string; erased: boolean; events: number[] }>()
   const results: MemoryRecord[] = []
   const lookup = (id: string) => changed.get(id)?.record ?? known.get(id)?.record
   const erased = new Set([...known].filter(([, row]) => row.erased).map(([id]) => id))
@@ -250,24 +284,26 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
     events.push({ seq, type: draft.type, recordId: draft.recordId, store: draft.store, partition, digest: formatted.digest, line: formatted.line })
     const previous = lookup(draft.recordId)
     const record = foldEvent(previous, formatted.event)
-    const first = changed.get(draft.recordId)?.seq ?? (draft.type === 'remember' ? seq : undefined)
-    changed.set(draft.recordId, { record, seq: first ?? 0, partition, erased: draft.type === 'erase' })
+    const earlier = changed.get(draft.recordId)
+    const first = earlier?.seq ?? (draft.type === 'remember' ? seq : undefined)
+    changed.set(draft.recordId, { record, seq: first ?? 0, partition, erased: draft.type === 'erase', events: [...(earlier?.events ?? []), seq] })
     if (draft.type === 'erase') erased.add(draft.recordId)
     results.push(record)
   })
   const rows: SqlRecordRow[] = []
   const deltas = new Map<string, SqlPartitionStats>()
-  for (const [id, { record, seq: created, partition, erased: gone }] of changed) {
+  for (const [id, { record, seq: created, partition, erased: gone, events: seqs }] of changed) {
     // A record changed by a later event keeps its creation seq: 0 here means "keep the stored one".
-    const row = recordRow(record, created, partition, gone)
+    const row = recordRow(record, created, partition, gone, seqs)
     const before = known.get(id)?.record
     const delta = addStats(rowStats(row), rowStats(before && recordRow(before, 0, partition)), -1)
     deltas.set(partition, addStats(deltas.get(partition) ?? rowStats(undefined), delta))
     rows.push(row)
   }
   await tx.insertEvents(events)
-  await tx.putRecords(rows)
+  // The partition's row first: a records row may name it.
   for (const [partition, delta] of deltas) await tx.addStats(partition, delta)
+  await tx.putRecords(rows)
   for (const draft of drafts) if (draft.type === 'erase') await stripRecordLines(tx, draft.recordId, hash)
   return results
 }
@@ -404,6 +440,24 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
     async export(target) {
       checkTarget(target)
       return backend.export(partitionKey(target.store, target.scope))
+    },
+
+    async changes(target, since) {
+      checkTarget(target)
+      const partition = partitionKey(target.store, target.scope)
+      const { head, changed } = await backend.changesSince(partition, since as SqlChainPoint | undefined)
+      if (!changed) {
+        // The head is read first: an event committed before the export is reported again next time, none is missed.
+        const records = (await backend.export(partition)).filter(record => record.status === 'active')
+        return { cursor: head, reset: true, records, removed: [] }
+      }
+      const records: MemoryRecord[] = []
+      const removed: string[] = []
+      for (const [id, row] of changed) {
+        if (row.record) records.push(row.record)
+        else removed.push(id)
+      }
+      return { cursor: head, reset: false, records, removed }
     },
 
     async search(target, query) {
