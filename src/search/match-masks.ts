@@ -94,8 +94,13 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
   const own = readMasks(vocabulary, ids, bitsOf, count)
   const alive = slots.alive
   // Slots per mask, estimated from every SAMPLE_STEP-th slot: the batch sizes depend on it, the result does not.
+  // One slot of each SAMPLE_STEP, at a hashed offset: records written in a cycle (every sixteenth
+  // holds the same words) would alias with a fixed stride.
   const estimate = new Int32Array(size)
-  for (let slot = 0; slot < count; slot += SAMPLE_STEP) estimate[own[slot]!]! += SAMPLE_STEP
+  for (let base = 0; base < count; base += SAMPLE_STEP) {
+    const slot = base + (Math.imul(base, 0x9e3779b1) >>> 29)
+    if (slot < count) estimate[own[slot]!]! += SAMPLE_STEP
+  }
   const sampled: number[] = []
   for (let mask = 1; mask < size; mask++) if (estimate[mask]! > 0) sampled.push(mask)
   sampled.sort((a, c) => boundOf[c]! - boundOf[a]!)
@@ -147,10 +152,15 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
       chosen[mask] = bound < upper && tier < lows.length ? tier + 1 : 0
     }
     const tiers: number[][] = lows.map(() => [])
+    const first = tiers[0]!
     for (let slot = 0; slot < count; slot++) {
       const mark = chosen[own[slot]!]!
       if (mark === 0) continue
-      if (alive[slot] === 1 && excluded?.has(slot) !== true && passesFilters(slots.records[slot]!, slots.created[slot]!, checked)) tiers[mark - 1]!.push(slot)
+      if (alive[slot] === 1 && excluded?.has(slot) !== true && passesFilters(slots.records[slot]!, slots.created[slot]!, checked)) {
+        tiers[mark - 1]!.push(slot)
+        // The first tier is scored in full: past the budget the read stops (the sample missed it).
+        if (mark === 1 && scored + first.length > most) return undefined
+      }
     }
     for (const tier of tiers) {
       const reach = top.floor()?.score ?? Number.NEGATIVE_INFINITY
