@@ -16,14 +16,13 @@
 import type { PairLists } from './postings.ts'
 import { FIELDS, type Slots } from './slots.ts'
 import type { Vocabulary } from './vocabulary.ts'
+import { NO_LENGTH, widenBounds } from './term-bounds.ts'
 
 /** Posting classes: counts 0, 1, 2 and 3+ in each of the three fields. */
 export const CLASSES = 64
 
 /** Terms whose class statistics are kept (the least recently used dropped first). */
 const MAX_CLASSED_TERMS = 256
-
-const NO_LENGTH = 0x7fffffff
 
 /** The class of a posting's packed field counts (vocabulary.ts: 10 bits per field). */
 export function postingClass(packed: number): number {
@@ -74,35 +73,7 @@ export class PostingClasses {
 
 function update(stats: ClassStats, vocabulary: Vocabulary, lists: PairLists, slots: Slots<unknown>, id: number): void {
   const length = lists.length(id)
-  let skip = stats.seen
-  if (skip === length) return
+  if (stats.seen === length) return
+  widenBounds(vocabulary, slots, id, stats.seen, blockScratch, { maxCounts: stats.maxCounts, minLengths: stats.minLengths, population: stats.population, keyOf: postingClass })
   stats.seen = length
-  const data = lists.data
-  const lengths = slots.lengths
-  const { population, maxCounts, minLengths } = stats
-  const ranges = lists.blocks(id, blockScratch)
-  for (let range = 0; range < ranges.length; range += 2) {
-    const start = ranges[range]!
-    const end = ranges[range + 1]!
-    const pairs = (end - start) / 2
-    if (skip >= pairs) {
-      skip -= pairs
-      continue
-    }
-    for (let at = start + skip * 2; at < end; at += 2) {
-      const slot = data[at]!
-      const packed = data[at + 1]!
-      const kind = postingClass(packed)
-      population[kind]!++
-      for (let field = 0; field < FIELDS; field++) {
-        const count = vocabulary.fieldCount(packed, slot, field)
-        if (count === 0) continue
-        const key = kind * FIELDS + field
-        if (count > maxCounts[key]!) maxCounts[key] = count
-        const fieldLength = lengths[slot * FIELDS + field]!
-        if (fieldLength < minLengths[key]!) minLengths[key] = fieldLength
-      }
-    }
-    skip = 0
-  }
 }

@@ -12,7 +12,57 @@ import type { Vocabulary } from './vocabulary.ts'
 import { grow } from './arrays.ts'
 import type { PairLists } from './postings.ts'
 
-const NO_LENGTH = 0x7fffffff
+/** The least field length of no posting yet: every real length is below it. */
+export const NO_LENGTH = 0x7fffffff
+
+/** Where {@link widenBounds} puts what it reads: per key × field. */
+export interface BoundTables {
+  /** Greatest count per key × field. */
+  readonly maxCounts: Int32Array
+  /** Least field length per key × field ({@link NO_LENGTH} for none). */
+  readonly minLengths: Int32Array
+  /** Postings per key, when counted. */
+  readonly population?: Int32Array
+  /** The key of a posting (its packed field counts): the term for per-term bounds, the posting's class for per-class ones. */
+  keyOf(packed: number): number
+}
+
+/**
+ * Widens `tables` with the postings of term `id` after its first `skip` (the ones not taken in
+ * yet): per field holding the term, the greatest count and the least field length, at
+ * `keyOf(posting) × FIELDS + field`. `blocks` is scratch for the list's block ranges.
+ */
+export function widenBounds(vocabulary: Vocabulary, slots: Slots<unknown>, id: number, skip: number, blocks: number[], tables: BoundTables): void {
+  const lists = vocabulary.termPostings
+  const data = lists.data
+  const lengths = slots.lengths
+  const { maxCounts, minLengths, population } = tables
+  const ranges = lists.blocks(id, blocks)
+  for (let range = 0; range < ranges.length; range += 2) {
+    const start = ranges[range]!
+    const end = ranges[range + 1]!
+    const pairs = (end - start) / 2
+    if (skip >= pairs) {
+      skip -= pairs
+      continue
+    }
+    for (let at = start + skip * 2; at < end; at += 2) {
+      const slot = data[at]!
+      const packed = data[at + 1]!
+      const key = tables.keyOf(packed)
+      if (population) population[key]!++
+      for (let field = 0; field < FIELDS; field++) {
+        const count = vocabulary.fieldCount(packed, slot, field)
+        if (count === 0) continue
+        const cell = key * FIELDS + field
+        if (count > maxCounts[cell]!) maxCounts[cell] = count
+        const fieldLength = lengths[slot * FIELDS + field]!
+        if (fieldLength < minLengths[cell]!) minLengths[cell] = fieldLength
+      }
+    }
+    skip = 0
+  }
+}
 
 /** The bound statistics of the terms of one vocabulary's postings. */
 export class TermBounds {
@@ -55,33 +105,8 @@ export class TermBounds {
       this.minLengths.fill(NO_LENGTH, from * FIELDS)
     }
     const length = lists.length(id)
-    let skip = this.seen[id]!
-    if (skip === length) return
+    if (this.seen[id] === length) return
+    widenBounds(vocabulary, slots, id, this.seen[id]!, this.blocks, { maxCounts: this.maxCounts, minLengths: this.minLengths, keyOf: () => id })
     this.seen[id] = length
-    const data = lists.data
-    const lengths = slots.lengths
-    const ranges = lists.blocks(id, this.blocks)
-    for (let range = 0; range < ranges.length; range += 2) {
-      const start = ranges[range]!
-      const end = ranges[range + 1]!
-      const pairs = (end - start) / 2
-      if (skip >= pairs) {
-        skip -= pairs
-        continue
-      }
-      for (let at = start + skip * 2; at < end; at += 2) {
-        const slot = data[at]!
-        const packed = data[at + 1]!
-        for (let field = 0; field < FIELDS; field++) {
-          const count = vocabulary.fieldCount(packed, slot, field)
-          if (count === 0) continue
-          const key = id * FIELDS + field
-          if (count > this.maxCounts[key]!) this.maxCounts[key] = count
-          const fieldLength = lengths[slot * FIELDS + field]!
-          if (fieldLength < this.minLengths[key]!) this.minLengths[key] = fieldLength
-        }
-      }
-      skip = 0
-    }
   }
 }
