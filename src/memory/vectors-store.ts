@@ -55,15 +55,8 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
       if (!stat) return { entries: [], cursor: { offset: 0 }, reset: (from?.offset ?? 0) > 0 }
       const reset = from !== undefined && (stat.size < from.offset || stat.id !== from.identity)
       const start = from === undefined || reset ? 0 : from.offset
-      const bytes = await workspace.readBytes(key, start) ?? new Uint8Array()
-      // Only complete lines: a line still being appended is read next time.
-      const end = bytes.lastIndexOf(10) + 1
-      const entries: MemoryVectorEntry[] = []
-      for (const line of decoder.decode(bytes.subarray(0, end)).split('\n')) {
-        const entry = parseEntry(line)
-        if (entry) entries.push(entry)
-      }
-      return { entries, cursor: { offset: start + end, ...(stat.id !== undefined ? { identity: stat.id } : {}) }, reset: reset && from.offset > 0 }
+      const { entries, end } = await readVectorLines(workspace, key, start, stat.size)
+      return { entries, cursor: { offset: end, ...(stat.id !== undefined ? { identity: stat.id } : {}) }, reset: reset && from.offset > 0 }
     },
     async write(entries) {
       if (entries.length === 0 || !workspace.writable) return
@@ -85,6 +78,36 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
   }
   byKey.set(key, store)
   return store
+}
+
+/** Bytes of the sidecar decoded at a time: far under V8's longest string (about 2^29 characters), which a whole sidecar of 100,000 vectors of 1,024 dimensions passes. */
+export const VECTOR_READ_CHUNK_BYTES = 8 * 1024 * 1024
+
+/**
+ * The entries of the complete lines of the sidecar `key` from byte `start` up to `size`, read
+ * and decoded `chunkBytes` at a time (a longer line widens the read until it ends), and the byte
+ * after the last complete line: a line still being appended is read next time.
+ */
+export async function readVectorLines(workspace: Workspace, key: string, start: number, size: number, chunkBytes = VECTOR_READ_CHUNK_BYTES): Promise<{ entries: MemoryVectorEntry[]; end: number }> {
+  const entries: MemoryVectorEntry[] = []
+  let offset = start
+  for (let window = chunkBytes; offset < size;) {
+    const bytes = await workspace.readBytes(key, offset, Math.min(size, offset + window)) ?? new Uint8Array()
+    const end = bytes.lastIndexOf(10) + 1
+    if (end === 0) {
+      // No complete line in the window: the rest is one line still being appended, or a line longer than the window.
+      if (offset + bytes.length >= size || bytes.length === 0) break
+      window *= 2
+      continue
+    }
+    for (const line of decoder.decode(bytes.subarray(0, end)).split('\n')) {
+      const entry = parseEntry(line)
+      if (entry) entries.push(entry)
+    }
+    offset += end
+    window = chunkBytes
+  }
+  return { entries, end: offset }
 }
 
 /** A vector store in process memory (for adapters that bring none): lost with the process. */

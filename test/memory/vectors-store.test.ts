@@ -11,7 +11,7 @@ import { eraseMemoryScope } from '../../src/memory/retention.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import type { MemoryStoreOptions } from '../../src/memory/types.ts'
 import { adapterVectors, hybridSearch } from '../../src/memory/hybrid-search.ts'
-import { embeddingText } from '../../src/memory/vectors-store.ts'
+import { embeddingText, readVectorLines } from '../../src/memory/vectors-store.ts'
 import { encodeVector, normalizeVector } from '../../src/search/vectors.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import { countingEmbedder, wordVector, type CountingEmbedder } from '../search/vectors-embedder.ts'
@@ -203,4 +203,37 @@ describe('durable record vectors', () => {
     const { stdout } = await run(process.execPath, ['--import', 'tsx', CHILD, dir, 'children'], { cwd: process.cwd() })
     expect((JSON.parse(stdout) as { batches: string[][] }).batches.flat().sort()).toEqual([facts[0], 'children'].sort())
   }, 60_000)
+})
+
+describe('vector sidecar reads in chunks', () => {
+  const entry = (n: number, dims: number) => `${JSON.stringify({ dims, id: `mem_${n}`, model: 'test/model', vector: encodeVector(Float32Array.from({ length: dims }, (_, i) => (i + n) % 7)) })}\n`
+
+  it('reading the sidecar a few hundred bytes at a time gives every entry a whole read gives, in order, and a line longer than the chunk whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-vectors-chunks-'))
+    const workspace = createWorkspace({ dir })
+    // Entries of 4 dimensions (about 90 bytes) and one of 400 (over 2,000 bytes): longer than the chunk.
+    const text = [0, 1, 2, 3, 4].map(n => entry(n, 4)).join('') + entry(5, 400) + [6, 7].map(n => entry(n, 4)).join('')
+    await workspace.append('memory.vectors', text)
+    const size = Buffer.byteLength(text)
+    const whole = await readVectorLines(workspace, 'memory.vectors', 0, size, size)
+    const chunked = await readVectorLines(workspace, 'memory.vectors', 0, size, 256)
+    expect(whole.entries.map(found => found.id)).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map(n => `mem_${n}`))
+    expect(chunked).toEqual(whole)
+    expect(chunked.end).toBe(size)
+    expect(chunked.entries[5]!.vector.length).toBe(400)
+  })
+
+  it('a last line still being appended is left for the next read, which starts at its first byte', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-vectors-chunks-'))
+    const workspace = createWorkspace({ dir })
+    const complete = entry(0, 4) + entry(1, 4)
+    const torn = entry(2, 4).slice(0, 40)
+    await workspace.append('memory.vectors', complete + torn)
+    const first = await readVectorLines(workspace, 'memory.vectors', 0, Buffer.byteLength(complete + torn), 64)
+    expect(first.entries.map(found => found.id)).toEqual(['mem_0', 'mem_1'])
+    expect(first.end).toBe(Buffer.byteLength(complete))
+    await workspace.append('memory.vectors', entry(2, 4).slice(40))
+    const next = await readVectorLines(workspace, 'memory.vectors', first.end, Buffer.byteLength(complete + entry(2, 4)), 64)
+    expect(next.entries.map(found => found.id)).toEqual(['mem_2'])
+  })
 })
