@@ -246,6 +246,26 @@ function fsText(key: string, file: string): NativeText {
       throw readFailed(error as NodeJS.ErrnoException)
     }
   }
+  // The size of `leased` (the file `lease` is held on): the stat kept under the lease, else one
+  // now. When the path names another file than the locked one, or none (replaced or removed by a
+  // writer that took no lease), that lock guards nothing: the lease is dropped and RETAKE returned,
+  // so the task runs again under the lock of the file the path names.
+  const leasedSize = (lease: FileLease, leased: string): number | typeof RETAKE => {
+    let stats: { size: number; dev: number; ino: number } | undefined = lease.checked
+    if (!stats) {
+      try {
+        stats = statSync(leased)
+      }
+      catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw readFailed(error as NodeJS.ErrnoException)
+      }
+    }
+    if (!isLeasedFile(lease, stats)) {
+      dropLease(lease)
+      return RETAKE
+    }
+    return stats!.size
+  }
   // Small synchronous calls: a stat or an append of one line costs microseconds, less than a
   // trip through libuv's thread pool, and keeps a check-then-write free of interleaving.
   const guarded = <T>(options: WorkspaceWriteOptions, task: (lease: FileLease) => T, otherwise: T) => withFileLease(file, (lease) => {
@@ -286,23 +306,11 @@ function fsText(key: string, file: string): NativeText {
       // builds the line), or from one stat now; the line goes through the lease's kept O_APPEND
       // descriptor, the one the lock is held through, so no open/close per write.
       return withFileLease(file, (lease) => {
-        let stats: { size: number; dev: number; ino: number } | undefined = lease.checked
+        const size = leasedSize(lease, file)
+        // The kept stat is used up: this write changes the size.
         lease.checked = undefined
-        if (!stats) {
-          try {
-            stats = statSync(file)
-          }
-          catch (error) {
-            if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw readFailed(error as NodeJS.ErrnoException)
-          }
-        }
-        // The path names another file than the locked one (replaced or removed by a writer that
-        // took no lease): that lock guards nothing; lock the file the path names, then check again.
-        if (!isLeasedFile(lease, stats)) {
-          dropLease(lease)
-          return RETAKE
-        }
-        if (stats!.size !== options.ifSize) return false
+        if (size === RETAKE) return RETAKE
+        if (size !== options.ifSize) return false
         writeSync(lease.fd!, text, null, 'utf8')
         if (options.fsync) fsyncSync(lease.fd!)
         return true
@@ -322,20 +330,9 @@ function fsText(key: string, file: string): NativeText {
       // Under the guard file's lease: no writer of that file can change its size meanwhile.
       // The guard is not written: a stat kept under its lease stays true for its next append.
       return withFileLease(guardFile, (lease) => {
-        let stats: { size: number; dev: number; ino: number } | undefined = lease.checked
-        if (!stats) {
-          try {
-            stats = statSync(guardFile)
-          }
-          catch (error) {
-            if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw readFailed(error as NodeJS.ErrnoException)
-          }
-        }
-        if (!isLeasedFile(lease, stats)) {
-          dropLease(lease)
-          return RETAKE
-        }
-        if ((stats?.size ?? 0) !== size) return false
+        const guardSize = leasedSize(lease, guardFile)
+        if (guardSize === RETAKE) return RETAKE
+        if (guardSize !== size) return false
         replaceFile(file, text, options.fsync === true)
         return true
       })
