@@ -23,7 +23,9 @@ export function foldLines<State, Draft extends LogEventDraft>(handle: LogHandle<
   const { fold, state } = handle
   const eraseType = fold.schema.eraseType
   const partitions = fold.partitions
-  const unloaded = partitions && !handle.options.readPastCorruption ? partitions.missing(state, undefined) : []
+  // Asked of the partitions these events name only: the cost follows the lines read, not the sections not loaded.
+  const named = partitions && !handle.options.readPastCorruption && committed.length > 0 ? [...new Set(committed.map(({ event }) => partitions.of(event)))] : []
+  const unloaded = named.length > 0 ? partitions!.missing(state, named) : []
   const kept = unloaded.length > 0 ? new Set(unloaded) : undefined
   const doomed = new Set<string>()
   // Erase events kept for their partition: that partition marks their records erased when it loads.
