@@ -21,6 +21,11 @@ export function passesFilters(record: SearchDocument, created: number, { kinds, 
   return true
 }
 
+/** Whether `query` has no filter at all (every record passes {@link passesFilters}): a pass may then skip reading the records. */
+export function filtersNothing({ kinds, tags, after, before, keywords, topics }: CheckedQuery): boolean {
+  return kinds === undefined && topics === undefined && after === undefined && before === undefined && tags.length === 0 && keywords.length === 0
+}
+
 /**
  * Whether an active `record` passes the `kinds`, `tags`, `keywords`, `topics`, `after` and
  * `before` filters of `query` (the same rule every search applies before its limit).

@@ -18,7 +18,7 @@
  * score of the records holding four, and it is never scored.
  */
 import { fieldNorms, idf, termPoints, type Bm25fParams, type FieldNorms } from './bm25f.ts'
-import { passesFilters } from './filters.ts'
+import { filtersNothing, passesFilters } from './filters.ts'
 import { scoreSlots, type RankedSlot, type TopKPass } from './max-score.ts'
 import { CLASSES, postingClass, type ClassStats } from './posting-classes.ts'
 import { FIELDS } from './slots.ts'
@@ -112,6 +112,8 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
   }
   const top = new TopK<RankedSlot>(pass.limit, slots.compare)
   const { checked, excluded, counted } = pass
+  // No filter and nothing excluded: a slot's record is not read to keep it.
+  const unfiltered = excluded === undefined && filtersNothing(checked)
   const chosen = new Uint8Array(size)
   // Every slot whose mask's bound is at least `upper` has been scored.
   let upper = Number.POSITIVE_INFINITY
@@ -155,8 +157,8 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     const first = tiers[0]!
     for (let slot = 0; slot < count; slot++) {
       const mark = chosen[own[slot]!]!
-      if (mark === 0) continue
-      if (alive[slot] === 1 && excluded?.has(slot) !== true && passesFilters(slots.records[slot]!, slots.created[slot]!, checked)) {
+      if (mark === 0 || alive[slot] === 0) continue
+      if (unfiltered || (excluded?.has(slot) !== true && passesFilters(slots.records[slot]!, slots.created[slot]!, checked))) {
         tiers[mark - 1]!.push(slot)
         // The first tier is scored in full: past the budget the read stops (the sample missed it).
         if (mark === 1 && scored + first.length > most) return undefined
