@@ -47,16 +47,22 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
     idfs.push(idf(slots.live, vocabulary.termFrequency[id]!))
   }
   const proximity = params.proximityWeight > 0 && ids.length >= 2
-  const indexOf = new Map(ids.map((id, at) => [id, at]))
   const count = ids.length
   const last = new Float64Array(count)
   const found = new Uint8Array(count * count)
+  // Per surface word seen by this scorer: the place of its term among `ids`, or -1 (words repeat
+  // across the candidates: one lookup in a small map instead of two in the vocabulary's).
+  const places = new Map<string, number>()
   let position = 0
   let bonus = 0
   const visit = (surface: string) => {
-    const sid = vocabulary.surfaceIds.get(surface)
-    const at = sid === undefined ? undefined : indexOf.get(vocabulary.surfaceTerms[sid]!)
-    if (at !== undefined) {
+    let at = places.get(surface)
+    if (at === undefined) {
+      const sid = vocabulary.surfaceIds.get(surface)
+      at = sid === undefined ? -1 : ids.indexOf(vocabulary.surfaceTerms[sid]!)
+      places.set(surface, at)
+    }
+    if (at >= 0) {
       for (let other = 0; other < count; other++) {
         if (other === at || position - last[other]! > params.window) continue
         const pair = other < at ? other * count + at : at * count + other
