@@ -45,6 +45,11 @@ const TIER_SHARES = [1.5, 8, 32]
 /** Per slot: the mask of the last pass (shared by every index: searches are synchronous). */
 let masks = new Uint16Array(1024)
 const blockScratch: number[] = []
+// Per mask (at most 4,096): its bound, its estimated slots, its tier in the current read. Shared
+// like `masks`: a pass's `bound` reads `boundScratch` until the next pass.
+const boundScratch = new Float64Array(1 << (2 * MAX_MASKED_TERMS))
+const estimateScratch = new Int32Array(1 << (2 * MAX_MASKED_TERMS))
+const chosenScratch = new Uint8Array(1 << (2 * MAX_MASKED_TERMS))
 
 /** The result of a mask pass: its top `limit`, and a bound of any slot's score by the same terms. */
 export interface MaskedTop {
@@ -85,7 +90,7 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
   const most = budget ?? postings / (SCORED_POSTINGS * ids.length)
   let scored = 0
   const size = 1 << (2 * ids.length)
-  const boundOf = new Float64Array(size)
+  const boundOf = boundScratch
   for (let mask = 1; mask < size; mask++) {
     const lowest = mask & -mask
     boundOf[mask] = boundOf[mask ^ lowest]! + bitBounds[31 - Math.clz32(lowest)]!
@@ -96,7 +101,7 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
   // Slots per mask, estimated from every SAMPLE_STEP-th slot: the batch sizes depend on it, the result does not.
   // One slot of each SAMPLE_STEP, at a hashed offset: records written in a cycle (every sixteenth
   // holds the same words) would alias with a fixed stride.
-  const estimate = new Int32Array(size)
+  const estimate = estimateScratch.fill(0, 0, size)
   for (let base = 0; base < count; base += SAMPLE_STEP) {
     const slot = base + (Math.imul(base, 0x9e3779b1) >>> 29)
     if (slot < count) estimate[own[slot]!]! += SAMPLE_STEP
@@ -114,7 +119,8 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
   const { checked, excluded, counted } = pass
   // No filter and nothing excluded: a slot's record is not read to keep it.
   const unfiltered = excluded === undefined && filtersNothing(checked)
-  const chosen = new Uint8Array(size)
+  const chosen = chosenScratch
+  chosen[0] = 0
   // Every slot whose mask's bound is at least `upper` has been scored.
   let upper = Number.POSITIVE_INFINITY
   let next = 0
