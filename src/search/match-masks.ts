@@ -159,20 +159,26 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
       if (bound < upper) while (tier < lows.length && bound < lows[tier]!) tier++
       chosen[mask] = bound < upper && tier < lows.length ? tier + 1 : 0
     }
-    const tiers: number[][] = lows.map(() => [])
-    const first = tiers[0]!
+    // The read's slots in slot order, in a shared buffer (no array per tier); a slot's tier is its mask's.
+    const read = readBuffer(count)
+    let taken = 0
+    let first = 0
     for (let slot = 0; slot < count; slot++) {
       const mark = chosen[own[slot]!]!
       if (mark === 0 || alive[slot] === 0) continue
       if (unfiltered || (excluded?.has(slot) !== true && passesFilters(slots.records[slot]!, slots.created[slot]!, checked))) {
-        tiers[mark - 1]!.push(slot)
+        read[taken++] = slot
         // The first tier is scored in full: past the budget the read stops (the sample missed it).
-        if (mark === 1 && scored + first.length > most) return undefined
+        if (mark === 1 && scored + ++first > most) return undefined
       }
     }
-    for (const tier of tiers) {
+    for (let tier = 1; tier <= lows.length; tier++) {
       const reach = top.floor()?.score ?? Number.NEGATIVE_INFINITY
-      const reaching = tier.filter(slot => boundOf[own[slot]!]! >= reach)
+      const reaching: number[] = []
+      for (let at = 0; at < taken; at++) {
+        const mask = own[read[at]!]!
+        if (chosen[mask] === tier && boundOf[mask]! >= reach) reaching.push(read[at]!)
+      }
       scored += reaching.length
       if (scored > most) return undefined
       for (const candidate of scoreSlots(state, params, terms, counted, reaching)) top.push(candidate)
@@ -214,6 +220,14 @@ function termBits(stats: ClassStats, norms: FieldNorms, termIdf: number, place: 
     }
   }
   return { bits, low: bounds[usual]!, high }
+}
+
+let readScratch = new Int32Array(1024)
+
+/** A buffer of at least `count` slots for one read of the masks. */
+function readBuffer(count: number): Int32Array {
+  if (readScratch.length < count) readScratch = new Int32Array(Math.max(count, readScratch.length * 2))
+  return readScratch
 }
 
 /** The masks of the first `count` slots: each posting of list `ids[i]` sets the bit `bitsOf[i]` gives its class. */
