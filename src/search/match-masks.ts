@@ -19,7 +19,7 @@
  */
 import { fieldNorms, idf, termPoints, type Bm25fParams, type FieldNorms } from './bm25f.ts'
 import { filtersNothing, passesFilters } from './filters.ts'
-import { scoreSlots, type RankedSlot, type TopKPass } from './max-score.ts'
+import { slotScorer, type RankedSlot, type TopKPass } from './max-score.ts'
 import { CLASSES, postingClass, type ClassStats } from './posting-classes.ts'
 import { FIELDS } from './slots.ts'
 import type { IndexState } from './state.ts'
@@ -120,6 +120,7 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
   // No filter and nothing excluded: a slot's record is not read to keep it.
   const unfiltered = excluded === undefined && filtersNothing(checked)
   const chosen = chosenScratch
+  const score = slotScorer(state, params, terms, counted)
   chosen[0] = 0
   // Every slot whose mask's bound is at least `upper` has been scored.
   let upper = Number.POSITIVE_INFINITY
@@ -181,7 +182,7 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
       }
       scored += reaching.length
       if (scored > most) return undefined
-      for (const candidate of scoreSlots(state, params, terms, counted, reaching)) top.push(candidate)
+      for (const candidate of score(reaching)) top.push(candidate)
     }
     upper = lows[lows.length - 1]!
   }

@@ -292,8 +292,26 @@ function longLists<D extends SearchDocument>(cursors: PostingCursors<D>, lists: 
  * of `terms` are added to them in order, the same additions as scoring every term at once.
  */
 export function scoreSlots<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, counted: number, slots: readonly number[], bases?: readonly number[]): RankedSlot[] {
-  const cursors = new PostingCursors(state, params, terms)
-  const points = new Float64Array(terms.size)
+  if (slots.length === 0) return []
+  return scoreSlotsWith(new PostingCursors(state, params, terms), terms.size, counted, slots, bases)
+}
+
+/**
+ * A scorer of slots for one set of terms (`scoreSlots` with its cursors made once): each call
+ * takes slots in increasing order, any number of calls.
+ */
+export function slotScorer<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, counted: number): (slots: readonly number[]) => RankedSlot[] {
+  let cursors: PostingCursors<D> | undefined
+  return (slots) => {
+    if (slots.length === 0) return []
+    if (cursors === undefined) cursors = new PostingCursors(state, params, terms)
+    else for (let list = 0; list < cursors.count; list++) cursors.rewind(list)
+    return scoreSlotsWith(cursors, terms.size, counted, slots)
+  }
+}
+
+function scoreSlotsWith<D extends SearchDocument>(cursors: PostingCursors<D>, size: number, counted: number, slots: readonly number[], bases?: readonly number[]): RankedSlot[] {
+  const points = new Float64Array(size)
   const { current, places, count } = cursors
   const out: RankedSlot[] = []
   for (let at = 0; at < slots.length; at++) {
