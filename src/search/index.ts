@@ -179,8 +179,8 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     let kepts = guaranteed.map(({ slot }) => ({ slot, score: scoreOf.get(slot)?.score ?? 0, matched: scoreOf.get(slot)?.matched ?? 0 }))
     if (rerank) {
       const scorer = candidateScorer(state, this.levers, terms)
-      ranked = rerankBest(state, this.levers, terms, ranked, Math.max(0, room))
-      kepts = kepts.map(candidate => ({ slot: candidate.slot, score: scorer(candidate), matched: candidate.matched }))
+      ranked = rerankBest(state, this.levers, terms, ranked, Math.max(0, room), scorer)
+      if (kepts.length > 0) kepts = kepts.map(candidate => ({ slot: candidate.slot, score: scorer(candidate), matched: candidate.matched }))
     }
     const merged = [...ranked.slice(0, Math.max(0, room)), ...kepts]
     merged.sort((a, c) => slots.compare(c, a))

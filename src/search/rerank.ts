@@ -109,13 +109,14 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
  * first, from its score, how many query terms it holds and whether its tags field has a word:
  * the proximity bonus of a record is at most that of all pairs of the terms it holds, and only
  * a record with a tag word can be boosted. Candidates are read best bound first, and once `count`
- * are kept, those whose bound is below the weakest kept are not read at all.
+ * are kept, those whose bound is below the weakest kept are not read at all. `scorer`: the
+ * {@link candidateScorer} of the same state, params and terms, when the caller has one.
  */
-export function rerankBest<D extends SearchDocument>(state: IndexState<D>, params: RerankParams, terms: ReadonlyMap<string, number>, candidates: readonly RankedSlot[], count: number): RankedSlot[] {
+export function rerankBest<D extends SearchDocument>(state: IndexState<D>, params: RerankParams, terms: ReadonlyMap<string, number>, candidates: readonly RankedSlot[], count: number, scorer?: (candidate: RankedSlot) => number): RankedSlot[] {
+  if (count <= 0 || candidates.length === 0) return []
   const { slots } = state
   const best = new TopK<RankedSlot>(count, slots.compare)
-  if (count <= 0 || candidates.length === 0) return []
-  const scorer = candidateScorer(state, params, terms)
+  const score = scorer ?? candidateScorer(state, params, terms)
   const pairBonus = pairBonusBounds(state, params, terms)
   const boost = Math.max(1, params.tagBoost)
   const bounds = new Float64Array(candidates.length)
@@ -132,7 +133,7 @@ export function rerankBest<D extends SearchDocument>(state: IndexState<D>, param
     // A margin over the bound: the bonus is the same points added in another order.
     if (floor !== undefined && bounds[at]! * (1 + BOUND_MARGIN) < floor.score) break
     const candidate = candidates[at]!
-    best.push({ slot: candidate.slot, score: scorer(candidate), matched: candidate.matched })
+    best.push({ slot: candidate.slot, score: score(candidate), matched: candidate.matched })
   }
   return best.sorted()
 }
