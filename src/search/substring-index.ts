@@ -10,7 +10,7 @@
 import { passesFilters } from './filters.ts'
 import { IMPACT_MIN_POSTINGS } from './impact-order.ts'
 import type { CheckedQuery } from './query.ts'
-import { ONLY_RUN, RUN } from './runs.ts'
+import { ONLY_RUN, RUN, type RunIndex } from './runs.ts'
 import { scratch, scratchFor } from './scratch.ts'
 import type { ScoredSlot, Slots } from './slots.ts'
 import type { IndexState } from './state.ts'
@@ -184,34 +184,54 @@ const INTERSECT_RATIO = 16
  */
 function phraseCandidates<D extends SearchDocument>(state: IndexState<D>, needle: string): number[] | undefined {
   const { slots, runs } = state
-  const alive = slots.alive
   const pieces: Array<{ runs: number[]; postings: number }> = []
+  // Pieces with other characters on both sides first: each is one run, looked up (none: no holder).
+  const ends: Array<{ piece: string; startsRun: boolean; endsRun: boolean }> = []
   for (const match of needle.matchAll(RUN)) {
     const piece = match[0]
     const startsRun = match.index > 0
     const endsRun = match.index + piece.length < needle.length
+    if (!(startsRun && endsRun)) {
+      ends.push({ piece, startsRun, endsRun })
+      continue
+    }
+    const run = runs.ids.get(piece)
+    if (run === undefined) return []
+    pieces.push({ runs: [run], postings: runs.postings.length(run) })
+  }
+  // Short lists of those pieces that no record holds together: no holder, and the pieces at the
+  // needle's ends (looked for among every run) are never looked for.
+  if (pieces.length >= 2) {
+    pieces.sort((a, c) => a.postings - c.postings)
+    if (pieces[0]!.postings <= PRECHECK_POSTINGS && intersected(slots, runs, pieces).length === 0) return []
+  }
+  for (const { piece, startsRun, endsRun } of ends) {
     const fitting: number[] = []
     let postings = 0
-    if (startsRun && endsRun) {
-      const run = runs.ids.get(piece)
-      if (run !== undefined) {
-        fitting.push(run)
-        postings = runs.postings.length(run)
-      }
-    }
-    else {
-      runs.forEachContaining(piece, (run) => {
-        const text = runs.texts[run]!
-        if ((startsRun && !text.startsWith(piece)) || (endsRun && !text.endsWith(piece))) return
-        fitting.push(run)
-        postings += runs.postings.length(run)
-      })
-    }
+    runs.forEachContaining(piece, (run) => {
+      const text = runs.texts[run]!
+      if ((startsRun && !text.startsWith(piece)) || (endsRun && !text.endsWith(piece))) return
+      fitting.push(run)
+      postings += runs.postings.length(run)
+    })
     if (fitting.length === 0) return []
     pieces.push({ runs: fitting, postings })
   }
   if (pieces.length === 0) return undefined
   pieces.sort((a, c) => a.postings - c.postings)
+  return intersected(slots, runs, pieces)
+}
+
+/** Postings of the rarest inner piece of a needle under which its inner pieces are intersected first, alone. */
+const PRECHECK_POSTINGS = 1024
+
+/**
+ * The live slots holding the runs of the rarest of `pieces` (sorted by postings) and of the next
+ * rarest ones (at most {@link MAX_INTERSECTED} in all, each within {@link INTERSECT_RATIO} of the
+ * rarest), as (slot, most occurrences) pairs.
+ */
+function intersected(slots: Slots<unknown>, runs: RunIndex, pieces: ReadonlyArray<{ runs: number[]; postings: number }>): number[] {
+  const alive = slots.alive
   const rarest = pieces[0]!
   // Holders of the next rarest pieces (when not much longer): a slot must be in every one to stay.
   // Per slot: how many of the pieces intersected so far hold it (one byte a slot: a small array to write at random).
