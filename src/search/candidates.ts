@@ -161,11 +161,6 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
   else {
     all = new Map([...terms, ...lent])
     const inTop = new Set<number>(top.map(candidate => candidate.slot))
-    // The first pass's records: their scores by the query's terms, then the lent terms' points added in order.
-    const own = top.filter(candidate => !kept.has(candidate.slot)).sort((a, c) => a.slot - c.slot)
-    const lentScored = scoreSlots(state, params, lent, 0, own.map(candidate => candidate.slot), own.map(candidate => candidate.score))
-    lentScored.forEach((candidate, at) => final.push({ slot: candidate.slot, score: candidate.score, matched: own[at]!.matched }))
-    const floor = final.floor()?.score ?? Number.NEGATIVE_INFINITY
     // Per slot, how many lent terms hold it; a lent term adds at most `lentMost` points.
     const hits = lentHits(slots.count)
     const norms = fieldNorms(state, params)
@@ -184,6 +179,14 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
         for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) hits[data[at]!]!++
       }
     }
+    // The first pass's records: their scores by the query's terms, then the lent terms' points
+    // added in order (a record no lent term holds keeps its score: nothing is added).
+    const own = top.filter(candidate => !kept.has(candidate.slot))
+    const lending = own.filter(candidate => hits[candidate.slot]! > 0).sort((a, c) => a.slot - c.slot)
+    for (const candidate of own) if (hits[candidate.slot] === 0) final.push(candidate)
+    const lentScored = scoreSlots(state, params, lent, 0, lending.map(candidate => candidate.slot), lending.map(candidate => candidate.score))
+    lentScored.forEach((candidate, at) => final.push({ slot: candidate.slot, score: candidate.score, matched: lending[at]!.matched }))
+    const floor = final.floor()?.score ?? Number.NEGATIVE_INFINITY
     const reached: number[] = []
     const data = vocabulary.termPostings.data
     const alive = slots.alive
@@ -217,10 +220,13 @@ const LENT_SLACK = 1 + 1e-9
 let hitScratch = new Uint16Array(1024)
 const blockScratch: number[] = []
 
-/** A zeroed per-slot count of lent terms for `count` slots (lent terms are at most 65,535). */
+/**
+ * A zeroed per-slot count of lent terms for `count` slots (lent terms are at most 65,535). It
+ * stays zeroed between passes: the walk that reads the counts sets each one it reads back to 0
+ * (it walks the same lists as the one that counted), so it is not cleared per search.
+ */
 function lentHits(count: number): Uint16Array {
   if (hitScratch.length < count) hitScratch = new Uint16Array(Math.max(count, hitScratch.length * 2))
-  hitScratch.fill(0, 0, count)
   return hitScratch
 }
 
