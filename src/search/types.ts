@@ -131,8 +131,20 @@ export interface SearchIndexOptions<D extends SearchDocument = SearchDocument> {
   rerankDepth?: number
   /** Irregular verb and noun forms stemmed as their base ("went" as "go", "children" as "child"); default true. */
   irregularForms?: boolean
+  /**
+   * Query expansion by light synonym groups of everyday English (synonyms.ts: "kid" and "child",
+   * "mom" and "mother", British and American spellings): a query word also looks for the indexed
+   * words of its group, each at `weight` of a query term; `{ weight: 0 }` is off.
+   */
+  synonyms?: SearchSynonymOptions
   /** Which text of a document is searched; default: `title`, `content` and `tags` as they are. */
   text?: SearchText<D>
+}
+
+/** Settings of the synonym expansion of {@link SearchIndexOptions.synonyms}. */
+export interface SearchSynonymOptions {
+  /** Weight of a synonym beside a query term (1). */
+  weight?: number
 }
 
 /**
