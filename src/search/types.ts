@@ -107,7 +107,7 @@ export interface SearchIndexOptions<D extends SearchDocument = SearchDocument> {
   /** BM25 length normalization in [0, 1], default 0.75. */
   b?: number
   /**
-   * Pseudo-relevance feedback (on by default): the best `records` (10) filtered results lend their
+   * Pseudo-relevance feedback (on by default): the best `records` (5) filtered results lend their
    * `terms` (20) most telling terms (share of the record × record score / best score × idf), held
    * by `minRecords` (2) to `maxShare` (10%) of the records, at up to `weight` (0.1) of a query term.
    * Lent terms only add to the scores of the first ranking, their postings at most a quarter of
