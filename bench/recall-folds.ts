@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { createSearchIndex, type MemorySearchIndexOptions } from '../src/memory/search-index.ts'
 import type { MemoryRecord } from '../src/memory/types.ts'
 import { tokenize } from '../src/search/text.ts'
+import { createSearchIndex as createEngineIndex, type SearchText } from '../src/search/search.ts'
 import { searchableContent, searchableTags } from '../src/memory/kinds.ts'
 import { loadLocomo, type LocomoConversation } from './locomo.ts'
 
@@ -28,10 +29,10 @@ function recordsOf(conversation: LocomoConversation): MemoryRecord[] {
 export interface FoldRow { recall5: number; recall10: number; mrr10: number; questions: number }
 
 /** Recall@5/@10 and MRR@10 of `options` per fold and over all questions. */
-export function evaluate(options: MemorySearchIndexOptions): Record<'A' | 'B' | 'all', FoldRow> {
+export function evaluate(options: MemorySearchIndexOptions & { text?: SearchText<MemoryRecord> }): Record<'A' | 'B' | 'all', FoldRow> {
   const per: Record<string, { q: number; h5: number; h10: number; rr: number }> = {}
   for (const conversation of conversations) {
-    const index = createSearchIndex(options)
+    const index = options.text ? createEngineIndex<MemoryRecord>(options as never) : createSearchIndex(options)
     for (const record of recordsOf(conversation)) index.update(record)
     const c = per[conversation.id] = { q: 0, h5: 0, h10: 0, rr: 0 }
     for (const question of conversation.questions) {
