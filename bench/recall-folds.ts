@@ -94,6 +94,12 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   else {
     console.log(`LoCoMo dev, ${dates ? 'with' : 'without'} event dates; fold A conv-26, fold B conv-30 + conv-41`)
     console.log('| ranking | A r@5 / r@10 | B r@5 / r@10 | all r@5 / r@10 / MRR |')
-    console.log(line('defaults', evaluate({})))
+    const base = evaluate({})
+    console.log(line('defaults', base))
+    const off = { feedback: { records: 0 }, proximity: { weight: 0 }, tagBoost: 1, irregularForms: false, synonyms: { weight: 0 } }
+    console.log(line('levers off', evaluate(off), base))
+    console.log(line('synonyms off', evaluate({ synonyms: { weight: 0 } }), base))
+    console.log(line('feedback from 10 records', evaluate({ feedback: { records: 10 } }), base))
+    console.log(line('synonyms off, feedback from 10 records', evaluate({ synonyms: { weight: 0 }, feedback: { records: 10 } }), base))
   }
 }
