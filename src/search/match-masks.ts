@@ -8,7 +8,7 @@
  *    postings are in) and one for the others. A slot's mask bounds its score: the sum of the bounds
  *    of its bits. Setting bits in a 16-bit array costs a fraction of scoring a posting.
  * 2. The masks are taken in decreasing order of bound, in tiers sized from a sample of every
- *    eighth slot's mask: a tier's slots are scored in full (`scoreSlots`: the same additions as an
+ *    eighth slot's mask: a tier's slots are scored in full (`slotScorer`: the same additions as an
  *    exhaustive pass) and offered to the heap, until the heap is full and the next mask's bound is
  *    below its floor. A slot whose bound is below the floor cannot enter, so the top `limit` is
  *    exact. When bounds tie (records holding two of the words each, the best ones too), more slots
