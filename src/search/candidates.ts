@@ -108,19 +108,29 @@ function exhaustive<D extends SearchDocument>(state: IndexState<D>, params: Bm25
   const { slots } = state
   const ranking = rank(state, params, terms)
   const { scores, stamps, matched } = scratch
-  const best = new TopK<ScoredSlot>(firstDepth(feedback, kept, depth), slots.compare)
-  // Newest first: equal scores then stop at the heap's floor. A score under the floor's is
-  // dropped here, without the call (most postings of a common word).
   const touched = ranking.touched
-  let floor = Number.NEGATIVE_INFINITY
-  for (let index = touched.length - 1; index >= 0; index--) {
-    const slot = touched[index]!
-    const score = scores[slot]!
-    if (score < floor) continue
-    offer(slots, best, slot, score, checked)
-    floor = best.floor()?.score ?? floor
+  const capacity = firstDepth(feedback, kept, depth)
+  let top: ScoredSlot[]
+  if (touched.length <= capacity) {
+    // Every record found fits (a small partition): no heap, one sort.
+    top = []
+    for (const slot of touched) if (passesFilters(slots.records[slot]!, slots.created[slot]!, checked)) top.push({ slot, score: scores[slot]! })
+    top.sort((a, c) => slots.compare(c, a))
   }
-  const top = best.sorted()
+  else {
+    const best = new TopK<ScoredSlot>(capacity, slots.compare)
+    // Newest first: equal scores then stop at the heap's floor. A score under the floor's is
+    // dropped here, without the call (most postings of a common word).
+    let floor = Number.NEGATIVE_INFINITY
+    for (let index = touched.length - 1; index >= 0; index--) {
+      const slot = touched[index]!
+      const score = scores[slot]!
+      if (score < floor) continue
+      offer(slots, best, slot, score, checked)
+      floor = best.floor()?.score ?? floor
+    }
+    top = best.sorted()
+  }
   const reached: number[] = []
   if (feedbackOn(feedback)) {
     const lent = lentTerms(state, feedback, terms, top.slice(0, feedback.records))
