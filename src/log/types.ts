@@ -298,6 +298,13 @@ export interface EventLog<State, Draft extends LogEventDraft, Result> {
    */
   checkpoint(): Promise<boolean>
   /**
+   * Resolves once the background work this open log has scheduled so far (a threshold or index
+   * checkpoint, written after the turn that scheduled it) has finished, written or not. Never
+   * rejects: a failed checkpoint is a `MEMORY_LOG_CHECKPOINT_FAILED` warning. For a graceful
+   * shutdown, and for tests that look at the checkpoint file.
+   */
+  settled(): Promise<void>
+  /**
    * Tells the log that derived state over `records` records (a partition's search index) was
    * just built. A large one (at least `checkpointEvery` records) is worth persisting: a checkpoint
    * is scheduled, so that the next cold open restores it instead of building it again.
