@@ -30,7 +30,7 @@ import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import type { Workspace } from '../../workspace/types.ts'
 import type { MemoryRecord, MemoryStoreFactory } from '../types.ts'
-import { foldLines, recordHaystack, sqlMemoryAdapter, type SqlBackend, type SqlPartitionStats, type SqlStoreAdapter, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import { foldLines, recordHaystack, sqlMemoryAdapter, type SqlBackend, type SqlChainPoint, type SqlPartitionStats, type SqlStoreAdapter, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import { laterSeqs, recordOfLines } from './sqlite/lines.ts'
 import { migrate, SCHEMA_VERSION } from './sqlite/schema.ts'
 import { ScopeStatsCache } from './sqlite/stats-cache.ts'
@@ -168,6 +168,8 @@ interface SqliteHandle {
   stats: ScopeStatsCache
   /** Partition ids by key. */
   partitions: PartitionIds
+  /** The chain head after this connection's last write, valid while `PRAGMA data_version` is `version` (no other connection committed since). */
+  head?: SqlChainPoint & { version: number }
 }
 
 const handles = new Map<string, SqliteHandle>()
@@ -236,8 +238,8 @@ function prepare(db: Database.Database) {
     updateLine: db.prepare<[string, number]>('UPDATE memory_events SET line = ? WHERE seq = ?'),
     record: db.prepare<[string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE record_id = ? AND ${RECORD}`),
     updateRecord: db.prepare<[string, number, number | null, string, number, number, number, string, string], { seq: number }>(`UPDATE memory_events SET status = ?, created_ms = ?, content_hash = ?, haystack = ?, title_len = ?, content_len = ?, tags_len = ?, later = ltrim(coalesce(later, '') || ' ' || ?) WHERE record_id = ? AND ${RECORD} RETURNING seq`),
-    // A partition's id, once: a key already there writes nothing.
-    addPartition: db.prepare<[string]>('INSERT OR IGNORE INTO memory_partitions (key) VALUES (?)'),
+    // A new partition's id (the key is unique: a write of another connection cannot add it while this one holds the write lock).
+    addPartition: db.prepare<[string]>('INSERT INTO memory_partitions (key) VALUES (?)'),
     partitionId: db.prepare<[string], { id: number }>('SELECT id FROM memory_partitions WHERE key = ?'),
     // What BM25F needs of a scope, summed from the covering index memory_events_partition.
     stats: db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>(`SELECT count(*) AS active,
@@ -304,6 +306,12 @@ class PartitionIds {
   of(key: string): number {
     const known = this.committed.get(key) ?? this.pending.get(key)
     if (known !== undefined) return known
+    // A row this transaction did not add was committed (by this connection or another).
+    const stored = this.statements.partitionId.get(key)?.id
+    if (stored !== undefined) {
+      this.keep(key, stored)
+      return stored
+    }
     this.statements.addPartition.run(key)
     const id = this.statements.partitionId.get(key)!.id
     this.pending.set(key, id)
@@ -312,11 +320,13 @@ class PartitionIds {
 
   /** The write committed: its ids are kept (the oldest leave first past {@link PartitionIds.MAX}). */
   commit(): void {
-    for (const [key, id] of this.pending) {
-      if (this.committed.size >= PartitionIds.MAX) this.committed.delete(this.committed.keys().next().value!)
-      this.committed.set(key, id)
-    }
+    for (const [key, id] of this.pending) this.keep(key, id)
     this.pending = new Map()
+  }
+
+  private keep(key: string, id: number): void {
+    if (this.committed.size >= PartitionIds.MAX) this.committed.delete(this.committed.keys().next().value!)
+    this.committed.set(key, id)
   }
 
   /** The write rolled back: ids it created are forgotten. */
@@ -419,12 +429,17 @@ function ftsPhrase(term: string): string {
 function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
   const readOnly = <T>(task: (h: SqliteHandle) => T) => exclusive(handle(), async h => query(h, () => task(h)))
   return {
-    write: task => exclusive(handle(), h => transaction(h, async () => {
+    write: task => exclusive(handle(), async (h) => {
       const tx = writeTx(h)
-      const result = await task(tx)
-      tx.flush()
+      h.head = undefined
+      const result = await transaction(h, async () => {
+        const written = await task(tx)
+        tx.flush()
+        return written
+      })
+      h.head = tx.headAfter()
       return result
-    })),
+    }),
     read: (partition, id) => readOnly((h) => {
       const row = h.statements.read.get(id, partition)
       return row ? recordOf(h.statements, row) : undefined
@@ -486,21 +501,32 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
 interface WriteTx extends SqlWriteTx {
   /** Inserts the event rows still waiting. */
   flush(): void
+  /** The chain head once this transaction commits, when its `head()` was read (else `undefined`). */
+  headAfter(): (SqlChainPoint & { version: number }) | undefined
 }
 
 function writeTx(h: SqliteHandle): WriteTx {
   const s = h.statements
   const pending = new Map<number, SqlEventRow>()
+  let last: (SqlChainPoint & { version: number }) | undefined
   const flush = () => {
     for (const row of pending.values()) s.insertEvent.run(row.seq, row.type, row.recordId, row.digest, row.line)
     pending.clear()
   }
   return {
     flush,
+    headAfter: () => last,
     async head() {
       flush()
+      // The head this connection wrote last, unless another connection committed since.
+      const version = s.dataVersion.get()!.data_version
+      if (h.head?.version === version) {
+        last = { ...h.head }
+        return { seq: h.head.seq, digest: h.head.digest }
+      }
       const row = s.head.get()
-      return row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
+      last = row ? { seq: row.seq, digest: row.digest, version } : { seq: 0, digest: null, version }
+      return { seq: last.seq, digest: last.digest }
     },
     async records(ids) {
       flush()
@@ -516,7 +542,10 @@ function writeTx(h: SqliteHandle): WriteTx {
       return s.duplicates.all(partition, hash).map(row => recordOf(s, row))
     },
     async insertEvents(rows: readonly SqlEventRow[]) {
-      for (const row of rows) pending.set(row.seq, row)
+      for (const row of rows) {
+        pending.set(row.seq, row)
+        if (last && row.seq > last.seq) last = { seq: row.seq, digest: row.digest, version: last.version }
+      }
     },
     async putRecords(rows) {
       for (const row of rows) {
@@ -603,6 +632,7 @@ async function importRows(handle: SqliteHandle, text: string): Promise<number> {
     throw agentError('MEMORY_LOG_CORRUPT', `the JSONL log given to importLog() ${why}`, 'import a complete, verified log (verifyLog() reports the first bad line); nothing was imported', { ...(verification.firstBad ?? {}) })
   }
   const { events, records } = foldLines(text)
+  handle.head = undefined
   return transaction(handle, async () => {
     if (handle.statements.count.get()!.count > 0) {
       throw agentError('MEMORY_SQLITE_NOT_EMPTY', `the memory database "${handle.file}" already has events`, 'import into a new database file (an imported chain starts at seq 1)', { file: handle.file })
