@@ -430,7 +430,8 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
   const readOnly = <T>(task: (h: SqliteHandle) => T) => exclusive(handle(), async h => query(h, () => task(h)))
   return {
     write: task => exclusive(handle(), async (h) => {
-      const tx = writeTx(h)
+      // The cached head is taken by this write and kept again only once it commits.
+      const tx = writeTx(h, h.head)
       h.head = undefined
       const result = await transaction(h, async () => {
         const written = await task(tx)
@@ -505,7 +506,7 @@ interface WriteTx extends SqlWriteTx {
   headAfter(): (SqlChainPoint & { version: number }) | undefined
 }
 
-function writeTx(h: SqliteHandle): WriteTx {
+function writeTx(h: SqliteHandle, cached?: SqliteHandle['head']): WriteTx {
   const s = h.statements
   const pending = new Map<number, SqlEventRow>()
   let last: (SqlChainPoint & { version: number }) | undefined
@@ -520,9 +521,9 @@ function writeTx(h: SqliteHandle): WriteTx {
       flush()
       // The head this connection wrote last, unless another connection committed since.
       const version = s.dataVersion.get()!.data_version
-      if (h.head?.version === version) {
-        last = { ...h.head }
-        return { seq: h.head.seq, digest: h.head.digest }
+      if (cached?.version === version) {
+        last = { ...cached }
+        return { seq: cached.seq, digest: cached.digest }
       }
       const row = s.head.get()
       last = row ? { seq: row.seq, digest: row.digest, version } : { seq: 0, digest: null, version }
