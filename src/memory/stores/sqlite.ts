@@ -9,10 +9,10 @@
  * ## Design
  *
  * Tables (docs/sqlite-store.md, `./sqlite/schema.ts`): `memory_events` holds the very lines of
- * the JSONL log (docs/log-format.md), one row per event, and is where a record is stored;
- * `memory_records` one row per record with what lookups, filters and search need (the record is
- * the fold of the lines it names, `./sqlite/lines.ts`); `memory_fts` a contentless FTS5 index of
- * the records' search terms. Each write is one `BEGIN IMMEDIATE`
+ * the JSONL log (docs/log-format.md), one row per event, and is where a record is stored; the row
+ * of a record's `remember` line also holds what lookups, filters and search need of the record
+ * (the record is the fold of the lines it names, `./sqlite/lines.ts`); `memory_fts` a contentless
+ * FTS5 index of the records' search terms. Each write is one `BEGIN IMMEDIATE`
  * transaction that reads the chain head and the rows it names, inserts the new lines and updates
  * the records and the index (`./sql/core.ts` builds the lines and rows). Reads and searches are
  * queries: nothing of the store is folded in process memory (a connection keeps only scope
