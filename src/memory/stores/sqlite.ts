@@ -448,9 +448,10 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
     export: partition => readOnly(h => h.statements.export.all(partition).map(row => recordOf(h.statements, row))),
     substring: (partition, needle, page) => readOnly(h => h.statements.substring.all({ partition, needle, limit: page.limit, offset: page.offset }).map(row => ({ record: recordOfLines([row.line]), score: row.score }))),
     postings: (partition, terms) => readOnly((h) => {
-      const sql = `SELECT v.doc AS seq, r.record_id AS id, r.created_ms AS createdMs, r.title_len AS t, r.content_len AS c, r.tags_len AS g, v.term AS term, v.col AS col, count(*) AS n
-        FROM memory_fts_instance v JOIN memory_events r ON r.seq = v.doc
-        WHERE v.term IN (${terms.map(() => '?').join(', ')}) AND r.partition = ${PARTITION} AND r.status = 'active' GROUP BY v.doc, v.col, v.term`
+      // The occurrences counted first, then the record's row read once per term and field (not once per occurrence).
+      const sql = `SELECT v.doc AS seq, r.record_id AS id, r.created_ms AS createdMs, r.title_len AS t, r.content_len AS c, r.tags_len AS g, v.term AS term, v.col AS col, v.n AS n
+        FROM (SELECT doc, term, col, count(*) AS n FROM memory_fts_instance WHERE term IN (${terms.map(() => '?').join(', ')}) GROUP BY doc, col, term) v JOIN memory_events r ON r.seq = v.doc
+        WHERE r.partition = ${PARTITION} AND r.status = 'active'`
       const rows = h.db.prepare<unknown[], { seq: number; id: string; createdMs: number; t: number; c: number; g: number; term: string; col: string; n: number }>(sql).all(...terms, partition)
       return rows.map(row => ({ seq: row.seq, id: row.id, createdMs: row.createdMs, lengths: [row.t, row.c, row.g] as [number, number, number], term: row.term, field: FIELDS[row.col as keyof typeof FIELDS], count: row.n }))
     }),
