@@ -30,7 +30,7 @@ import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import type { Workspace } from '../../workspace/types.ts'
 import type { MemoryRecord, MemoryStoreFactory } from '../types.ts'
-import { foldLines, recordHaystack, sqlMemoryAdapter, type SqlBackend, type SqlChainPoint, type SqlPartitionStats, type SqlStoreAdapter, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import { foldLines, recordHaystack, sqlMemoryAdapter, type SqlBackend, type SqlPartitionStats, type SqlStoreAdapter, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import { laterSeqs, recordOfLines } from './sqlite/lines.ts'
 import { migrate, SCHEMA_VERSION } from './sqlite/schema.ts'
 import { ScopeStatsCache } from './sqlite/stats-cache.ts'
@@ -168,8 +168,6 @@ interface SqliteHandle {
   stats: ScopeStatsCache
   /** Partition ids by key. */
   partitions: PartitionIds
-  /** The chain head after this connection's last write, valid while `PRAGMA data_version` is `version` (no other connection committed since). */
-  head?: SqlChainPoint & { version: number }
 }
 
 const handles = new Map<string, SqliteHandle>()
@@ -429,18 +427,12 @@ function ftsPhrase(term: string): string {
 function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
   const readOnly = <T>(task: (h: SqliteHandle) => T) => exclusive(handle(), async h => query(h, () => task(h)))
   return {
-    write: task => exclusive(handle(), async (h) => {
-      // The cached head is taken by this write and kept again only once it commits.
-      const tx = writeTx(h, h.head)
-      h.head = undefined
-      const result = await transaction(h, async () => {
-        const written = await task(tx)
-        tx.flush()
-        return written
-      })
-      h.head = tx.headAfter()
-      return result
-    }),
+    write: task => exclusive(handle(), h => transaction(h, async () => {
+      const tx = writeTx(h)
+      const written = await task(tx)
+      tx.flush()
+      return written
+    })),
     read: (partition, id) => readOnly((h) => {
       const row = h.statements.read.get(id, partition)
       return row ? recordOf(h.statements, row) : undefined
@@ -503,32 +495,21 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
 interface WriteTx extends SqlWriteTx {
   /** Inserts the event rows still waiting. */
   flush(): void
-  /** The chain head once this transaction commits, when its `head()` was read (else `undefined`). */
-  headAfter(): (SqlChainPoint & { version: number }) | undefined
 }
 
-function writeTx(h: SqliteHandle, cached?: SqliteHandle['head']): WriteTx {
+function writeTx(h: SqliteHandle): WriteTx {
   const s = h.statements
   const pending = new Map<number, SqlEventRow>()
-  let last: (SqlChainPoint & { version: number }) | undefined
   const flush = () => {
     for (const row of pending.values()) s.insertEvent.run(row.seq, row.type, row.recordId, row.digest, row.line)
     pending.clear()
   }
   return {
     flush,
-    headAfter: () => last,
     async head() {
       flush()
-      // The head this connection wrote last, unless another connection committed since.
-      const version = s.dataVersion.get()!.data_version
-      if (cached?.version === version) {
-        last = { ...cached }
-        return { seq: cached.seq, digest: cached.digest }
-      }
       const row = s.head.get()
-      last = row ? { seq: row.seq, digest: row.digest, version } : { seq: 0, digest: null, version }
-      return { seq: last.seq, digest: last.digest }
+      return row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
     },
     async records(ids) {
       flush()
@@ -544,10 +525,7 @@ function writeTx(h: SqliteHandle, cached?: SqliteHandle['head']): WriteTx {
       return s.duplicates.all(partition, hash).map(row => recordOf(s, row))
     },
     async insertEvents(rows: readonly SqlEventRow[]) {
-      for (const row of rows) {
-        pending.set(row.seq, row)
-        if (last && row.seq > last.seq) last = { seq: row.seq, digest: row.digest, version: last.version }
-      }
+      for (const row of rows) pending.set(row.seq, row)
     },
     async putRecords(rows) {
       for (const row of rows) {
@@ -634,7 +612,6 @@ async function importRows(handle: SqliteHandle, text: string): Promise<number> {
     throw agentError('MEMORY_LOG_CORRUPT', `the JSONL log given to importLog() ${why}`, 'import a complete, verified log (verifyLog() reports the first bad line); nothing was imported', { ...(verification.firstBad ?? {}) })
   }
   const { events, records } = foldLines(text)
-  handle.head = undefined
   return transaction(handle, async () => {
     if (handle.statements.count.get()!.count > 0) {
       throw agentError('MEMORY_SQLITE_NOT_EMPTY', `the memory database "${handle.file}" already has events`, 'import into a new database file (an imported chain starts at seq 1)', { file: handle.file })
