@@ -7,6 +7,8 @@ import { TermBounds } from './term-bounds.ts'
 import type { SearchDocument, SearchText } from './types.ts'
 import { TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
 
+const SHARED_TOKENS = new RecordTokens()
+
 /**
  * The structures of one index and the two operations that change them: adding a record to a new
  * slot and tombstoning a record's slot. A removal tokenizes the old record again to take back its
@@ -18,8 +20,8 @@ export class IndexState<D extends SearchDocument> {
   runs: RunIndex
   /** The position the next new record gets. */
   nextPosition = 0
-  /** Tokenizer scratch of this index. */
-  readonly tokens = new RecordTokens()
+  /** Tokenizer scratch, shared by every index (tokenizing is synchronous and its result is read before the next record is tokenized). */
+  readonly tokens = SHARED_TOKENS
   /** Per-term bounds of the points of a posting (for top-k pruning), kept in step with the postings lazily. */
   readonly bounds = new TermBounds()
   /** Per-class bounds of the points of a term's postings (for the match-mask pass), kept in step lazily. */
