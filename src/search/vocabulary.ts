@@ -66,6 +66,18 @@ export class Vocabulary {
     this.surfaceMap = ids
   }
 
+  /** Makes room for `words` terms and surfaces with `postings` term postings in all. */
+  reserve(words: number, postings: number): void {
+    if (words > this.termFrequency.length) this.termFrequency = grow(this.termFrequency, words)
+    if (words > this.surfaceTerms.length) {
+      this.surfaceTerms = grow(this.surfaceTerms, words)
+      this.surfaceLatin = grow(this.surfaceLatin, words)
+      this.surfaceCounts = grow(this.surfaceCounts, words)
+      this.surfaceMarks = grow(this.surfaceMarks, words)
+    }
+    this.termPostings.reserve(words, postings)
+  }
+
   /** The id of term `term`, made when new. */
   termId(term: string): number {
     let id = this.termIds.get(term)
