@@ -27,7 +27,8 @@ const dir = kept ?? mkdtempSync(join(tmpdir(), 'vam-cold-scopes-'))
 const every = 10 * size
 const open = () => workspaceJsonlMemoryStore({ checkpointEvery: every }).create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
 
-if (!existsSync(join(dir, 'memory/memory.jsonl.checkpoint'))) {
+const filledNow = !existsSync(join(dir, 'memory/memory.jsonl.checkpoint'))
+if (filledNow) {
   mkdirSync(dir, { recursive: true })
   const fill = open()
   const contents = workloadContents(size)
@@ -65,5 +66,5 @@ for (let run = 0; run < runs; run++) {
   figures.wallMean!.push(mean(wall))
 }
 const stats = (values: number[]) => ({ min: round3(Math.min(...values)), median: round3(percentile(values, 0.5)) })
-console.log(JSON.stringify({ size, scopes, runs, fresh, indexesInCheckpoint: withIndexes, load: loadavg().map(round3), ...Object.fromEntries(Object.entries(figures).map(([name, values]) => [name, stats(values)])) }))
+console.log(JSON.stringify({ size, scopes, runs, fresh, filledNow, indexesAtFill: filledNow ? withIndexes : undefined, load: loadavg().map(round3), ...Object.fromEntries(Object.entries(figures).map(([name, values]) => [name, stats(values)])) }))
 if (!kept) rmSync(dir, { recursive: true, force: true })
