@@ -56,17 +56,17 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
       const lines: string[] = []
       const events: Draft[] = []
       const hash = knownSyncHash() ?? await lineHasher()
-      for (const [index, draft] of drafts.entries()) {
-        const serialized = serializeEvent(fold.schema, draft, handle.lines + 1 + index, prev, index < drafts.length - 1, hash, handle.interned)
+      for (let index = 0; index < drafts.length; index++) {
+        const serialized = serializeEvent(fold.schema, drafts[index]!, handle.lines + 1 + index, prev, index < drafts.length - 1, hash, handle.interned)
         const { line, digest, folded } = serialized instanceof Promise ? await serialized : serialized
         lines.push(line)
         events.push(folded)
         prev = digest
       }
-      const text = `${lines.join('\n')}\n`
+      const text = lines.length === 1 ? `${lines[0]}\n` : `${lines.join('\n')}\n`
       let written: boolean
       try {
-        written = await workspace.append(key, text, { ifSize: handle.offset, ...(handle.options.fsync ? { fsync: true } : {}) })
+        written = await workspace.append(key, text, handle.options.fsync ? { ifSize: handle.offset, fsync: true } : { ifSize: handle.offset })
       }
       catch (error) {
         // The append may have written part of the text: re-read everything next time.
@@ -76,7 +76,7 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
       // Another process or client appended first: read its lines and build again.
       if (!written) continue
       // The conflict check ran against this state, which nothing else changes while the lock is held.
-      const results = events.map(event => fold.apply(handle.state, event, true))
+      const results = events.length === 1 ? [fold.apply(handle.state, events[0]!, true)] : events.map(event => fold.apply(handle.state, event, true))
       const bytes = utf8Length(text)
       handle.lines += events.length
       handle.lastDigest = prev

@@ -183,9 +183,25 @@ function lineOf<Draft extends LogEventDraft>(texts: LineTexts, folded: Draft, pa
 export function internValue(interned: Map<string, unknown>, json: string, value: unknown): unknown {
   const known = interned.get(json)
   if (known) return known
-  const shared = Object.freeze(asParsed(value, json))
+  // A frozen object of strings (a shared scope) cannot change: it is shared as it is.
+  const shared = isFrozenFlat(value) ? value : Object.freeze(asParsed(value, json))
   if (interned.size >= INTERNED_MAX) interned.clear()
   // A key of our own: `json` may be a slice of a whole read's text, which a kept key would keep alive.
   interned.set(canonicalJson(shared), shared)
   return shared
+}
+
+/** Whether `value` is a frozen plain object whose members are all strings (then no copy of it can differ from it). */
+function isFrozenFlat(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || !Object.isFrozen(value) || Array.isArray(value)) return false
+  const prototype = Object.getPrototypeOf(value)
+  if (prototype !== Object.prototype && prototype !== null) return false
+  let last: string | undefined
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key) || key === '__proto__' || typeof (value as Record<string, unknown>)[key] !== 'string') return false
+    // Sorted keys: a replay's parse of its JSON has this key order too.
+    if (last !== undefined && !(last < key)) return false
+    last = key
+  }
+  return true
 }

@@ -237,10 +237,16 @@ export const HEADER_FIELDS: readonly string[] = ['v', 'seq', 'prev', 'more', 'ty
 export function partitionKey(store: string, scope: MemoryScope): string {
   // Replay freezes the scope objects it shares between records: their key cannot change, so it is cached.
   if (!Object.isFrozen(scope)) return partitionKeyOf(store, scope)
-  let byStore = frozenScopeKeys.get(scope)
-  if (!byStore) frozenScopeKeys.set(scope, byStore = new Map())
-  let key = byStore.get(store)
-  if (key === undefined) byStore.set(store, key = partitionKeyOf(store, scope))
+  let known = frozenScopeKeys.get(scope)
+  // One lookup for the first store that names the scope, a second one for any other.
+  if (known?.store === store) return known.key
+  if (!known) {
+    const key = partitionKeyOf(store, scope)
+    frozenScopeKeys.set(scope, known = { store, key })
+    return key
+  }
+  let key = known.others?.get(store)
+  if (key === undefined) (known.others ??= new Map()).set(store, key = partitionKeyOf(store, scope))
   return key
 }
 
@@ -249,7 +255,7 @@ function partitionKeyOf(store: string, scope: MemoryScope): string {
   return `[${JSON.stringify(store)},${JSON.stringify(scopeKey(scope))}]`
 }
 
-const frozenScopeKeys = new WeakMap<MemoryScope, Map<string, string>>()
+const frozenScopeKeys = new WeakMap<MemoryScope, { store: string; key: string; others?: Map<string, string> }>()
 
 /** Looks a record up by id (the state's map, or an overlay over it while a write is checked). */
 export type MemoryRecordLookup = (id: string) => MemoryRecord | undefined

@@ -178,7 +178,7 @@ describe('log line versions', () => {
     fc.assert(fc.property(value, value, value, value, fc.constantFrom<2 | 3>(2, 3), fc.boolean(), (tags, metadata, provenance, confidence, version, frozenScope) => {
       const scope = frozenScope ? Object.freeze({ ...alice.scope }) : { user: 'alice', agent: 'support' }
       const draft = { type: 'remember', recordId: `mem_${'0'.repeat(32)}`, store: 'agent', scope, version: 1, at, audit: { via: 'api', runId: 'r' }, kind: 'semantic', content: 'likes "tea"\n', tags, metadata, pinned: false, supersedes: [], provenance, confidence, createdAt: at }
-      const written = serializeEvent(memoryFold.schema, draft as unknown as MemoryEventDraft, 3, null, true, sha, new Map(), version) as { line: string; folded: Record<string, unknown> }
+      const written = serializeEvent(memoryFold.schema, draft as unknown as MemoryEventDraft, 3, null, true, sha, new Map(), version) as unknown as { line: string; folded: Record<string, unknown> }
       expect(written.folded).toStrictEqual(replayed(written.line))
     }), { numRuns: 300 })
   })
