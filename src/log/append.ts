@@ -15,7 +15,7 @@ import { MAX_WRITE_ATTEMPTS, requireWritable, reset, type LogHandle } from './ha
 import { serializeEvent } from './line-writer.ts'
 import { preparePartitions, sync } from './replay.ts'
 import { quarantineTail } from './torn-tail.ts'
-import type { LogEventDraft } from './types.ts'
+import type { LogEventDraft, LogPartitions } from './types.ts'
 import { utf8Length } from './utf8.ts'
 
 /** Appends the events `build` returns as one all-or-nothing write; see `EventLog.write`. */
@@ -38,8 +38,8 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
       const built = build(handle.state)
       const drafts = built instanceof Promise ? await built : built
       // A draft of a partition the build did not name and the state has not loaded: load it, build again.
-      const touched = fold.partitions && drafts.length > 0 ? fold.partitions.missing(handle.state, drafts.length === 1 ? [fold.partitions.of(drafts[0]!)] : [...new Set(drafts.map(draft => fold.partitions!.of(draft)))]) : []
-      if (touched.length > 0) {
+      const touched = fold.partitions && drafts.length > 0 ? unloadedOf(fold.partitions, handle.state, drafts, partitions) : undefined
+      if (touched && touched.length > 0) {
         await preparePartitions(handle, touched, true)
         continue
       }
@@ -92,4 +92,13 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
     }
     throw agentError('MEMORY_LOG_BUSY', `other writers kept appending to the memory log "${key}" while this write was retried ${MAX_WRITE_ATTEMPTS} times`, 'retry the write later', { key })
   })
+}
+
+const NONE: readonly string[] = Object.freeze([])
+
+/** The partitions of `drafts` not loaded; a single draft of the one partition the write named (loaded above) is not asked again. */
+function unloadedOf<State, Draft extends LogEventDraft>(partitions: LogPartitions<State, Draft>, state: State, drafts: readonly Draft[], named: readonly string[] | undefined): readonly string[] {
+  if (drafts.length > 1) return partitions.missing(state, [...new Set(drafts.map(draft => partitions.of(draft)))])
+  const key = partitions.of(drafts[0]!)
+  return named?.length === 1 && named[0] === key ? NONE : partitions.missing(state, [key])
 }

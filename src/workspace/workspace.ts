@@ -375,13 +375,16 @@ function fsText(key: string, file: string): NativeText {
     }
   }
 
+  // The identity text of the file last seen (the same file from stat to stat: one string, not one per stat).
+  let identity = { dev: -1, ino: -1, id: '' }
   function statNow(): WorkspaceValueStat | undefined {
     try {
       const stats = statSync(file)
       // Under this process's lease no cooperating writer can change the file until it is
       // released: the next conditional append of this lease trusts this stat instead of its own.
       noteLeasedStat(file, stats)
-      return { size: stats.size, id: `${stats.dev}:${stats.ino}` }
+      if (stats.dev !== identity.dev || stats.ino !== identity.ino) identity = { dev: stats.dev, ino: stats.ino, id: `${stats.dev}:${stats.ino}` }
+      return { size: stats.size, id: identity.id }
     }
     catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
