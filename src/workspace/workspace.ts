@@ -236,6 +236,8 @@ function nativeText(storage: Storage, key: string): NativeText | undefined {
 }
 
 function fsText(key: string, file: string): NativeText {
+  // The identity text of the file last seen (the same file from stat to stat: one string, not one per stat).
+  let identity = { dev: -1, ino: -1, id: '' }
   const readFailed = (error: NodeJS.ErrnoException) => agentError('WORKSPACE_READ_FAILED', `reading "${key}" failed (${error.code ?? error.message})`, 'check the workspace folder permissions and disk', { key }, error)
   const sizeNow = (): number => {
     try {
@@ -375,8 +377,6 @@ function fsText(key: string, file: string): NativeText {
     }
   }
 
-  // The identity text of the file last seen (the same file from stat to stat: one string, not one per stat).
-  let identity = { dev: -1, ino: -1, id: '' }
   function statNow(): WorkspaceValueStat | undefined {
     try {
       const stats = statSync(file)
