@@ -116,8 +116,8 @@ export interface LogFold<State, Draft extends LogEventDraft, Result> {
 export interface LogPartitions<State, Draft extends LogEventDraft> {
   /** The partition an event belongs to (every event of a record names the same one). */
   of(event: Draft): string
-  /** Of `keys` (`undefined`: every partition), those whose section is not loaded yet; empty when all are. */
-  missing(state: State, keys: readonly string[] | undefined): string[]
+  /** Of `keys` (`undefined`: every partition), those whose section is not loaded yet; empty when all are (a list the caller only reads). */
+  missing(state: State, keys: readonly string[] | undefined): readonly string[]
   /**
    * Reads, checks and folds into `state` the sections of the partitions `keys` (from
    * {@link LogPartitions.missing}) out of `source`, the checkpoint the state was decoded from.
