@@ -2,13 +2,16 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { findTextProblem } from '../src/text.ts'
 
+/** `String.prototype.isWellFormed` (Node 20; ES2024, past the lib this project compiles against). */
+const wellFormed = (text: string) => (text as string & { isWellFormed(): boolean }).isWellFormed()
+
 /** The reference: some string or key of `value` is not well formed, or it nests objects deeper than `maxDepth`. */
 function hasProblem(value: unknown, depth: number, maxDepth: number): boolean {
-  if (typeof value === 'string') return !value.isWellFormed()
+  if (typeof value === 'string') return !wellFormed(value)
   if (value === null || typeof value !== 'object') return false
   if (depth >= maxDepth) return true
   const entries = Array.isArray(value) ? value.map((item, index) => [String(index), item] as const) : Object.entries(value)
-  return entries.some(([key, item]) => !key.isWellFormed() || hasProblem(item, depth + 1, maxDepth))
+  return entries.some(([key, item]) => !wellFormed(key) || hasProblem(item, depth + 1, maxDepth))
 }
 
 describe('findTextProblem', () => {
