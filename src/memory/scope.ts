@@ -56,16 +56,21 @@ export function validateScope(value: unknown, store?: string): MemoryScope {
   return scope
 }
 
-/** A copy of `value` in field order when it is a valid scope, else `undefined` (then validateScope says why). */
-function validScopeCopy(value: unknown): MemoryScope | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
+/** Whether `value` is a valid scope: a plain object with at least one field, only fields of `MEMORY_SCOPE_FIELDS`, each a non-blank string. */
+function isValidScope(value: unknown): value is MemoryScope {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
   let count = 0
   for (const field in value) {
     if (!Object.prototype.hasOwnProperty.call(value, field)) continue
-    if (!FIELDS.has(field) || !isFilled((value as Record<string, unknown>)[field])) return undefined
+    if (!FIELDS.has(field) || !isFilled((value as Record<string, unknown>)[field])) return false
     count++
   }
-  if (count === 0) return undefined
+  return count > 0
+}
+
+/** A copy of `value` in field order when it is a valid scope, else `undefined` (then validateScope says why). */
+function validScopeCopy(value: unknown): MemoryScope | undefined {
+  if (!isValidScope(value)) return undefined
   const scope: MemoryScope = {}
   for (const field of MEMORY_SCOPE_FIELDS) {
     const fieldValue = (value as MemoryScope)[field]
@@ -131,13 +136,14 @@ export const SHARED_SCOPES_MAX = 10_000
  * @throws AgentError as {@link validateScope}.
  */
 export function sharedScope(value: unknown, store?: string): MemoryScope {
+  // A scope seen before costs its check and its key, not a copy.
+  const key = isValidScope(value) ? scopeKey(value) : undefined
+  const known = key === undefined ? undefined : sharedScopes.get(key)
+  if (known) return known
   const scope = validateScope(value, store)
-  const key = scopeKey(scope)
-  let shared = sharedScopes.get(key)
-  if (!shared) {
-    if (sharedScopes.size >= SHARED_SCOPES_MAX) sharedScopes.clear()
-    sharedScopes.set(key, shared = Object.freeze(scope))
-  }
+  const shared = Object.freeze(scope)
+  if (sharedScopes.size >= SHARED_SCOPES_MAX) sharedScopes.clear()
+  sharedScopes.set(key ?? scopeKey(scope), shared)
   return shared
 }
 

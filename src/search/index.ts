@@ -209,6 +209,7 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     const batch = this.pending
     this.pending = new Map()
     const state = this.state
+    if (state.slots.count === 0) state.reserve(batch.size)
     for (const record of batch.values()) {
       const kept = state.remove(record.id)
       if (record.status === 'active') state.add(record, kept ?? state.nextPosition++)

@@ -236,6 +236,8 @@ function nativeText(storage: Storage, key: string): NativeText | undefined {
 }
 
 function fsText(key: string, file: string): NativeText {
+  // The identity text of the file last seen (the same file from stat to stat: one string, not one per stat).
+  let identity = { dev: -1, ino: -1, id: '' }
   const readFailed = (error: NodeJS.ErrnoException) => agentError('WORKSPACE_READ_FAILED', `reading "${key}" failed (${error.code ?? error.message})`, 'check the workspace folder permissions and disk', { key }, error)
   const sizeNow = (): number => {
     try {
@@ -381,7 +383,8 @@ function fsText(key: string, file: string): NativeText {
       // Under this process's lease no cooperating writer can change the file until it is
       // released: the next conditional append of this lease trusts this stat instead of its own.
       noteLeasedStat(file, stats)
-      return { size: stats.size, id: `${stats.dev}:${stats.ino}` }
+      if (stats.dev !== identity.dev || stats.ino !== identity.ino) identity = { dev: stats.dev, ino: stats.ino, id: `${stats.dev}:${stats.ino}` }
+      return { size: stats.size, id: identity.id }
     }
     catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
