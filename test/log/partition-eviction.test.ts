@@ -159,7 +159,7 @@ describe('dropping partitions from memory', () => {
     const { adapter, loaded, warnings } = bounded(dir, 2)
     // No checkpoint: the open replays every line, so every scope is loaded and none can be dropped yet.
     expect((await adapter.export(target('alice'))).map(record => record.content)).toEqual(['alice likes tea'])
-    await new Promise(resolve => setTimeout(resolve, 50))
+    await adapter.log.settled()
     expect(existsSync(join(dir, 'memory/memory.jsonl.checkpoint'))).toBe(true)
     expect(loaded()).toBe(2)
     expect(await adapter.log.view(state => state.partitions.has(adapterPartition('alice')), { partitions: [] })).toBe(true)
@@ -174,7 +174,7 @@ describe('dropping partitions from memory', () => {
     for (const user of USERS) await writer.append(target(user), { kind: 'semantic', content: `${user} likes tea` }, { audit })
     const adapter = adapterOf(createWorkspace({ dir }), { maxLoadedScopes: 2, checkpointEvery: false })
     await adapter.export(target('alice'))
-    await new Promise(resolve => setTimeout(resolve, 50))
+    await adapter.log.settled()
     // A dropped scope could only come back by replaying the log: nothing is dropped.
     expect(adapter.log.loadedPartitions!()).toBe(USERS.length)
     expect(existsSync(join(dir, 'memory/memory.jsonl.checkpoint'))).toBe(false)
