@@ -104,10 +104,19 @@ export interface RecordVectors {
   readonly generation: number
   /** The index of one partition, with the vectors of `records` added (call {@link ensure} first); `undefined` before any vector is known, and always for a store that scores vectors itself. */
   index(partition: string, records: Iterable<MemoryRecord>): VectorIndex | undefined
-  /** Takes these ids out of the partition's index (records no longer active); the vectors stay known. */
+  /** Takes these ids out of the partition's index (records no longer active); their vectors stay held unless the store reads vectors by id (`fetch`). */
   discard(partition: string, ids: Iterable<string>): void
   /** Drops the partition's index; the next {@link index} call starts it empty. */
   dropIndex(partition: string): void
+  /**
+   * Drops the partition's index and, when the store reads vectors by id (`fetch`: the sidecar,
+   * the database stores), the vectors of `ids` (the partition's records) held in process memory:
+   * a scope that left memory costs nothing here, and its next search reads them again (by id,
+   * embedding nothing). A store without `fetch` keeps them (they could not be read back alone).
+   */
+  release(partition: string, ids: Iterable<string>): void
+  /** Vectors held in process memory (for tests and the benchmark). */
+  heldVectors(): number
   /**
    * At most `limit` records of the partition by cosine similarity to the unit vector `query`,
    * highest first, ties to the earlier record, among the ids `candidates.accept` takes: the
@@ -244,11 +253,20 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     },
     discard(partition, ids) {
       const index = indexes.get(partition)
-      if (index) for (const gone of ids) index.delete(gone)
+      for (const gone of ids) {
+        index?.delete(gone)
+        // A record leaves the active set for good (superseded, deleted, erased): a store that reads vectors by id need not keep its vector.
+        if (store.fetch) byId.delete(gone)
+      }
     },
     dropIndex(partition) {
       indexes.delete(partition)
     },
+    release(partition, ids) {
+      indexes.delete(partition)
+      if (store.fetch) for (const gone of ids) byId.delete(gone)
+    },
+    heldVectors: () => byId.size,
     index(partition, records) {
       if (native || dimensions === undefined) return undefined
       let index = indexes.get(partition)
