@@ -27,11 +27,13 @@ export function rewriteKeyOf(key: string): string {
   return `${key}.rewrite`
 }
 
-/** Where each entry's line lies in the sidecar: `model\nid` → byte range; `end` is the byte after the last complete line indexed. */
+/** Where each entry's line lies in the sidecar: per model, record id → line number, whose bytes are `starts[n]` to `ends[n]` (no newline); `end` is the byte after the last complete line indexed. */
 interface LineIndex {
   identity: string | undefined
   end: number
-  lines: Map<string, { start: number; end: number }>
+  lines: Map<string, Map<string, number>>
+  starts: number[]
+  ends: number[]
 }
 
 /**
@@ -63,15 +65,27 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
     if (!stat) return index = undefined
     let current = index
     if (stale || !current || stat.id !== current.identity || stat.size < current.end || !(await endsALine(workspace, key, current, stat.id))) {
-      current = { identity: stat.id, end: 0, lines: new Map() }
+      current = { identity: stat.id, end: 0, lines: new Map(), starts: [], ends: [] }
     }
     if (current.end < stat.size) {
-      const lines = current.lines
-      current.end = await forEachLineChunk(workspace, key, current.end, stat.size, VECTOR_READ_CHUNK_BYTES, (bytes, at) => {
+      const { lines, starts, ends } = current
+      let model = ''
+      let ofModel: Map<string, number> | undefined
+      current.end = await forEachLineChunk(workspace, key, current.end, stat.size, VECTOR_READ_CHUNK_BYTES, (chunk, at) => {
+        const bytes = asBuffer(chunk)
         for (let start = 0; start < bytes.length;) {
           const end = bytes.indexOf(10, start) + 1
-          const found = lineKey(bytes, start, end - 1)
-          if (found !== undefined) lines.set(found, { start: at + start, end: at + end - 1 })
+          const found = lineKey(bytes, start, end - 1, model)
+          if (found !== undefined) {
+            if (found.model !== model || !ofModel) {
+              model = found.model
+              ofModel = lines.get(model)
+              if (!ofModel) lines.set(model, ofModel = new Map())
+            }
+            ofModel.set(found.id, starts.length)
+            starts.push(at + start)
+            ends.push(at + end - 1)
+          }
           start = end
         }
       })
@@ -88,9 +102,10 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
 
   async function fetchFrom(lineIndex: LineIndex, model: string, ids: readonly string[]): Promise<{ entries: MemoryVectorEntry[]; moved: boolean }> {
     const wanted: Array<{ id: string; start: number; end: number }> = []
+    const ofModel = lineIndex.lines.get(model)
     for (const id of ids) {
-      const range = lineIndex.lines.get(`${model}\n${id}`)
-      if (range) wanted.push({ id, ...range })
+      const line = ofModel?.get(id)
+      if (line !== undefined) wanted.push({ id, start: lineIndex.starts[line]!, end: lineIndex.ends[line]! })
     }
     wanted.sort((a, b) => a.start - b.start)
     const entries: MemoryVectorEntry[] = []
@@ -166,7 +181,8 @@ export async function rewriteWithout(workspace: Workspace, key: string, gone: Re
     let written = 0
     let dropped = 0
     let pending: Promise<unknown> = Promise.resolve()
-    await forEachLineChunk(workspace, key, 0, stat.size, chunkBytes, (bytes) => {
+    await forEachLineChunk(workspace, key, 0, stat.size, chunkBytes, (chunk) => {
+      const bytes = asBuffer(chunk)
       // Runs of kept lines are copied as they are; only each line's id is looked at.
       const kept: string[] = []
       let run = 0
@@ -249,11 +265,31 @@ async function endsALine(workspace: Workspace, key: string, index: LineIndex, id
 
 const VECTOR_FIELD = Buffer.from(',"vector":"')
 
-/** `model\nid` of the line from `start` to `end` (no newline) of `bytes`, from its fields before the vector (nothing decoded); `undefined` for a line not of that shape. */
-function lineKey(bytes: Uint8Array, start: number, end: number): string | undefined {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+/** `bytes` as a Buffer over the same memory (its `indexOf` is a native search; a Uint8Array's is not). */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+}
+
+const ID_FIELD = Buffer.from('"id":"')
+const MODEL_FIELD = Buffer.from('","model":"')
+
+/**
+ * The model and record id of the line from `start` to `end` (no newline) of `buffer`, from its
+ * fields before the vector (nothing decoded); `undefined` for a line not of that shape. `model`:
+ * the model of the line before, whose string is returned again when this line names it too.
+ */
+function lineKey(buffer: Buffer, start: number, end: number, model: string): { model: string; id: string } | undefined {
   const at = buffer.indexOf(VECTOR_FIELD, start)
   if (at === -1 || at >= end) return undefined
+  // The canonical shape `{"dims":N,"id":"…","model":"…","vector":"` without escapes: sliced, not parsed.
+  const idAt = buffer.indexOf(ID_FIELD, start)
+  const modelAt = idAt === -1 ? -1 : buffer.indexOf(MODEL_FIELD, idAt)
+  if (idAt !== -1 && modelAt !== -1 && modelAt < at && buffer[at - 1] === 34 && !buffer.subarray(start, at).includes(92)) {
+    const id = buffer.toString('latin1', idAt + ID_FIELD.length, modelAt)
+    const modelStart = modelAt + MODEL_FIELD.length
+    const sameModel = at - 1 - modelStart === model.length && buffer.toString('latin1', modelStart, at - 1) === model
+    if (id !== '' && !id.includes('"') && isAscii(id)) return { model: sameModel ? model : buffer.toString('utf8', modelStart, at - 1), id }
+  }
   let head: unknown
   try {
     head = JSON.parse(`${buffer.toString('utf8', start, at)}}`)
@@ -261,8 +297,13 @@ function lineKey(bytes: Uint8Array, start: number, end: number): string | undefi
   catch {
     return undefined
   }
-  const { id, model } = head as { id?: unknown; model?: unknown }
-  return typeof id === 'string' && id !== '' && typeof model === 'string' ? `${model}\n${id}` : undefined
+  const { id, model: named } = head as { id?: unknown; model?: unknown }
+  return typeof id === 'string' && id !== '' && typeof named === 'string' ? { model: named, id } : undefined
+}
+
+/** Whether `text` (decoded as latin1) is ASCII, so latin1 and UTF-8 read it alike. */
+function isAscii(text: string): boolean {
+  return !/[^\x00-\x7f]/.test(text)
 }
 
 const HEAD_BYTES = 256
