@@ -36,6 +36,14 @@ interface LineIndex {
   ends: number[]
 }
 
+/** What one fetch wants of the scan that brings the line index up to date: the entries of `ids` of `model` whose last line it reads (`undefined`: that line is no vector), and where it started. */
+interface Want {
+  model: string
+  ids: ReadonlySet<string>
+  found: Map<string, MemoryVectorEntry | undefined>
+  from: number
+}
+
 /**
  * The vector sidecar at `key` of `workspace` (one store object per workspace and key, so that
  * every adapter over the same log shares its cache and its line index): one canonical JSON line
@@ -60,13 +68,14 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
   let index: LineIndex | undefined
   let indexing: Promise<LineIndex | undefined> | undefined
 
-  async function upToDate(stale: boolean): Promise<LineIndex | undefined> {
+  async function upToDate(stale: boolean, want: Want | undefined): Promise<LineIndex | undefined> {
     const stat = await workspace.stat(key)
     if (!stat) return index = undefined
     let current = index
     if (stale || !current || stat.id !== current.identity || stat.size < current.end || !(await endsALine(workspace, key, current, stat.id))) {
       current = { identity: stat.id, end: 0, lines: new Map(), starts: [], ends: [] }
     }
+    if (want) want.from = current.end
     if (current.end < stat.size) {
       const { lines, starts, ends } = current
       let model = ''
@@ -85,6 +94,8 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
             ofModel.set(found.id, starts.length)
             starts.push(at + start)
             ends.push(at + end - 1)
+            // A wanted line is decoded in this pass: a cold first fetch reads the sidecar once.
+            if (want && want.model === model && want.ids.has(found.id)) want.found.set(found.id, parseEntry(bytes.toString('utf8', start, end - 1)))
           }
           start = end
         }
@@ -94,10 +105,25 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
   }
 
   /** One scan at a time: concurrent fetches share it. */
-  function indexed(stale = false): Promise<LineIndex | undefined> {
-    const run = (indexing ?? Promise.resolve(undefined)).catch(() => undefined).then(() => upToDate(stale))
+  function indexed(stale: boolean, want?: Want): Promise<LineIndex | undefined> {
+    const run = (indexing ?? Promise.resolve(undefined)).catch(() => undefined).then(() => upToDate(stale, want))
     indexing = run
     return run
+  }
+
+  /** The entries of `ids`: decoded by the scan that brings the index up to date where their last line is new to it, else by ranged reads at the offsets the index holds. */
+  async function fetchOnce(model: string, ids: readonly string[], stale: boolean): Promise<{ entries: MemoryVectorEntry[]; moved: boolean }> {
+    const want: Want = { model, ids: new Set(ids), found: new Map(), from: Infinity }
+    const lineIndex = await indexed(stale, want)
+    if (!lineIndex) return { entries: [], moved: false }
+    const entries: MemoryVectorEntry[] = []
+    for (const entry of want.found.values()) if (entry) entries.push(entry)
+    const ofModel = lineIndex.lines.get(model)
+    // Ids whose last line lies before the part this scan read (`want.from`): read where the index says.
+    const older = ids.filter(id => !want.found.has(id) && ofModel?.has(id) && lineIndex.starts[ofModel.get(id)!]! < want.from)
+    if (older.length === 0) return { entries, moved: false }
+    const read = await fetchFrom(lineIndex, model, older)
+    return read.moved ? read : { entries: [...entries, ...read.entries], moved: false }
   }
 
   async function fetchFrom(lineIndex: LineIndex, model: string, ids: readonly string[]): Promise<{ entries: MemoryVectorEntry[]; moved: boolean }> {
@@ -140,14 +166,9 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
     },
     async fetch(model, ids) {
       if (ids.length === 0) return []
-      let lineIndex = await indexed()
-      if (!lineIndex) return []
-      let found = await fetchFrom(lineIndex, model, ids)
-      if (found.moved) {
-        lineIndex = await indexed(true)
-        if (!lineIndex) return []
-        found = await fetchFrom(lineIndex, model, ids)
-      }
+      let found = await fetchOnce(model, ids, false)
+      // A line not where the index put it: the sidecar was replaced; index it again from the start.
+      if (found.moved) found = await fetchOnce(model, ids, true)
       return found.entries
     },
     async write(entries) {

@@ -8,7 +8,8 @@
  * keep them in a sidecar of the log in the workspace (`<log key>.vectors`, one JSON line per
  * vector, see docs/log-format.md "Vector sidecar"); a database store keeps them in a table or a
  * column behind the same three methods, and may add `fetch` (the cache then loads the vectors of
- * the records it searches, by id: the Postgres store) or `missing` and `nearest` (the store scores
+ * the records it searches, by id, and drops those of scopes that leave memory: the sidecar,
+ * vector-sidecar.ts, and the Postgres store) or `missing` and `nearest` (the store scores
  * them itself and none are held here: the Postgres store with `scoreInDatabase`). Every entry
  * names its model, so a changed model re-embeds and never mixes vectors of two models.
  */
