@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -65,31 +65,37 @@ describe('vector sidecar erasure rewrite, streamed', () => {
     const erased = all.filter(n => n % 50 === 0)
     const rewritten = all.filter(n => !erased.includes(n)).map(n => lineOf(n, dims)).join('')
     const outcomes = new Set<string>()
-    for (const delay of [0, 40, 120, 400]) {
+    // When to kill: at once, when the replacement has its first bytes, when it is half written, never (the rewrite ends).
+    const moments: Array<(written: number) => boolean> = [() => true, written => written > 0, written => written > rewritten.length / 2, () => false]
+    for (const moment of moments) {
       const dir = tempDir()
       const file = join(dir, 'memory', 'memory.jsonl.vectors')
+      const replacement = `${file}.rewrite`
       await createWorkspace({ dir }).append(KEY, original)
-      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, KEY, '16384', erased.map(n => `mem_${n}`).join(',')], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] })
+      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, KEY, '4096', erased.map(n => `mem_${n}`).join(',')], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] })
       const exited = new Promise(resolve => child.once('exit', resolve))
-      let output = ''
-      child.stdout.on('data', (data: Buffer) => {
-        const started = output.startsWith('start\n')
-        output += data.toString()
-        if (!started && output.startsWith('start\n')) setTimeout(() => child.kill('SIGKILL'), delay)
-      })
+      let started = false
+      child.stdout.on('data', (data: Buffer) => { if (data.toString().startsWith('start')) started = true })
+      const watch = setInterval(() => {
+        if (!started || child.exitCode !== null) return
+        let written = 0
+        try { written = statSync(replacement).size } catch { /* not made yet */ }
+        if (moment(written)) child.kill('SIGKILL')
+      }, 1)
       await exited
+      clearInterval(watch)
       const now = readFileSync(file, 'utf8')
       expect(now === original || now === rewritten).toBe(true)
       outcomes.add(now === original ? 'old' : 'new')
-      if (everyFile(dir).some(found => found.path.endsWith('.rewrite'))) outcomes.add('killed mid-rewrite')
+      if (existsSync(replacement)) outcomes.add('killed mid-rewrite')
       // The erasure again (as the next hardDelete or retention pass runs it): every copy goes, the crash's leftover included.
       await rewriteWithout(createWorkspace({ dir }), KEY, new Set(erased.map(n => `mem_${n}`)))
       expect(readFileSync(file, 'utf8')).toBe(rewritten)
       expect(filesHoldingErased(dir, erased, dims)).toEqual([])
       expect(everyFile(dir).map(found => found.path)).toEqual([file])
     }
-    // At least one kill landed while the replacement was half written.
-    expect(outcomes.has('killed mid-rewrite')).toBe(true)
+    // Kills landed before the rewrite, while the replacement was half written, and the rewrite also ran to its end.
+    expect([...outcomes].sort()).toEqual(['killed mid-rewrite', 'new', 'old'])
   }, 120_000)
 })
 
