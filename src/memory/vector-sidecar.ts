@@ -84,7 +84,11 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
         const bytes = asBuffer(chunk)
         for (let start = 0; start < bytes.length;) {
           const end = bytes.indexOf(10, start) + 1
-          const found = lineKey(bytes, start, end - 1, model)
+          // When the fetch wants most of what is left (a scope as large as the sidecar), every line is decoded and its fields read from the entry.
+          const decodeAll = want !== undefined && want.ids.size * 2 >= (stat.size - at - start) / (end - start)
+          const entry = decodeAll ? parseEntry(bytes.toString('utf8', start, end - 1)) : undefined
+          // A line that is no vector still names its id when its fields before the vector read: it stands for that id, as a later line does.
+          const found = entry ?? lineKey(bytes, start, end - 1, model)
           if (found !== undefined) {
             if (found.model !== model || !ofModel) {
               model = found.model
@@ -95,7 +99,7 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
             starts.push(at + start)
             ends.push(at + end - 1)
             // A wanted line is decoded in this pass: a cold first fetch reads the sidecar once.
-            if (want && want.model === model && want.ids.has(found.id)) want.found.set(found.id, parseEntry(bytes.toString('utf8', start, end - 1)))
+            if (want && want.model === model && want.ids.has(found.id)) want.found.set(found.id, entry ?? (decodeAll ? undefined : parseEntry(bytes.toString('utf8', start, end - 1))))
           }
           start = end
         }
