@@ -68,9 +68,9 @@ function entryOf(vectors: RecordVectors, partition: string): ScopeEntry {
   }
   byPartition.set(partition, entry)
   if (byPartition.size > HYBRID_SCOPES_KEPT) {
-    const [oldest] = byPartition.keys()
-    byPartition.delete(oldest!)
-    vectors.dropIndex(oldest!)
+    const [oldest, dropped] = byPartition.entries().next().value!
+    byPartition.delete(oldest)
+    vectors.release(oldest, dropped.records.keys())
   }
   return entry
 }
@@ -79,7 +79,8 @@ const dropListeners = new WeakMap<MemoryVectorStore, (partition: string) => void
 
 /**
  * The function that forgets a partition in this process's hybrid search over `store` (every
- * model): its kept records and its vector index. One per store, to hand to
+ * model): its kept records, its vector index and, when the store reads vectors by id, their
+ * vectors (`RecordVectors.release`). One per store, to hand to
  * `EventLog.onPartitionDropped` of the log it serves, so a scope that left the log's memory keeps
  * nothing here either; its next hybrid search starts over from the vectors held, embedding nothing.
  */
@@ -88,8 +89,9 @@ export function partitionDropListener(store: MemoryVectorStore): (partition: str
   if (!listener) {
     dropListeners.set(store, listener = (partition) => {
       for (const vectors of cachedRecordVectors(store)) {
+        const entry = scopes.get(vectors)?.get(partition)
         scopes.get(vectors)?.delete(partition)
-        vectors.dropIndex(partition)
+        vectors.release(partition, entry ? entry.records.keys() : [])
       }
     })
   }

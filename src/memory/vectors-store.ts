@@ -8,18 +8,19 @@
  * keep them in a sidecar of the log in the workspace (`<log key>.vectors`, one JSON line per
  * vector, see docs/log-format.md "Vector sidecar"); a database store keeps them in a table or a
  * column behind the same three methods, and may add `fetch` (the cache then loads the vectors of
- * the records it searches, by id: the Postgres store) or `missing` and `nearest` (the store scores
+ * the records it searches, by id, and drops those of scopes that leave memory: the sidecar,
+ * vector-sidecar.ts, and the Postgres store) or `missing` and `nearest` (the store scores
  * them itself and none are held here: the Postgres store with `scoreInDatabase`). Every entry
  * names its model, so a changed model re-embeds and never mixes vectors of two models.
  */
 import { embed, embedMany } from 'ai'
 import type { EmbeddingModel } from 'ai'
-import type { Workspace } from '../workspace/types.ts'
 import type { MemoryRecord, MemoryVectorEntry, MemoryVectorRead, MemoryVectorStore } from './types.ts'
-import { createVectorIndex, decodeVector, encodeVector, normalizeVector, type ExactVectorKernel, type VectorIndex } from '../search/vectors.ts'
+import { createVectorIndex, normalizeVector, type ExactVectorKernel, type VectorIndex } from '../search/vectors.ts'
 import { loadVectorKernel } from './vector-kernel.ts'
 
 export type { MemoryVectorEntry, MemoryVectorRead, MemoryVectorStore } from './types.ts'
+export { readVectorLines, VECTOR_READ_CHUNK_BYTES, workspaceVectorStore } from './vector-sidecar.ts'
 
 /**
  * The id recorded with each vector: `provider/modelId` of an AI SDK model object, or the model
@@ -29,85 +30,6 @@ export function embeddingModelId(model: EmbeddingModel): string {
   if (typeof model === 'string') return model
   const { provider, modelId } = model as { provider?: unknown; modelId?: unknown }
   return `${typeof provider === 'string' ? provider : 'unknown'}/${typeof modelId === 'string' ? modelId : 'unknown'}`
-}
-
-const decoder = new TextDecoder()
-const workspaceStores = new WeakMap<Workspace, Map<string, MemoryVectorStore>>()
-
-/**
- * The vector sidecar at `key` of `workspace` (one store object per workspace and key, so that
- * every adapter over the same log shares its cache): one canonical JSON line per entry,
- * `{"dims":512,"id":"mem_…","model":"provider/model","vector":"<base64 float32 LE>"}`, appended
- * (`workspace.append`); `remove` rewrites the value without the ids' lines (`workspace.replace`
- * only while no other writer appended, else it reads again). Reads take only the bytes appended
- * since the cursor; a replaced value is read again whole (`reset`). Lines that do not parse (a
- * torn last line, an edited line) are skipped: the record is embedded again.
- */
-export function workspaceVectorStore(workspace: Workspace, key: string): MemoryVectorStore {
-  let byKey = workspaceStores.get(workspace)
-  if (!byKey) workspaceStores.set(workspace, byKey = new Map())
-  const known = byKey.get(key)
-  if (known) return known
-  const store: MemoryVectorStore = {
-    async read(cursor) {
-      const from = cursor as { offset: number; identity?: string } | undefined
-      const stat = await workspace.stat(key)
-      if (!stat) return { entries: [], cursor: { offset: 0 }, reset: (from?.offset ?? 0) > 0 }
-      const reset = from !== undefined && (stat.size < from.offset || stat.id !== from.identity)
-      const start = from === undefined || reset ? 0 : from.offset
-      const { entries, end } = await readVectorLines(workspace, key, start, stat.size)
-      return { entries, cursor: { offset: end, ...(stat.id !== undefined ? { identity: stat.id } : {}) }, reset: reset && from.offset > 0 }
-    },
-    async write(entries) {
-      if (entries.length === 0 || !workspace.writable) return
-      await workspace.append(key, entries.map(entryLine).join(''))
-    },
-    async remove(ids) {
-      if (ids.length === 0 || !workspace.writable) return
-      const gone = new Set(ids)
-      for (;;) {
-        const stat = await workspace.stat(key)
-        if (!stat) return
-        const bytes = await workspace.readBytes(key, 0) ?? new Uint8Array()
-        const lines = decoder.decode(bytes).split('\n')
-        const kept = lines.filter(line => line !== '' && !gone.has(parseEntry(line)?.id ?? lineId(line)))
-        if (kept.length === lines.filter(line => line !== '').length) return
-        if (await workspace.replace(key, kept.map(line => `${line}\n`).join(''), { ifSize: stat.size })) return
-      }
-    },
-  }
-  byKey.set(key, store)
-  return store
-}
-
-/** Bytes of the sidecar decoded at a time: far under V8's longest string (about 2^29 characters), which a whole sidecar of 100,000 vectors of 1,024 dimensions passes. */
-export const VECTOR_READ_CHUNK_BYTES = 8 * 1024 * 1024
-
-/**
- * The entries of the complete lines of the sidecar `key` from byte `start` up to `size`, read
- * and decoded `chunkBytes` at a time (a longer line widens the read until it ends), and the byte
- * after the last complete line: a line still being appended is read next time.
- */
-export async function readVectorLines(workspace: Workspace, key: string, start: number, size: number, chunkBytes = VECTOR_READ_CHUNK_BYTES): Promise<{ entries: MemoryVectorEntry[]; end: number }> {
-  const entries: MemoryVectorEntry[] = []
-  let offset = start
-  for (let window = chunkBytes; offset < size;) {
-    const bytes = await workspace.readBytes(key, offset, Math.min(size, offset + window)) ?? new Uint8Array()
-    const end = bytes.lastIndexOf(10) + 1
-    if (end === 0) {
-      // No complete line in the window: the rest is one line still being appended, or a line longer than the window.
-      if (offset + bytes.length >= size || bytes.length === 0) break
-      window *= 2
-      continue
-    }
-    for (const line of decoder.decode(bytes.subarray(0, end)).split('\n')) {
-      const entry = parseEntry(line)
-      if (entry) entries.push(entry)
-    }
-    offset += end
-    window = chunkBytes
-  }
-  return { entries, end: offset }
 }
 
 /** A vector store in process memory (for adapters that bring none): lost with the process. */
@@ -131,32 +53,6 @@ export function memoryVectorStore(): MemoryVectorStore {
       generation++
     },
   }
-}
-
-function entryLine(entry: MemoryVectorEntry): string {
-  // Keys in sorted order: the line is canonical JSON, like the log's.
-  return `${JSON.stringify({ dims: entry.vector.length, id: entry.id, model: entry.model, vector: encodeVector(entry.vector) })}\n`
-}
-
-function lineId(line: string): string {
-  const match = /"id":"([^"\\]*)"/.exec(line)
-  return match ? match[1]! : ''
-}
-
-function parseEntry(line: string): MemoryVectorEntry | undefined {
-  if (line === '') return undefined
-  let value: unknown
-  try {
-    value = JSON.parse(line)
-  }
-  catch {
-    return undefined
-  }
-  if (value === null || typeof value !== 'object') return undefined
-  const { dims, id, model, vector } = value as Record<string, unknown>
-  if (typeof id !== 'string' || id === '' || typeof model !== 'string' || typeof dims !== 'number') return undefined
-  const decoded = decodeVector(vector, dims)
-  return decoded ? { id, model, vector: decoded } : undefined
 }
 
 /** Most characters of a record sent to the embedder (title, content and tags joined). */
@@ -209,10 +105,19 @@ export interface RecordVectors {
   readonly generation: number
   /** The index of one partition, with the vectors of `records` added (call {@link ensure} first); `undefined` before any vector is known, and always for a store that scores vectors itself. */
   index(partition: string, records: Iterable<MemoryRecord>): VectorIndex | undefined
-  /** Takes these ids out of the partition's index (records no longer active); the vectors stay known. */
+  /** Takes these ids out of the partition's index (records no longer active); their vectors stay held unless the store reads vectors by id (`fetch`). */
   discard(partition: string, ids: Iterable<string>): void
   /** Drops the partition's index; the next {@link index} call starts it empty. */
   dropIndex(partition: string): void
+  /**
+   * Drops the partition's index and, when the store reads vectors by id (`fetch`: the sidecar,
+   * the database stores), the vectors of `ids` (the partition's records) held in process memory:
+   * a scope that left memory costs nothing here, and its next search reads them again (by id,
+   * embedding nothing). A store without `fetch` keeps them (they could not be read back alone).
+   */
+  release(partition: string, ids: Iterable<string>): void
+  /** Vectors held in process memory (for tests and the benchmark). */
+  heldVectors(): number
   /**
    * At most `limit` records of the partition by cosine similarity to the unit vector `query`,
    * highest first, ties to the earlier record, among the ids `candidates.accept` takes: the
@@ -349,11 +254,20 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     },
     discard(partition, ids) {
       const index = indexes.get(partition)
-      if (index) for (const gone of ids) index.delete(gone)
+      for (const gone of ids) {
+        index?.delete(gone)
+        // A record leaves the active set for good (superseded, deleted, erased): a store that reads vectors by id need not keep its vector.
+        if (store.fetch) byId.delete(gone)
+      }
     },
     dropIndex(partition) {
       indexes.delete(partition)
     },
+    release(partition, ids) {
+      indexes.delete(partition)
+      if (store.fetch) for (const gone of ids) byId.delete(gone)
+    },
+    heldVectors: () => byId.size,
     index(partition, records) {
       if (native || dimensions === undefined) return undefined
       let index = indexes.get(partition)

@@ -48,6 +48,16 @@ export interface Workspace {
    */
   replace(key: string, text: string, options?: WorkspaceWriteOptions): Promise<boolean>
   /**
+   * Replaces the whole value at `key` with the value at `source`, atomically, and `source` is gone
+   * afterwards: fs renames the file over the value (a new inode; a crash leaves the old value or
+   * the new one); Redis `RENAME`s in a Lua script; memory moves the entry; other drivers copy and
+   * remove in this process. With `ifSize`, only when the value at `key` has that size (see
+   * {@link append}); with `sourceSize`, only when the value at `source` has that size. Returns
+   * `false` (nothing changed) when a size differed or `source` does not exist. Lets a writer build
+   * a replacement larger than one string (appended to `source` piece by piece) and swap it in.
+   */
+  replaceWith(key: string, source: string, options?: WorkspaceReplaceWithOptions): Promise<boolean>
+  /**
    * Size of the text value at `key` in UTF-8 bytes and, where the driver can tell, an identity
    * that changes when the value is replaced rather than grown (fs: device and inode); `undefined`
    * when the key does not exist. Cheap: fs `stat`, Redis `STRLEN`, memory a cached length.
@@ -87,6 +97,16 @@ export interface WorkspaceWriteOptions {
    * checkpoint this way, only while the log is still at the offset the checkpoint covers.
    */
   ifSizeOf?: { key: string; size: number }
+}
+
+/** Options of {@link Workspace.replaceWith}. */
+export interface WorkspaceReplaceWithOptions {
+  /** Replace only when the value at the destination key is exactly this many UTF-8 bytes long (0 = missing or empty). */
+  ifSize?: number
+  /** Replace only when the value at `source` is exactly this many UTF-8 bytes long. */
+  sourceSize?: number
+  /** fs driver: `fsync` the source file before the rename. Default `false`. */
+  fsync?: boolean
 }
 
 /** What {@link Workspace.stat} returns. */

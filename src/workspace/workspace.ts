@@ -4,7 +4,7 @@ import { createStorage, type Driver, type Storage } from 'unstorage'
 import fsDriver from 'unstorage/drivers/fs'
 import { agentError } from '../errors.ts'
 import { dropLease, type FileLease, forgetKnownSize, isLeasedFile, noteLeasedStat, RETAKE, withFileLease } from './file-lease.ts'
-import type { Workspace, WorkspaceOptions, WorkspaceValueStat, WorkspaceWriteOptions } from './types.ts'
+import type { Workspace, WorkspaceOptions, WorkspaceReplaceWithOptions, WorkspaceValueStat, WorkspaceWriteOptions } from './types.ts'
 
 /** Default folder of the fs-backed workspace, relative to `process.cwd()`. */
 export const DEFAULT_WORKSPACE_DIR = '.agent/workspace'
@@ -160,6 +160,27 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
         return true
       })
     },
+    async replaceWith(key, source, options = {}) {
+      key = checkKey(key)
+      source = checkKey(source)
+      requireWritable('replace', key)
+      return withLock(key, async () => {
+        const native = nativeFor(key)
+        const from = nativeFor(source)
+        if (native?.replaceWith && from) {
+          const done = await native.replaceWith(from, options)
+          if (done !== undefined) return done
+        }
+        // Other drivers: a copy and a removal, guarded in this process only.
+        const text = rawToText(await storage.getItemRaw(source))
+        if (text === undefined || (options.sourceSize !== undefined && Buffer.byteLength(text, 'utf8') !== options.sourceSize)) return false
+        const current = rawToText(await storage.getItemRaw(key)) ?? ''
+        if (options.ifSize !== undefined && Buffer.byteLength(current, 'utf8') !== options.ifSize) return false
+        await storage.setItem(key, text)
+        await storage.removeItem(source)
+        return true
+      })
+    },
     stat(key) {
       let native: NativeText | undefined
       try {
@@ -210,9 +231,13 @@ interface NativeText {
   replace(text: string, options: WorkspaceWriteOptions): Promise<boolean>
   /** Replaces this value only when `guard` is `size` bytes long, atomically against `guard`'s writers; `undefined` when this pair of drivers cannot (the caller then checks in process). */
   replaceIfSizeOf?(text: string, guard: NativeText, size: number, options: WorkspaceWriteOptions): Promise<boolean | undefined>
+  /** Moves `source`'s value over this one (see `Workspace.replaceWith`); `undefined` when this pair of drivers cannot (the caller then copies in process). */
+  replaceWith?(source: NativeText, options: WorkspaceReplaceWithOptions): Promise<boolean | undefined>
   /** fs: the file; Redis: the client and key (for {@link NativeText.replaceIfSizeOf}). */
   file?: string
   redis?: { client: RedisClient; key: string }
+  /** memory: the driver's map, this key's cached value and its removal (for {@link NativeText.replaceWith}). */
+  memory?: { map: Map<string, unknown>; cache(): { text: string; bytes: number } | undefined; drop(): void }
   stat(): Promise<WorkspaceValueStat | undefined>
   /** Bytes from `start` to `end` (exclusive; default: the end of the value). */
   readBytes(start: number, end?: number): Promise<Uint8Array | undefined>
@@ -338,6 +363,37 @@ function fsText(key: string, file: string): NativeText {
         replaceFile(file, text, options.fsync === true)
         return true
       })
+    },
+    async replaceWith(source, options) {
+      if (source.file === undefined) return undefined
+      const sourceFile = source.file
+      ensureFolder(file)
+      return guarded(options, (lease) => {
+        let sourceBytes: number
+        try {
+          sourceBytes = statSync(sourceFile).size
+        }
+        catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+          throw readFailed(error as NodeJS.ErrnoException)
+        }
+        if (options.sourceSize !== undefined && sourceBytes !== options.sourceSize) return false
+        if (options.fsync) {
+          const fd = openSync(sourceFile, 'r+')
+          try {
+            fsyncSync(fd)
+          }
+          finally {
+            closeSync(fd)
+          }
+        }
+        forgetKnownSize(file)
+        forgetKnownSize(sourceFile)
+        renameSync(sourceFile, file)
+        // The path names the new file now: the lock of the old one must not outlive this write.
+        dropLease(lease)
+        return true
+      }, false)
     },
     async replace(text, options) {
       ensureFolder(file)
@@ -506,6 +562,24 @@ function memoryText(map: Map<string, unknown>, relativeKey: string): NativeText 
       set(text)
       return true
     },
+    async replaceWith(source, options) {
+      if (source.memory?.map !== map) return undefined
+      const from = source.memory.cache()
+      if (!from || (options.sourceSize !== undefined && from.bytes !== options.sourceSize)) return false
+      const entry = cache()
+      if (options.ifSize !== undefined && (entry?.bytes ?? 0) !== options.ifSize) return false
+      set(from.text)
+      source.memory.drop()
+      return true
+    },
+    memory: {
+      map,
+      cache,
+      drop() {
+        map.delete(relativeKey)
+        memoryCaches.get(map)?.delete(relativeKey)
+      },
+    },
     async stat() {
       const entry = cache()
       return entry && { size: entry.bytes }
@@ -558,6 +632,12 @@ const REDIS_REPLACE_IF_SIZE = `if ARGV[1] ~= '' and redis.call('STRLEN', KEYS[1]
 redis.call('SET', KEYS[1], ARGV[2])
 return 1`
 
+const REDIS_REPLACE_WITH = `if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
+if ARGV[1] ~= '' and redis.call('STRLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return -1 end
+if ARGV[2] ~= '' and redis.call('STRLEN', KEYS[2]) ~= tonumber(ARGV[2]) then return -1 end
+redis.call('RENAME', KEYS[2], KEYS[1])
+return 1`
+
 // Reads are single scripts too: a size taken by one command and bytes by the next could mix two
 // values of a key another client replaces or creates between them.
 const REDIS_SIZE = `if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
@@ -578,6 +658,10 @@ function redisText(client: RedisClient, redisKey: string): NativeText {
     async replaceIfSizeOf(text, guard, size) {
       if (guard.redis?.client !== client) return undefined
       return (await client.eval(REDIS_REPLACE_IF_SIZE_OF, 2, guard.redis.key, redisKey, size, text)) !== -1
+    },
+    async replaceWith(source, options) {
+      if (source.redis?.client !== client) return undefined
+      return (await client.eval(REDIS_REPLACE_WITH, 2, redisKey, source.redis.key, options.ifSize === undefined ? '' : options.ifSize, options.sourceSize === undefined ? '' : options.sourceSize)) !== -1
     },
     async read() {
       return (await client.get(redisKey)) ?? undefined

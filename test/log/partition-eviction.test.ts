@@ -180,21 +180,28 @@ describe('dropping partitions from memory', () => {
     expect(existsSync(join(dir, 'memory/memory.jsonl.checkpoint'))).toBe(false)
   })
 
-  it('a scope dropped from memory drops its vector index; its next hybrid search builds it again, embedding nothing', async () => {
+  it('a scope dropped from memory drops its vector index and its raw vectors; its next hybrid search reads them again by id, embedding nothing', async () => {
     const dir = await logWithCheckpoint()
     const { adapter, loaded } = bounded(dir, 1)
     const model = countingEmbedder()
     const vectors = adapterVectors(adapter, model)
     const before = await hybridSearch(adapter, target('alice'), { query: 'tea' }, { model })
     expect(vectors.indexedPartitions()).toBe(1)
+    expect(vectors.heldVectors()).toBe(3)
     const embedded = vectors.stats.embeddedRecords
     await adapter.export(target('bob'))
-    // alice (clean, least recently used) left the log's memory, and its vector index with it.
+    // alice (clean, least recently used) left the log's memory, and its vector index and vectors with it.
     expect(loaded()).toBe(1)
     expect(vectors.indexedPartitions()).toBe(0)
+    expect(vectors.heldVectors()).toBe(0)
     expect(await hybridSearch(adapter, target('alice'), { query: 'tea' }, { model })).toEqual(before)
     expect(vectors.indexedPartitions()).toBe(1)
     expect(vectors.stats.embeddedRecords).toBe(embedded)
+    // Every scope searched in turn: only the loaded scope's vectors stay held.
+    for (const user of USERS) await hybridSearch(adapter, target(user), { query: 'cat' }, { model })
+    expect(loaded()).toBe(1)
+    expect(vectors.heldVectors()).toBe(3)
+    expect(vectors.stats.embeddedRecords).toBe(embedded + 9)
   })
 
   it('refuses a maxLoadedScopes that is not a whole number from 1 or false', () => {

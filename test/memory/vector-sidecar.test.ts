@@ -1,0 +1,139 @@
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+import { rewriteKeyOf, rewriteWithout, workspaceVectorStore } from '../../src/memory/vector-sidecar.ts'
+import { encodeVector, normalizeVector } from '../../src/search/vectors.ts'
+import { createWorkspace } from '../../src/workspace/workspace.ts'
+
+const CHILD = fileURLToPath(new URL('./vector-rewrite-child.ts', import.meta.url))
+const KEY = 'memory:memory.jsonl.vectors'
+const folders: string[] = []
+afterAll(() => { for (const folder of folders) rmSync(folder, { recursive: true, force: true }) })
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'vam-sidecar-'))
+  folders.push(dir)
+  return dir
+}
+
+const vectorOf = (n: number, dims: number) => normalizeVector(Float32Array.from({ length: dims }, (_, i) => Math.sin(n * 31 + i)))
+const lineOf = (n: number, dims: number, model = 'test/model') => `${JSON.stringify({ dims, id: `mem_${n}`, model, vector: encodeVector(vectorOf(n, dims)) })}\n`
+
+/** Every file under `dir`, with its bytes. */
+function everyFile(dir: string): Array<{ path: string; bytes: Buffer }> {
+  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter(entry => entry.isFile()).map(entry => ({ path: join(entry.parentPath, entry.name), bytes: readFileSync(join(entry.parentPath, entry.name)) }))
+}
+
+/** The files under `dir` holding any of the erased ids or vector texts. */
+function filesHoldingErased(dir: string, erased: number[], dims: number): string[] {
+  const needles = erased.flatMap(n => [Buffer.from(`"mem_${n}"`), Buffer.from(encodeVector(vectorOf(n, dims)))])
+  return everyFile(dir).filter(file => needles.some(needle => file.bytes.includes(needle))).map(file => file.path)
+}
+
+describe('vector sidecar erasure rewrite, streamed', () => {
+  it('a sidecar many chunks long loses exactly the erased lines, keeps the others byte for byte, and no file holds an erased id or vector', async () => {
+    const dir = tempDir()
+    const workspace = createWorkspace({ dir })
+    const dims = 64
+    const all = Array.from({ length: 400 }, (_, n) => n)
+    await workspace.append(KEY, all.map(n => lineOf(n, dims)).join(''))
+    const erased = all.filter(n => n % 7 === 3 || n === 0 || n === 399)
+    // Chunks of 4 KiB: about 11 lines each, so the rewrite takes some 40 chunks and erased lines fall at chunk edges too.
+    await rewriteWithout(workspace, KEY, new Set(erased.map(n => `mem_${n}`)), 4096)
+    expect(readFileSync(join(dir, 'memory', 'memory.jsonl.vectors'), 'utf8')).toBe(all.filter(n => !erased.includes(n)).map(n => lineOf(n, dims)).join(''))
+    expect(filesHoldingErased(dir, erased, dims)).toEqual([])
+    expect(await workspace.has(rewriteKeyOf(KEY))).toBe(false)
+  })
+
+  it('a rewrite with no line to drop leaves the sidecar untouched (same inode) and writes nothing else', async () => {
+    const dir = tempDir()
+    const workspace = createWorkspace({ dir })
+    await workspace.append(KEY, [1, 2, 3].map(n => lineOf(n, 8)).join(''))
+    const before = await workspace.stat(KEY)
+    await rewriteWithout(workspace, KEY, new Set(['mem_9']), 64)
+    expect(await workspace.stat(KEY)).toEqual(before)
+    expect(everyFile(dir).map(file => file.path)).toEqual([join(dir, 'memory', 'memory.jsonl.vectors')])
+  })
+
+  it('a rewrite killed (SIGKILL) at any point leaves the old sidecar whole or the new one, and the next erasure leaves no erased text in any file', async () => {
+    const dims = 256
+    const all = Array.from({ length: 6000 }, (_, n) => n)
+    const original = all.map(n => lineOf(n, dims)).join('')
+    const erased = all.filter(n => n % 50 === 0)
+    const rewritten = all.filter(n => !erased.includes(n)).map(n => lineOf(n, dims)).join('')
+    const outcomes = new Set<string>()
+    // When to kill: at once, when the replacement has its first bytes, when it is half written, never (the rewrite ends).
+    const moments: Array<(written: number) => boolean> = [() => true, written => written > 0, written => written > rewritten.length / 2, () => false]
+    for (const moment of moments) {
+      const dir = tempDir()
+      const file = join(dir, 'memory', 'memory.jsonl.vectors')
+      const replacement = `${file}.rewrite`
+      await createWorkspace({ dir }).append(KEY, original)
+      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, KEY, '4096', erased.map(n => `mem_${n}`).join(',')], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] })
+      const exited = new Promise(resolve => child.once('exit', resolve))
+      let started = false
+      child.stdout.on('data', (data: Buffer) => { if (data.toString().startsWith('start')) started = true })
+      const watch = setInterval(() => {
+        if (!started || child.exitCode !== null) return
+        let written = 0
+        try { written = statSync(replacement).size } catch { /* not made yet */ }
+        if (moment(written)) child.kill('SIGKILL')
+      }, 1)
+      await exited
+      clearInterval(watch)
+      const now = readFileSync(file, 'utf8')
+      expect(now === original || now === rewritten).toBe(true)
+      outcomes.add(now === original ? 'old' : 'new')
+      if (existsSync(replacement)) outcomes.add('killed mid-rewrite')
+      // The erasure again (as the next hardDelete or retention pass runs it): every copy goes, the crash's leftover included.
+      await rewriteWithout(createWorkspace({ dir }), KEY, new Set(erased.map(n => `mem_${n}`)))
+      expect(readFileSync(file, 'utf8')).toBe(rewritten)
+      expect(filesHoldingErased(dir, erased, dims)).toEqual([])
+      expect(everyFile(dir).map(found => found.path)).toEqual([file])
+    }
+    // Kills landed before the rewrite, while the replacement was half written, and the rewrite also ran to its end.
+    expect([...outcomes].sort()).toEqual(['killed mid-rewrite', 'new', 'old'])
+  }, 120_000)
+})
+
+describe('vector sidecar fetch by record id', () => {
+  it('reads the entries of the ids asked, a later line of an id winning, and skips an edited line', async () => {
+    const dir = tempDir()
+    const workspace = createWorkspace({ dir })
+    const store = workspaceVectorStore(workspace, KEY)
+    await workspace.append(KEY, [0, 1, 2, 3].map(n => lineOf(n, 8)).join('') + lineOf(1, 8, 'other/model'))
+    expect((await store.fetch!('test/model', ['mem_2', 'mem_0', 'mem_9'])).map(entry => entry.id).sort()).toEqual(['mem_0', 'mem_2'])
+    expect(await store.fetch!('other/model', ['mem_1', 'mem_2'])).toEqual([{ id: 'mem_1', model: 'other/model', vector: vectorOf(1, 8) }])
+    // A later line of mem_2 (another vector) wins; an edited line of mem_3 is no vector.
+    const later = `${JSON.stringify({ dims: 8, id: 'mem_2', model: 'test/model', vector: encodeVector(vectorOf(7, 8)) })}\n`
+    await workspace.append(KEY, later + `${JSON.stringify({ dims: 8, id: 'mem_3', model: 'test/model', vector: 'AAAA' })}\n`)
+    const found = await store.fetch!('test/model', ['mem_2', 'mem_3'])
+    expect(found).toEqual([{ id: 'mem_2', model: 'test/model', vector: vectorOf(7, 8) }])
+  })
+
+  it('after another writer rewrote the sidecar (an erasure elsewhere), a fetch reads the new value, not the old offsets', async () => {
+    const dir = tempDir()
+    const store = workspaceVectorStore(createWorkspace({ dir }), KEY)
+    await createWorkspace({ dir }).append(KEY, [0, 1, 2, 3].map(n => lineOf(n, 8)).join(''))
+    expect(await store.fetch!('test/model', ['mem_3'])).toHaveLength(1)
+    // Another process's erasure: mem_0 and mem_1 gone, every later line moved.
+    writeFileSync(join(dir, 'memory', 'memory.jsonl.vectors.new'), [2, 3].map(n => lineOf(n, 8)).join(''))
+    const other = createWorkspace({ dir })
+    expect(await other.replaceWith(KEY, `${KEY}.new`)).toBe(true)
+    expect(await store.fetch!('test/model', ['mem_0', 'mem_3'])).toEqual([{ id: 'mem_3', model: 'test/model', vector: vectorOf(3, 8) }])
+  })
+
+  it('on a store without identities (memory driver), a value replaced and grown past the indexed end is indexed again', async () => {
+    const { createStorage } = await import('unstorage')
+    const { default: memoryDriver } = await import('unstorage/drivers/memory')
+    const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
+    const store = workspaceVectorStore(workspace, KEY)
+    await workspace.append(KEY, [0, 1].map(n => lineOf(n, 8)).join(''))
+    expect(await store.fetch!('test/model', ['mem_1'])).toHaveLength(1)
+    await workspace.replace(KEY, [5, 6, 7].map(n => lineOf(n, 16)).join(''))
+    expect((await store.fetch!('test/model', ['mem_1', 'mem_6'])).map(entry => entry.id)).toEqual(['mem_6'])
+  })
+})
