@@ -175,6 +175,10 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
         return text === undefined ? undefined : { size: Buffer.byteLength(text, 'utf8') }
       })
     },
+    statNow(key) {
+      const native = nativeFor(checkKey(key))
+      return native?.statNow ? native.statNow() : false
+    },
     async readBytes(key, start = 0, end) {
       key = checkKey(key)
       const native = nativeFor(key)
@@ -214,6 +218,8 @@ interface NativeText {
   file?: string
   redis?: { client: RedisClient; key: string }
   stat(): Promise<WorkspaceValueStat | undefined>
+  /** {@link NativeText.stat} in the same turn, for drivers that need no I/O wait for it (fs, memory). */
+  statNow?(): WorkspaceValueStat | undefined
   /** Bytes from `start` to `end` (exclusive; default: the end of the value). */
   readBytes(start: number, end?: number): Promise<Uint8Array | undefined>
 }
@@ -236,6 +242,8 @@ function nativeText(storage: Storage, key: string): NativeText | undefined {
 }
 
 function fsText(key: string, file: string): NativeText {
+  // The identity text of the last file seen at the path: the same file answers with the same string.
+  let identity = { dev: -1, ino: -1, id: '' }
   const readFailed = (error: NodeJS.ErrnoException) => agentError('WORKSPACE_READ_FAILED', `reading "${key}" failed (${error.code ?? error.message})`, 'check the workspace folder permissions and disk', { key }, error)
   const sizeNow = (): number => {
     try {
@@ -354,6 +362,7 @@ function fsText(key: string, file: string): NativeText {
         return Promise.reject(error)
       }
     },
+    statNow,
     async readBytes(start, end) {
       return readBytesNow(start, end)
     },
@@ -376,17 +385,19 @@ function fsText(key: string, file: string): NativeText {
   }
 
   function statNow(): WorkspaceValueStat | undefined {
+    let stats: ReturnType<typeof statSync>
     try {
-      const stats = statSync(file)
-      // Under this process's lease no cooperating writer can change the file until it is
-      // released: the next conditional append of this lease trusts this stat instead of its own.
-      noteLeasedStat(file, stats)
-      return { size: stats.size, id: `${stats.dev}:${stats.ino}` }
+      stats = statSync(file, { throwIfNoEntry: false })
     }
     catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
       throw readFailed(error as NodeJS.ErrnoException)
     }
+    if (stats === undefined) return undefined
+    // Under this process's lease no cooperating writer can change the file until it is
+    // released: the next conditional append of this lease trusts this stat instead of its own.
+    noteLeasedStat(file, stats)
+    if (stats.dev !== identity.dev || stats.ino !== identity.ino) identity = { dev: stats.dev, ino: stats.ino, id: `${stats.dev}:${stats.ino}` }
+    return { size: stats.size, id: identity.id }
   }
 
   function readBytesNow(start: number, end?: number): Uint8Array | undefined {
@@ -504,6 +515,10 @@ function memoryText(map: Map<string, unknown>, relativeKey: string): NativeText 
       return true
     },
     async stat() {
+      const entry = cache()
+      return entry && { size: entry.bytes }
+    },
+    statNow() {
       const entry = cache()
       return entry && { size: entry.bytes }
     },

@@ -11,7 +11,7 @@
 import { agentError } from '../../errors.ts'
 import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../../text.ts'
 import { openMemoryLog, type MemoryLog } from '../event-log.ts'
-import type { LogAccessOptions } from '../../log/index.ts'
+import { NOT_NOW, type LogAccessOptions } from '../../log/index.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, sharedScope, validateScope } from '../scope.ts'
@@ -186,16 +186,22 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
     async search(target, query) {
       target = scopedTarget(target)
       let built: number | undefined
-      const hits = await log.view((state) => {
+      const read = (state: MemoryRecordState) => {
         const index = partitionIndex(state, target.store, target.scope)
         const wasBuilt = index.built
         const found = index.search(query)
         if (wasBuilt === false && index.built) built = index.size
         return found
-      }, servedBy(target))
+      }
+      const access = servedBy(target)
+      // The log unchanged and the scope loaded: answered in this turn, no promise but this one's.
+      const now = peek(log, read, access)
+      const hits = now === NOT_NOW ? await log.view(read, access) : now
       // A large index just built: the log may persist it (a checkpoint), so a cold open need not build it again.
       if (built !== undefined) log.indexBuilt(built)
-      return hits.map(hit => ({ ...hit, record: cloneRecord(hit.record) }))
+      const copies: typeof hits = new Array(hits.length)
+      for (let at = 0; at < hits.length; at++) copies[at] = { ...hits[at]!, record: cloneRecord(hits[at]!.record) }
+      return copies
     },
     async hardDelete(target, id, options) {
       target = scopedTarget(target)
@@ -211,7 +217,10 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
     },
     async read(target, id) {
       target = scopedTarget(target)
-      const record = await log.view(state => findInScope(state, target, id), servedBy(target))
+      const read = (state: MemoryRecordState) => findInScope(state, target, id)
+      const access = servedBy(target)
+      const now = peek(log, read, access)
+      const record = now === NOT_NOW ? await log.view(read, access) : now
       return record && cloneRecord(record)
     },
     async append(target, input, options) {
@@ -262,6 +271,11 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
 /** The log access of an operation on `target`: only its partition is loaded (ids of other scopes answer as unknown). */
 function servedBy(target: MemoryTarget): LogAccessOptions {
   return { partitions: [partitionKey(target.store, target.scope)] }
+}
+
+/** `log.peek` where the log has it, else {@link NOT_NOW}. */
+function peek<T>(log: MemoryLog, read: (state: MemoryRecordState) => T, access: LogAccessOptions): T | typeof NOT_NOW {
+  return log.peek ? log.peek(read, access) : NOT_NOW
 }
 
 /** The active record of the scope and kind with the same normalized content, unless this write supersedes it. */
