@@ -52,6 +52,8 @@ for (let n = 0; n < 100; n++) {
   await store.append(target(scopeUser(n, SCOPES)), { kind: 'semantic', content: contents[n]! }, { audit })
 }
 for (let n = 0; n < 500; n++) await store.append(target(scopeUser(n * 7, SCOPES)), { kind: 'semantic', content: contents[(n * 7) % SIZE]! }, { audit })
+// What follows the appends in the side-by-side (the next subject's idle appends) gives the event loop a turn.
+await sleep(20)
 /** Scopes the appends above wrote to (lines after the checkpoint). */
 const appended = new Set([...Array.from({ length: 100 }, (_, n) => scopeUser(n, SCOPES)), ...Array.from({ length: 500 }, (_, n) => scopeUser(n * 7, SCOPES))])
 const mini = createMiniSearchBaseline()

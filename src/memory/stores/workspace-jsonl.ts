@@ -180,6 +180,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
   const vectors = options.vectors ?? workspaceVectorStore(log.workspace, `${log.key}.vectors`)
   // A scope dropped from the log's memory drops its vector index too.
   log.onPartitionDropped?.(partitionDropListener(vectors))
+  const settle = indexSettler(log)
   return {
     log,
     vectors,
@@ -246,6 +247,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
         options.onDuplicate?.(cloneRecord(existing))
         return existing
       }
+      settle(target)
       return cloneRecord(record!)
     },
     async delete(target, id, options) {
@@ -255,6 +257,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
         const existing = findInScope(state, target, id)
         return existing && existing.status !== 'deleted' ? [tombstone('delete', target, existing, audit, options.reason)] : []
       }, servedBy(target))
+      if (record) settle(target)
       return record && cloneRecord(record)
     },
     async export(target) {
@@ -272,6 +275,45 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
 function servedBy(target: MemoryTarget): LogAccessOptions {
   return { partitions: [partitionKey(target.store, target.scope)] }
 }
+
+/**
+ * Takes a write into the scope's search index on the next idle turn (`setImmediate`, else a
+ * zero timer) instead of on the scope's next search, when the index is built: the index takes
+ * updates lazily, and taking them in (tokenizing the record, growing the posting arenas) would
+ * otherwise fall on that search. The scopes written in one turn share one idle task and one
+ * look at the log (`peek`); when the log changed meanwhile or a scope was dropped, nothing is
+ * done there and the next search takes the updates in as before. A write followed by a search
+ * in the same turn still has that search take it in.
+ */
+function indexSettler(log: MemoryLog): (target: MemoryTarget) => void {
+  const written = new Set<string>()
+  let scheduled = false
+  const settle = () => {
+    scheduled = false
+    const keys = [...written]
+    written.clear()
+    try {
+      peek(log, (state) => {
+        for (const key of keys) {
+          const index = state.indexes.get(key)
+          // `size` takes the pending updates in; an index never searched stays unbuilt.
+          if (index?.built) void index.size
+        }
+      }, { partitions: keys })
+    }
+    catch {
+      // A read error of the workspace: the next operation on the log meets it and reports it.
+    }
+  }
+  return (target) => {
+    written.add(partitionKey(target.store, target.scope))
+    if (scheduled) return
+    scheduled = true
+    onIdle(settle)
+  }
+}
+
+const onIdle: (task: () => void) => void = typeof setImmediate === 'function' ? (task) => { setImmediate(task) } : (task) => { setTimeout(task, 0) }
 
 /** `log.peek` where the log has it, else {@link NOT_NOW}. */
 function peek<T>(log: MemoryLog, read: (state: MemoryRecordState) => T, access: LogAccessOptions): T | typeof NOT_NOW {
