@@ -10,9 +10,11 @@
  *
  * Per subject and shape: wall-clock p50 / p95 (min and median of the rounds, each search awaited
  * like the side-by-side's `timed`), this process's CPU time per search (p50 / p95 of all
- * searches), and how many of the searches slower than twice the round's p50 overlap a garbage
- * collection (PerformanceObserver 'gc' entries). `BENCH_GC_DETAIL=1` also prints the GC kinds and
- * their total time per subject. Run with `node --expose-gc --import tsx bench/scope-tails.ts`.
+ * searches), and of the searches slower than twice their round's p50: how many overlap a garbage
+ * collection (PerformanceObserver 'gc' entries), how many are the first search of their query in
+ * their scope, and how many of those are in a scope the appends wrote to. Then how many scopes the
+ * bound on loaded scopes dropped. `BENCH_GC_DETAIL=1` also prints the GC kinds and their total
+ * time over the rounds. Run with `node --expose-gc --import tsx bench/scope-tails.ts`.
  */
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -46,6 +48,9 @@ cpSync(join(base, 'memory'), join(dir, 'memory'), { recursive: true })
 
 interface Subject { name: string; search(user: string, query: string): unknown }
 const store = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir }), writable: true })
+/** Scopes the store dropped from memory (the bound of `maxLoadedScopes`) from its open on. */
+let dropped = 0
+store.log.onPartitionDropped?.(() => { dropped++ })
 for (let s = 0; s < SCOPES; s++) await store.search(target(scopeUser(s, SCOPES)), { query: QUERIES.common })
 for (let n = 0; n < 100; n++) {
   await sleep(10)
@@ -137,5 +142,6 @@ if (process.env.BENCH_GC_DETAIL) {
   console.log('gc during the rounds:', byKind)
 }
 const { loadavg } = await import('node:os')
+console.log(`scopes dropped by the bound on loaded scopes: ${dropped}; loaded now: ${store.log.loadedPartitions?.() ?? 0}`)
 console.log(`load ${loadavg().map(value => value.toFixed(2)).join(' ')}, ${rounds} rounds`)
 rmSync(dir, { recursive: true, force: true })
