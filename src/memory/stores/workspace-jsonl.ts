@@ -282,7 +282,7 @@ function servedBy(target: MemoryTarget): LogAccessOptions {
  * updates lazily, and taking them in (tokenizing the record, growing the posting arenas) would
  * otherwise fall on that search. The scopes written in one turn share one idle task and one
  * look at the log (`peek`); when the log changed meanwhile or a scope was dropped, nothing is
- * done there and the next search takes the updates in as before. A write followed by a search
+ * done and the next search takes the updates in as before. A write followed by a search
  * in the same turn still has that search take it in.
  */
 function indexSettler(log: MemoryLog): (target: MemoryTarget) => void {
@@ -293,13 +293,15 @@ function indexSettler(log: MemoryLog): (target: MemoryTarget) => void {
     const keys = [...written]
     written.clear()
     try {
+      // Names no partition: this task is no use of the scopes (the bound on loaded scopes keeps
+      // the operations' order), and a scope dropped meanwhile has no index here to update.
       peek(log, (state) => {
         for (const key of keys) {
           const index = state.indexes.get(key)
           // `size` takes the pending updates in; an index never searched stays unbuilt.
           if (index?.built) void index.size
         }
-      }, { partitions: keys })
+      }, NO_PARTITION)
     }
     catch {
       // A read error of the workspace: the next operation on the log meets it and reports it.
@@ -312,6 +314,8 @@ function indexSettler(log: MemoryLog): (target: MemoryTarget) => void {
     onIdle(settle)
   }
 }
+
+const NO_PARTITION: LogAccessOptions = { partitions: [] }
 
 const onIdle: (task: () => void) => void = typeof setImmediate === 'function' ? (task) => { setImmediate(task) } : (task) => { setTimeout(task, 0) }
 
