@@ -88,18 +88,26 @@ function isFilled(value: unknown): value is string {
  * @throws AgentError from {@link validateScope} when `scope` is not valid.
  */
 export function scopeKey(scope: MemoryScope): string {
-  // Built field by field in sorted order (no entries array, no sort, no copy): this runs several
-  // times on every memory operation. The same string as JSON.stringify of the sorted pairs.
+  return validScopeKey(scope) ?? checkedScopeKey(scope)
+}
+
+/**
+ * The key of `value` when it is a valid scope whose fields are all its own, else `undefined`.
+ * Built field by field in sorted order (no entries array, no sort, no copy): this runs several
+ * times on every memory operation. The same string as JSON.stringify of the sorted pairs.
+ */
+function validScopeKey(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
   let key = '['
   let fields = 0
   for (const [field, prefix] of KEY_PREFIXES) {
-    const value = (scope as Record<string, unknown> | null)?.[field]
-    if (value === undefined) continue
-    if (!isFilled(value)) return checkedScopeKey(scope)
+    const fieldValue = (value as Record<string, unknown>)[field]
+    if (fieldValue === undefined) continue
+    if (!isFilled(fieldValue)) return undefined
     key += fields++ === 0 ? prefix : `,${prefix}`
-    key += `${JSON.stringify(value)}]`
+    key += `${JSON.stringify(fieldValue)}]`
   }
-  if (fields === 0 || fields !== ownFieldCount(scope)) return checkedScopeKey(scope)
+  if (fields === 0 || fields !== ownFieldCount(value)) return undefined
   return `${key}]`
 }
 
@@ -131,6 +139,10 @@ export const SHARED_SCOPES_MAX = 10_000
  * @throws AgentError as {@link validateScope}.
  */
 export function sharedScope(value: unknown, store?: string): MemoryScope {
+  // A valid scope already shared is found by its key, without the copy validateScope makes.
+  const known = validScopeKey(value)
+  const found = known === undefined ? undefined : sharedScopes.get(known)
+  if (found !== undefined) return found
   const scope = validateScope(value, store)
   const key = scopeKey(scope)
   let shared = sharedScopes.get(key)
