@@ -15,18 +15,20 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const FILES = ['conv-26', 'conv-30', 'conv-41']
 const conversations = FILES.map(file => loadLocomo(join(root, '../shared/data/locomo', `${file}.json`), file))
 
-const OFF: MemorySearchIndexOptions = { feedback: { records: 0 }, proximity: { weight: 0 }, tagBoost: 1, irregularForms: false }
+const OFF: MemorySearchIndexOptions = { feedback: { records: 0 }, proximity: { weight: 0 }, tagBoost: 1, irregularForms: false, synonyms: { weight: 0 } }
 const LEVERS: Record<string, MemorySearchIndexOptions> = {
-  feedback: { feedback: { records: 10 } },
+  feedback: { feedback: { records: 5 } },
   proximity: { proximity: { weight: 0.5 } },
   tagBoost: { tagBoost: 1.5 },
   irregularForms: { irregularForms: true },
+  synonyms: { synonyms: { weight: 0.7 } },
 }
 const WITHOUT: Record<string, MemorySearchIndexOptions> = {
   feedback: { feedback: { records: 0 } },
   proximity: { proximity: { weight: 0 } },
   tagBoost: { tagBoost: 1 },
   irregularForms: { irregularForms: false },
+  synonyms: { synonyms: { weight: 0 } },
 }
 
 const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))] ?? 0
@@ -53,7 +55,7 @@ function evaluate(options: MemorySearchIndexOptions) {
   return { recall5: +(hit5 / questions).toFixed(3), recall10: +(hit10 / questions).toFixed(3), mrr10: +(reciprocal / questions).toFixed(3), p50Ms: +pct(times, 0.5).toFixed(3), p95Ms: +pct(times, 0.95).toFixed(3) }
 }
 
-const merge = (a: MemorySearchIndexOptions, b: MemorySearchIndexOptions): MemorySearchIndexOptions => ({ ...a, ...b, feedback: { ...a.feedback, ...b.feedback }, proximity: { ...a.proximity, ...b.proximity } })
+const merge = (a: MemorySearchIndexOptions, b: MemorySearchIndexOptions): MemorySearchIndexOptions => ({ ...a, ...b, feedback: { ...a.feedback, ...b.feedback }, proximity: { ...a.proximity, ...b.proximity }, synonyms: { ...a.synonyms, ...b.synonyms } })
 // One pass first, so that the first row's latencies do not include compiling the engine.
 evaluate({})
 const rows: Array<[string, ReturnType<typeof evaluate>]> = [['defaults (all levers on)', evaluate({})], ['all levers off', evaluate(OFF)]]

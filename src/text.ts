@@ -49,6 +49,8 @@ export type TextProblem =
  * Iterative: any depth is inspected without recursion.
  */
 export function findTextProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): TextProblem | undefined {
+  // The common case (no problem) is seen without building anything; the walk below says where one is.
+  if (!hasTextProblem(value, 0, maxDepth)) return undefined
   // Each item links to its parent: the path is built only for the one item with a problem.
   const stack: TextItem[] = [{ value, key: undefined, parent: undefined, depth: 0 }]
   while (stack.length) {
@@ -73,6 +75,23 @@ export function findTextProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): Text
     }
   }
   return undefined
+}
+
+/** Whether {@link findTextProblem} finds a problem in `value` at `depth`: the same rules, as a recursive check that builds nothing (at most `maxDepth` deep). */
+function hasTextProblem(value: unknown, depth: number, maxDepth: number): boolean {
+  if (typeof value === 'string') return loneSurrogateAt(value) >= 0
+  if (value === null || typeof value !== 'object') return false
+  if (depth >= maxDepth) return true
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (hasTextProblem(value[i], depth + 1, maxDepth)) return true
+    return false
+  }
+  // Own enumerable string keys, as Object.entries lists them.
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue
+    if (loneSurrogateAt(key) >= 0 || hasTextProblem((value as Record<string, unknown>)[key], depth + 1, maxDepth)) return true
+  }
+  return false
 }
 
 /** A value met by {@link findTextProblem}: its key in its parent (`undefined` at the root). */

@@ -15,7 +15,7 @@ import { MAX_WRITE_ATTEMPTS, requireWritable, reset, type LogHandle } from './ha
 import { serializeEvent } from './line-writer.ts'
 import { preparePartitions, sync } from './replay.ts'
 import { quarantineTail } from './torn-tail.ts'
-import type { LogEventDraft } from './types.ts'
+import type { LogEventDraft, LogPartitions } from './types.ts'
 import { utf8Length } from './utf8.ts'
 
 /** Appends the events `build` returns as one all-or-nothing write; see `EventLog.write`. */
@@ -38,8 +38,8 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
       const built = build(handle.state)
       const drafts = built instanceof Promise ? await built : built
       // A draft of a partition the build did not name and the state has not loaded: load it, build again.
-      const touched = fold.partitions && drafts.length > 0 ? fold.partitions.missing(handle.state, drafts.length === 1 ? [fold.partitions.of(drafts[0]!)] : [...new Set(drafts.map(draft => fold.partitions!.of(draft)))]) : []
-      if (touched.length > 0) {
+      const touched = fold.partitions && drafts.length > 0 ? unloadedOf(fold.partitions, handle.state, drafts, partitions) : undefined
+      if (touched && touched.length > 0) {
         await preparePartitions(handle, touched, true)
         continue
       }
@@ -56,17 +56,17 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
       const lines: string[] = []
       const events: Draft[] = []
       const hash = knownSyncHash() ?? await lineHasher()
-      for (const [index, draft] of drafts.entries()) {
-        const serialized = serializeEvent(fold.schema, draft, handle.lines + 1 + index, prev, index < drafts.length - 1, hash, handle.interned)
+      for (let index = 0; index < drafts.length; index++) {
+        const serialized = serializeEvent(fold.schema, drafts[index]!, handle.lines + 1 + index, prev, index < drafts.length - 1, hash, handle.interned)
         const { line, digest, folded } = serialized instanceof Promise ? await serialized : serialized
         lines.push(line)
         events.push(folded)
         prev = digest
       }
-      const text = `${lines.join('\n')}\n`
+      const text = lines.length === 1 ? `${lines[0]}\n` : `${lines.join('\n')}\n`
       let written: boolean
       try {
-        written = await workspace.append(key, text, { ifSize: handle.offset, ...(handle.options.fsync ? { fsync: true } : {}) })
+        written = await workspace.append(key, text, handle.options.fsync ? { ifSize: handle.offset, fsync: true } : { ifSize: handle.offset })
       }
       catch (error) {
         // The append may have written part of the text: re-read everything next time.
@@ -76,7 +76,7 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
       // Another process or client appended first: read its lines and build again.
       if (!written) continue
       // The conflict check ran against this state, which nothing else changes while the lock is held.
-      const results = events.map(event => fold.apply(handle.state, event, true))
+      const results = events.length === 1 ? [fold.apply(handle.state, events[0]!, true)] : events.map(event => fold.apply(handle.state, event, true))
       const bytes = utf8Length(text)
       handle.lines += events.length
       handle.lastDigest = prev
@@ -92,4 +92,13 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
     }
     throw agentError('MEMORY_LOG_BUSY', `other writers kept appending to the memory log "${key}" while this write was retried ${MAX_WRITE_ATTEMPTS} times`, 'retry the write later', { key })
   })
+}
+
+const NONE: readonly string[] = Object.freeze([])
+
+/** The partitions of `drafts` not loaded; a single draft of the one partition the write named (loaded above) is not asked again. */
+function unloadedOf<State, Draft extends LogEventDraft>(partitions: LogPartitions<State, Draft>, state: State, drafts: readonly Draft[], named: readonly string[] | undefined): readonly string[] {
+  if (drafts.length > 1) return partitions.missing(state, [...new Set(drafts.map(draft => partitions.of(draft)))])
+  const key = partitions.of(drafts[0]!)
+  return named?.length === 1 && named[0] === key ? NONE : partitions.missing(state, [key])
 }

@@ -25,10 +25,15 @@ export function scheduleCheckpoint(handle: LogHandle<any, any, any>, always = fa
   const every = handle.options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY
   if (every === false || !checkpointsOn(handle) || handle.checkpointScheduled || (!always && !checkpointDue(handle, every) && !boundNeedsCheckpoint(handle)) || !handle.workspace.writable) return
   handle.checkpointScheduled = true
-  setImmediate(() => {
-    handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle, always ? undefined : every, always))
-      .catch(error => checkpointFailed(handle, error))
-      .finally(() => { handle.checkpointScheduled = false })
+  handle.checkpointRun = new Promise<void>(done => {
+    setImmediate(() => {
+      handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle, always ? undefined : every, always))
+        .catch(error => checkpointFailed(handle, error))
+        .finally(() => {
+          handle.checkpointScheduled = false
+          done()
+        })
+    })
   })
 }
 

@@ -34,6 +34,8 @@ export interface LogHandle<State = unknown, Draft extends LogEventDraft = LogEve
   checkpointLines: number
   /** A threshold checkpoint is scheduled or being written. */
   checkpointScheduled?: boolean
+  /** Settles when the checkpoint scheduled last has finished (written, skipped or failed). */
+  checkpointRun?: Promise<void>
   /** Large indexes built so far (`indexBuilt`), and how many of them the last checkpoint written came after. */
   indexesBuilt: number
   checkpointIndexes: number

@@ -46,6 +46,7 @@ export function openEventLog<State, Draft extends LogEventDraft, Result>(workspa
     write: (build, access) => appendEvents(handle, build, access?.partitions),
     compact: () => compactHandle(handle),
     checkpoint: () => handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle)),
+    settled: () => handle.checkpointRun ?? Promise.resolve(),
     indexBuilt: (records) => {
       const every = handle.options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY
       if (every === false || records < every) return

@@ -26,6 +26,10 @@ interface LineLayout {
   defaultValues: ReadonlyArray<unknown>
   /** Per member, the member whose value it takes when left out, if any. */
   sameAs: ReadonlyArray<string | undefined>
+  /** Per member, whether it is a chain member the writer gives (`v`, `seq`, `prev`, `more`), not the draft. */
+  chain: readonly boolean[]
+  /** Per header member, its last short string value and that value's JSON (a string is immutable, so equal values have equal JSON). */
+  lastJson: Array<{ value: string; json: string } | undefined>
 }
 
 const layouts = new WeakMap<LogEventSchema, Record<string, LineLayout>>()
@@ -39,7 +43,8 @@ function layoutsOf(schema: LogEventSchema): Record<string, LineLayout> {
     const defaults = fields.map((field, index) => (parts[index] === 'payload' && schema.payloadDefaults && field in schema.payloadDefaults ? canonicalJson(schema.payloadDefaults[field]) : undefined))
     const sameAs = fields.map((field, index) => (parts[index] === 'payload' ? schema.payloadSameAs?.[field] : undefined))
     const defaultValues = fields.map((field, index) => (defaults[index] !== undefined ? schema.payloadDefaults![field] : undefined))
-    return [type, { fields, prefixes: fields.map(field => `${JSON.stringify(field)}:`), parts, defaults, defaultValues, sameAs }]
+    const chain = fields.map(field => field === 'v' || field === 'seq' || field === 'prev' || field === 'more')
+    return [type, { fields, prefixes: fields.map(field => `${JSON.stringify(field)}:`), parts, defaults, defaultValues, sameAs, chain, lastJson: fields.map(() => undefined) }]
   })) as Record<string, LineLayout>
   layouts.set(schema, known)
   return known
@@ -60,42 +65,77 @@ export interface SerializedEvent<Draft> {
 
 /**
  * Writes `draft` as line `seq` after the line whose digest is `prev`, in format `version` (3;
- * 2 for stores that keep version 2 lines). Each member is written once
- * in canonical JSON; the payload text, the header text and the line are joined from those pieces
- * (so each is exactly `canonicalJson` of its object). The interned member (the scope) of the
- * folded event is shared (frozen) with earlier events through `interned`.
+ * 2 for stores that keep version 2 lines). One pass over the members in canonical order writes
+ * each member once in canonical JSON and appends it to the texts it belongs to: the payload
+ * text, the header text before and after `payloadDigest`, and the line before and after
+ * `digest` (and, version 2, after `payloadDigest`), so each text is exactly `canonicalJson` of
+ * its object and only the two digests are joined in afterwards. The same pass makes the draft
+ * as a replay folds it; its interned member (the scope) is shared (frozen) with earlier events
+ * through `interned`.
  */
 export function serializeEvent<Draft extends LogEventDraft>(schema: LogEventSchema, draft: Draft, seq: number, prev: string | null, more: boolean, hash: LineHash, interned?: Map<string, unknown>, version: 2 | 3 = LINE_VERSION): SerializedEvent<Draft> | Promise<SerializedEvent<Draft>> {
   const source = draft as Draft & Record<string, unknown>
   const layout = layoutsOf(schema)[draft.type]!
-  const { fields, prefixes, parts, defaults, sameAs } = layout
-  const pieces: Array<string | undefined> = new Array(fields.length)
-  // Members left out because they have their default value (or equal another member).
-  const defaulted: boolean[] = new Array(fields.length)
+  const { fields, prefixes, parts, defaults, defaultValues, sameAs, chain, lastJson } = layout
   let payload = ''
+  let headerHead = ''
+  let headerTail = ''
+  let lineHead = ''
+  let lineMiddle = ''
+  let lineTail = ''
+  // Each member's value as JSON gives it back: the draft's own when JSON keeps it (copied),
+  // else its text parsed; a member the line leaves out is undefined; one left out as its
+  // default is that default, shared, as a replay puts it back (fewer objects kept per record).
+  const folded: Record<string, unknown> = { ...source }
+  // Where the pass is: before `digest`, between it and `payloadDigest`, or after both.
+  let stage = 0
   for (let index = 0; index < fields.length; index++) {
     const part = parts[index]
-    if (part !== 'header' && part !== 'payload') continue
+    if (part === 'digest' || part === 'payloadDigest') {
+      stage++
+      continue
+    }
     const field = fields[index]!
-    const value = field === 'v' ? version : field === 'seq' ? seq : field === 'prev' ? prev : field === 'more' ? (more || undefined) : source[field]
+    const isChain = chain[index]
+    const value = isChain ? (field === 'v' ? version : field === 'seq' ? seq : field === 'prev' ? prev : (more || undefined)) : source[field]
     if (value === undefined) continue
     const leftOut = version === 3 && part === 'payload'
     // The common defaults (an empty list or object, false) and a member equal to another are seen without serializing them.
     if (leftOut && ((defaults[index] !== undefined && isPlainDefault(value, defaults[index]!)) || (sameAs[index] !== undefined && value === source[sameAs[index]!]))) {
-      defaulted[index] = true
+      if (defaultValues[index] !== undefined) folded[field] = defaultValues[index]
       continue
     }
-    const json = memberJson(value)
-    if (leftOut && json !== undefined && json === defaults[index]) {
-      defaulted[index] = true
+    let json: string | undefined
+    // A short header text repeats from line to line (type, store, the instant within a millisecond): its JSON is kept.
+    if (typeof value === 'string' && part === 'header' && value.length <= MEMO_MAX) {
+      const memo = lastJson[index]
+      if (memo !== undefined && memo.value === value) json = memo.json
+      else lastJson[index] = { value, json: json = JSON.stringify(value) }
+    }
+    else json = memberJson(value)
+    if (json === undefined) {
+      if (!isChain || field in source) folded[field] = undefined
       continue
     }
-    pieces[index] = json
-    if (json !== undefined && part === 'payload') payload += `${payload === '' ? '' : ','}${prefixes[index]}${json}`
+    if (leftOut && json === defaults[index]) {
+      if (defaultValues[index] !== undefined) folded[field] = defaultValues[index]
+      continue
+    }
+    const member = prefixes[index]! + json
+    if (part === 'payload') payload = payload === '' ? member : `${payload},${member}`
+    else if (stage < 2) headerHead = headerHead === '' ? member : `${headerHead},${member}`
+    else headerTail += `,${member}`
+    if (stage === 0) lineHead = lineHead === '' ? member : `${lineHead},${member}`
+    else if (stage === 1) lineMiddle += `,${member}`
+    else lineTail += `,${member}`
+    if (isChain && !(field in source)) continue
+    if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && json !== 'null' && !Object.is(value, -0))) continue
+    folded[field] = field === schema.internedField && interned ? internValue(interned, json, value) : asParsed(value, json)
   }
+  const texts: LineTexts = { headerHead, headerTail, lineHead, lineMiddle, lineTail }
   const payloadDigest = hash(`{${payload}}`)
-  if (payloadDigest instanceof Promise) return payloadDigest.then(digest => withPayloadDigest(layout, source, pieces, defaulted, digest, hash, schema, interned, version))
-  return withPayloadDigest(layout, source, pieces, defaulted, payloadDigest, hash, schema, interned, version)
+  if (payloadDigest instanceof Promise) return payloadDigest.then(digest => withPayloadDigest(texts, folded as Draft, digest, hash, version))
+  return withPayloadDigest(texts, folded as Draft, payloadDigest, hash, version)
 }
 
 /** Whether `value` has the default whose canonical JSON is `json`, for the defaults seen without serializing (`[]`, `{}`, `false`); `false` also when unsure (the caller then compares JSON). */
@@ -112,61 +152,56 @@ function isPlainDefault(value: unknown, json: string): boolean {
   return false
 }
 
-/** The header text (with `payloadDigest`) hashed into `digest`, then the line. */
-function withPayloadDigest<Draft extends LogEventDraft>(layout: LineLayout, source: Draft & Record<string, unknown>, pieces: Array<string | undefined>, defaulted: boolean[], payloadDigest: string, hash: LineHash, schema: LogEventSchema, interned: Map<string, unknown> | undefined, version: 2 | 3): SerializedEvent<Draft> | Promise<SerializedEvent<Draft>> {
-  const { fields, prefixes, parts } = layout
-  let header = ''
-  for (let index = 0; index < fields.length; index++) {
-    if (parts[index] === 'payloadDigest') pieces[index] = `"${payloadDigest}"`
-    else if (parts[index] !== 'header' || pieces[index] === undefined) continue
-    header += `${header === '' ? '' : ','}${prefixes[index]}${pieces[index]}`
-  }
-  const digest = hash(`{${header}}`)
-  if (digest instanceof Promise) return digest.then(known => lineOf(layout, source, pieces, defaulted, known, schema, interned, version))
-  return lineOf(layout, source, pieces, defaulted, digest, schema, interned, version)
+/** Header strings this long at most have their JSON kept per member ({@link LineLayout.lastJson}). */
+const MEMO_MAX = 40
+
+/** The header and line texts around the digests, as the pass over the members leaves them (members joined by commas; the tails start with one). */
+interface LineTexts {
+  headerHead: string
+  headerTail: string
+  lineHead: string
+  lineMiddle: string
+  lineTail: string
 }
 
-/** The line of the pieces with `digest`, and the draft as a replay folds it from that line. */
-function lineOf<Draft extends LogEventDraft>(layout: LineLayout, source: Draft & Record<string, unknown>, pieces: Array<string | undefined>, defaulted: boolean[], digest: string, schema: LogEventSchema, interned: Map<string, unknown> | undefined, version: 2 | 3): SerializedEvent<Draft> {
-  const { fields, prefixes, parts, defaultValues } = layout
-  let line = ''
-  // Each member's value as JSON gives it back: the draft's own when JSON keeps it (copied),
-  // else its piece parsed; a member the line leaves out is undefined; one left out as its
-  // default is that default, shared, as a replay puts it back (fewer objects kept per record).
-  const folded: Record<string, unknown> = { ...source }
-  for (let index = 0; index < fields.length; index++) {
-    if (parts[index] === 'digest') pieces[index] = `"${digest}"`
-    const piece = pieces[index]
-    const field = fields[index]!
-    // `payloadDigest` is in the header text the digest covers, not in the line.
-    if (piece !== undefined && (version === 2 || parts[index] !== 'payloadDigest')) line += `${line === '' ? '' : ','}${prefixes[index]}${piece}`
-    if (defaulted[index]) {
-      if (defaultValues[index] !== undefined) folded[field] = defaultValues[index]
-      continue
-    }
-    if (!(field in source)) continue
-    if (piece === undefined) {
-      folded[field] = undefined
-      continue
-    }
-    const value = source[field]
-    if (typeof value === 'string' || typeof value === 'boolean') continue
-    if (field === schema.internedField && interned) {
-      folded[field] = internValue(interned, piece, value)
-      continue
-    }
-    folded[field] = asParsed(value, piece)
-  }
-  return { line: `{${line}}`, digest, folded: folded as Draft }
+/** The header text (with `payloadDigest`) hashed into `digest`, then the line. */
+function withPayloadDigest<Draft extends LogEventDraft>(texts: LineTexts, folded: Draft, payloadDigest: string, hash: LineHash, version: 2 | 3): SerializedEvent<Draft> | Promise<SerializedEvent<Draft>> {
+  const member = `"payloadDigest":"${payloadDigest}"`
+  const digest = hash(`{${texts.headerHead === '' ? member : `${texts.headerHead},${member}`}${texts.headerTail}}`)
+  if (digest instanceof Promise) return digest.then(known => lineOf(texts, folded, payloadDigest, known, version))
+  return lineOf(texts, folded, payloadDigest, digest, version)
+}
+
+/** The line of the texts with `digest` (`payloadDigest` is in the header text the digest covers, not in a version 3 line). */
+function lineOf<Draft extends LogEventDraft>(texts: LineTexts, folded: Draft, payloadDigest: string, digest: string, version: 2 | 3): SerializedEvent<Draft> {
+  const member = `"digest":"${digest}"`
+  const line = `{${texts.lineHead === '' ? member : `${texts.lineHead},${member}`}${texts.lineMiddle}${version === 2 ? `,"payloadDigest":"${payloadDigest}"` : ''}${texts.lineTail}}`
+  return { line, digest, folded }
 }
 
 /** The frozen value shared by the events whose interned member has the canonical JSON `json`. */
 export function internValue(interned: Map<string, unknown>, json: string, value: unknown): unknown {
   const known = interned.get(json)
   if (known) return known
-  const shared = Object.freeze(asParsed(value, json))
+  // A frozen object of strings (a shared scope) cannot change: it is shared as it is.
+  const shared = isFrozenFlat(value) ? value : Object.freeze(asParsed(value, json))
   if (interned.size >= INTERNED_MAX) interned.clear()
   // A key of our own: `json` may be a slice of a whole read's text, which a kept key would keep alive.
   interned.set(canonicalJson(shared), shared)
   return shared
+}
+
+/** Whether `value` is a frozen plain object whose members are all strings (then no copy of it can differ from it). */
+function isFrozenFlat(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || !Object.isFrozen(value) || Array.isArray(value)) return false
+  const prototype = Object.getPrototypeOf(value)
+  if (prototype !== Object.prototype && prototype !== null) return false
+  let last: string | undefined
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key) || key === '__proto__' || typeof (value as Record<string, unknown>)[key] !== 'string') return false
+    // Sorted keys: a replay's parse of its JSON has this key order too.
+    if (last !== undefined && !(last < key)) return false
+    last = key
+  }
+  return true
 }

@@ -116,8 +116,8 @@ export interface LogFold<State, Draft extends LogEventDraft, Result> {
 export interface LogPartitions<State, Draft extends LogEventDraft> {
   /** The partition an event belongs to (every event of a record names the same one). */
   of(event: Draft): string
-  /** Of `keys` (`undefined`: every partition), those whose section is not loaded yet; empty when all are. */
-  missing(state: State, keys: readonly string[] | undefined): string[]
+  /** Of `keys` (`undefined`: every partition), those whose section is not loaded yet; empty when all are (a list the caller only reads). */
+  missing(state: State, keys: readonly string[] | undefined): readonly string[]
   /**
    * Reads, checks and folds into `state` the sections of the partitions `keys` (from
    * {@link LogPartitions.missing}) out of `source`, the checkpoint the state was decoded from.
@@ -310,6 +310,13 @@ export interface EventLog<State, Draft extends LogEventDraft, Result> {
    * @throws AgentError `MEMORY_LOG_CORRUPT`; write errors of the workspace.
    */
   checkpoint(): Promise<boolean>
+  /**
+   * Resolves once the background work this open log has scheduled so far (a threshold or index
+   * checkpoint, written after the turn that scheduled it) has finished, written or not. Never
+   * rejects: a failed checkpoint is a `MEMORY_LOG_CHECKPOINT_FAILED` warning. For a graceful
+   * shutdown, and for tests that look at the checkpoint file.
+   */
+  settled(): Promise<void>
   /**
    * Tells the log that derived state over `records` records (a partition's search index) was
    * just built. A large one (at least `checkpointEvery` records) is worth persisting: a checkpoint

@@ -53,12 +53,15 @@ export const memoryCheckpointCodec: LogCheckpointCodec<MemoryRecordState> = {
   difference: stateDifference,
 }
 
+/** What `missing` answers once every section is loaded (shared: callers only read it). */
+const NONE_MISSING: readonly string[] = Object.freeze([])
+
 /** The partitions of the memory state (one per store and scope), loaded from their checkpoint sections on first use. */
 export const memoryPartitions: LogPartitions<MemoryRecordState, MemoryEventDraft> = {
   of: event => partitionKey(event.store, event.scope),
   missing(state, keys) {
     const sections = state.sections
-    if (!sections || sections.size === 0) return []
+    if (!sections || sections.size === 0) return NONE_MISSING
     return keys === undefined ? [...sections.keys()] : keys.filter(key => sections.has(key))
   },
   load: loadSections,

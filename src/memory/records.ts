@@ -237,10 +237,16 @@ export const HEADER_FIELDS: readonly string[] = ['v', 'seq', 'prev', 'more', 'ty
 export function partitionKey(store: string, scope: MemoryScope): string {
   // Replay freezes the scope objects it shares between records: their key cannot change, so it is cached.
   if (!Object.isFrozen(scope)) return partitionKeyOf(store, scope)
-  let byStore = frozenScopeKeys.get(scope)
-  if (!byStore) frozenScopeKeys.set(scope, byStore = new Map())
-  let key = byStore.get(store)
-  if (key === undefined) byStore.set(store, key = partitionKeyOf(store, scope))
+  let known = frozenScopeKeys.get(scope)
+  // One lookup for the first store that names the scope, a second one for any other.
+  if (known?.store === store) return known.key
+  if (!known) {
+    const key = partitionKeyOf(store, scope)
+    frozenScopeKeys.set(scope, known = { store, key })
+    return key
+  }
+  let key = known.others?.get(store)
+  if (key === undefined) (known.others ??= new Map()).set(store, key = partitionKeyOf(store, scope))
   return key
 }
 
@@ -249,7 +255,7 @@ function partitionKeyOf(store: string, scope: MemoryScope): string {
   return `[${JSON.stringify(store)},${JSON.stringify(scopeKey(scope))}]`
 }
 
-const frozenScopeKeys = new WeakMap<MemoryScope, Map<string, string>>()
+const frozenScopeKeys = new WeakMap<MemoryScope, { store: string; key: string; others?: Map<string, string> }>()
 
 /** Looks a record up by id (the state's map, or an overlay over it while a write is checked). */
 export type MemoryRecordLookup = (id: string) => MemoryRecord | undefined
@@ -294,31 +300,27 @@ export function eventConflict(lookup: MemoryRecordLookup, event: MemoryEventDraf
  */
 export function foldEvent(previous: MemoryRecord | undefined, event: MemoryEventDraft): MemoryRecord {
   if (event.type === 'remember') {
-    return {
-      id: event.recordId,
-      store: event.store,
-      scope: event.scope,
-      kind: event.kind,
-      content: event.content,
-      ...(event.title !== undefined ? { title: event.title } : {}),
-      tags: event.tags,
-      metadata: event.metadata,
-      pinned: event.pinned,
-      ...(event.confidence !== undefined ? { confidence: event.confidence } : {}),
-      ...(event.episode !== undefined ? { episode: event.episode } : {}),
-      ...(event.keywords !== undefined ? { keywords: event.keywords } : {}),
-      ...(event.topics !== undefined ? { topics: event.topics } : {}),
-      ...(event.rawExtract !== undefined ? { rawExtract: event.rawExtract } : {}),
-      ...(event.recallTriggers !== undefined ? { recallTriggers: event.recallTriggers } : {}),
-      supersedes: event.supersedes,
-      provenance: event.provenance,
-      audit: event.audit,
-      createdAt: event.createdAt,
-      ...(event.occurredAt !== undefined ? { occurredAt: event.occurredAt } : {}),
-      updatedAt: event.at,
-      version: 1,
-      status: 'active',
-    }
+    // Members set one after the other in the record's member order: one object, no spread of optional members.
+    const record: Record<string, unknown> = { id: event.recordId, store: event.store, scope: event.scope, kind: event.kind, content: event.content }
+    if (event.title !== undefined) record.title = event.title
+    record.tags = event.tags
+    record.metadata = event.metadata
+    record.pinned = event.pinned
+    if (event.confidence !== undefined) record.confidence = event.confidence
+    if (event.episode !== undefined) record.episode = event.episode
+    if (event.keywords !== undefined) record.keywords = event.keywords
+    if (event.topics !== undefined) record.topics = event.topics
+    if (event.rawExtract !== undefined) record.rawExtract = event.rawExtract
+    if (event.recallTriggers !== undefined) record.recallTriggers = event.recallTriggers
+    record.supersedes = event.supersedes
+    record.provenance = event.provenance
+    record.audit = event.audit
+    record.createdAt = event.createdAt
+    if (event.occurredAt !== undefined) record.occurredAt = event.occurredAt
+    record.updatedAt = event.at
+    record.version = 1
+    record.status = 'active'
+    return record as unknown as MemoryRecord
   }
   if (!previous) throw new Error(`the ${event.type} event targets unknown record "${event.recordId}"`)
   if (event.type === 'erase') {
@@ -491,8 +493,9 @@ export function rememberDrafts(target: MemoryTarget, input: MemoryRecordInput, e
   if (input.rawExtract !== undefined) remember.rawExtract = input.rawExtract
   if (input.recallTriggers !== undefined) remember.recallTriggers = input.recallTriggers
   if (input.occurredAt !== undefined) remember.occurredAt = input.occurredAt
-  const superseded = supersedes.map((id): MemorySupersedeDraft => ({ type: 'supersede', recordId: id, store: target.store, scope: target.scope, version: event.versionOf(id) + 1, at, audit, supersededBy: recordId }))
-  return [remember, ...superseded]
+  const drafts: MemoryEventDraft[] = [remember]
+  for (const id of supersedes) drafts.push({ type: 'supersede', recordId: id, store: target.store, scope: target.scope, version: event.versionOf(id) + 1, at, audit, supersededBy: recordId })
+  return drafts
 }
 
 /** Random bytes drawn at once for record ids (16 an id), and how many of them are used. */

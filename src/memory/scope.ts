@@ -56,16 +56,21 @@ export function validateScope(value: unknown, store?: string): MemoryScope {
   return scope
 }
 
-/** A copy of `value` in field order when it is a valid scope, else `undefined` (then validateScope says why). */
-function validScopeCopy(value: unknown): MemoryScope | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
+/** Whether `value` is a valid scope: a plain object with at least one field, only fields of `MEMORY_SCOPE_FIELDS`, each a non-blank string. */
+function isValidScope(value: unknown): value is MemoryScope {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
   let count = 0
   for (const field in value) {
     if (!Object.prototype.hasOwnProperty.call(value, field)) continue
-    if (!FIELDS.has(field) || !isFilled((value as Record<string, unknown>)[field])) return undefined
+    if (!FIELDS.has(field) || !isFilled((value as Record<string, unknown>)[field])) return false
     count++
   }
-  if (count === 0) return undefined
+  return count > 0
+}
+
+/** A copy of `value` in field order when it is a valid scope, else `undefined` (then validateScope says why). */
+function validScopeCopy(value: unknown): MemoryScope | undefined {
+  if (!isValidScope(value)) return undefined
   const scope: MemoryScope = {}
   for (const field of MEMORY_SCOPE_FIELDS) {
     const fieldValue = (value as MemoryScope)[field]
@@ -88,26 +93,18 @@ function isFilled(value: unknown): value is string {
  * @throws AgentError from {@link validateScope} when `scope` is not valid.
  */
 export function scopeKey(scope: MemoryScope): string {
-  return validScopeKey(scope) ?? checkedScopeKey(scope)
-}
-
-/**
- * The key of `value` when it is a valid scope whose fields are all its own, else `undefined`.
- * Built field by field in sorted order (no entries array, no sort, no copy): this runs several
- * times on every memory operation. The same string as JSON.stringify of the sorted pairs.
- */
-function validScopeKey(value: unknown): string | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
+  // Built field by field in sorted order (no entries array, no sort, no copy): this runs several
+  // times on every memory operation. The same string as JSON.stringify of the sorted pairs.
   let key = '['
   let fields = 0
   for (const [field, prefix] of KEY_PREFIXES) {
-    const fieldValue = (value as Record<string, unknown>)[field]
-    if (fieldValue === undefined) continue
-    if (!isFilled(fieldValue)) return undefined
+    const value = (scope as Record<string, unknown> | null)?.[field]
+    if (value === undefined) continue
+    if (!isFilled(value)) return checkedScopeKey(scope)
     key += fields++ === 0 ? prefix : `,${prefix}`
-    key += `${JSON.stringify(fieldValue)}]`
+    key += `${JSON.stringify(value)}]`
   }
-  if (fields === 0 || fields !== ownFieldCount(value)) return undefined
+  if (fields === 0 || fields !== ownFieldCount(scope)) return checkedScopeKey(scope)
   return `${key}]`
 }
 
@@ -139,17 +136,14 @@ export const SHARED_SCOPES_MAX = 10_000
  * @throws AgentError as {@link validateScope}.
  */
 export function sharedScope(value: unknown, store?: string): MemoryScope {
-  // A valid scope already shared is found by its key, without the copy validateScope makes.
-  const known = validScopeKey(value)
-  const found = known === undefined ? undefined : sharedScopes.get(known)
-  if (found !== undefined) return found
+  // A scope seen before costs its check and its key, not a copy.
+  const key = isValidScope(value) ? scopeKey(value) : undefined
+  const known = key === undefined ? undefined : sharedScopes.get(key)
+  if (known) return known
   const scope = validateScope(value, store)
-  const key = scopeKey(scope)
-  let shared = sharedScopes.get(key)
-  if (!shared) {
-    if (sharedScopes.size >= SHARED_SCOPES_MAX) sharedScopes.clear()
-    sharedScopes.set(key, shared = Object.freeze(scope))
-  }
+  const shared = Object.freeze(scope)
+  if (sharedScopes.size >= SHARED_SCOPES_MAX) sharedScopes.clear()
+  sharedScopes.set(key ?? scopeKey(scope), shared)
   return shared
 }
 

@@ -19,7 +19,7 @@ import { decodeSnapshot, encodeSnapshot } from './snapshot.ts'
 import { IndexState } from './state.ts'
 import { substringSearch } from './substring-index.ts'
 import { candidateScorer, rerankBest, rerankOn, type RerankParams } from './rerank.ts'
-import type { SearchDocument, SearchFeedbackOptions, SearchField, SearchHit, SearchIndex, SearchIndexOptions, SearchProximityOptions, SearchQuery } from './types.ts'
+import type { SearchDocument, SearchFeedbackOptions, SearchField, SearchHit, SearchIndex, SearchIndexOptions, SearchProximityOptions, SearchQuery, SearchSynonymOptions } from './types.ts'
 
 /** Default {@link SearchIndexOptions}: the measured lexical levers on (docs/search-and-recall.md, "Ranking levers"). */
 export const DEFAULT_SEARCH_INDEX_OPTIONS: {
@@ -31,15 +31,17 @@ export const DEFAULT_SEARCH_INDEX_OPTIONS: {
   readonly tagBoost: number
   readonly rerankDepth: number
   readonly irregularForms: boolean
+  readonly synonyms: Readonly<Required<SearchSynonymOptions>>
 } = {
   fieldWeights: { title: 2, content: 1, tags: 2 },
   k1: 1.2,
   b: 0.75,
-  feedback: { records: 10, terms: 20, weight: 0.1, minRecords: 2, maxShare: 0.1 },
+  feedback: { records: 5, terms: 20, weight: 0.1, minRecords: 2, maxShare: 0.1 },
   proximity: { window: 3, weight: 0.5 },
   tagBoost: 1.5,
   rerankDepth: 100,
   irregularForms: true,
+  synonyms: { weight: 0.7 },
 }
 
 /**
@@ -97,6 +99,7 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
   private readonly params: Bm25fParams
   private readonly feedback: FeedbackParams
   private readonly levers: RerankParams
+  private readonly synonymWeight: number
   // Updates are taken in lazily: a replay only notes each record's latest state here, and the
   // partition is indexed (in first-update order, so positions are the same) on its first search.
   private pending = new Map<string, D>()
@@ -122,6 +125,7 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
       proximityWeight: proximity.weight,
       tagBoost: options.tagBoost ?? DEFAULT_SEARCH_INDEX_OPTIONS.tagBoost,
     }
+    this.synonymWeight = options.synonyms?.weight ?? DEFAULT_SEARCH_INDEX_OPTIONS.synonyms.weight
     const text = textOf(options.text)
     const irregular = options.irregularForms ?? DEFAULT_SEARCH_INDEX_OPTIONS.irregularForms
     this.state = restored ? decodeSnapshot(restored.snapshot, restored.records, text, irregular) : new IndexState<D>(text, irregular)
@@ -191,7 +195,7 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
   private termsOf(text: string): ReadonlyMap<string, number> {
     let terms = this.recentTerms.get(text)
     if (terms === undefined) {
-      terms = queryTerms(this.state.vocabulary, text)
+      terms = queryTerms(this.state.vocabulary, text, this.synonymWeight)
       if (this.recentTerms.size >= RECENT_QUERIES) this.recentTerms.clear()
       this.recentTerms.set(text, terms)
     }
@@ -205,6 +209,7 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     const batch = this.pending
     this.pending = new Map()
     const state = this.state
+    if (state.slots.count === 0) state.reserve(batch.size)
     for (const record of batch.values()) {
       const kept = state.remove(record.id)
       if (record.status === 'active') state.add(record, kept ?? state.nextPosition++)

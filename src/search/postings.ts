@@ -17,6 +17,19 @@ export class PairLists {
   private lengths = new Int32Array(16)
   count = 0
 
+  /** Makes room for `lists` lists holding `pairs` pairs in all (a build of known size grows no array). */
+  reserve(lists: number, pairs: number): void {
+    if (lists > this.heads.length) {
+      this.heads = grow(this.heads, lists)
+      this.tails = grow(this.tails, lists)
+      this.fills = grow(this.fills, lists)
+      this.lengths = grow(this.lengths, lists)
+    }
+    // A list's first block holds 2 pairs after its 2 header ints.
+    const ints = this.used + 6 * lists + 2 * pairs
+    if (ints > this.arena.length) this.arena = grow(this.arena.subarray(0, this.used), ints)
+  }
+
   /** A new empty list; returns its id. */
   create(): number {
     const id = this.count++

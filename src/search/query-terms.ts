@@ -4,6 +4,7 @@
  * written together).
  */
 import { editDistance, stemWord, tokenizeWords } from './text.ts'
+import { synonymsOf } from './synonyms.ts'
 import { LATIN_SURFACE, type Vocabulary } from './vocabulary.ts'
 
 /** Weight of a query term reached through a corrected spelling. */
@@ -12,9 +13,11 @@ export const FUZZY_WEIGHT = 0.8
 /**
  * Query terms with weights: each known term once (weight 1); a word the partition never uses is
  * matched to indexed words one edit away (two for words of 8+ letters), or split into two
- * indexed words when it was written together ("roadtrip" -> "road", "trip").
+ * indexed words when it was written together ("roadtrip" -> "road", "trip"). With
+ * `synonymWeight` > 0, the indexed words of a term's synonym group (synonyms.ts: "kid" and
+ * "child") are terms too, at that weight.
  */
-export function queryTerms(vocabulary: Vocabulary, text: string): Map<string, number> {
+export function queryTerms(vocabulary: Vocabulary, text: string, synonymWeight = 0): Map<string, number> {
   const irregular = vocabulary.irregular
   const weighted = new Map<string, number>()
   const add = (term: string, weight: number) => weighted.set(term, Math.max(weighted.get(term) ?? 0, weight))
@@ -22,6 +25,12 @@ export function queryTerms(vocabulary: Vocabulary, text: string): Map<string, nu
     const surface = token.surface
     const term = irregular ? token.term : stemWord(surface, false)
     const id = vocabulary.termIds.get(term)
+    if (synonymWeight > 0) {
+      for (const other of synonymsOf(term, irregular)) {
+        const otherId = vocabulary.termIds.get(other)
+        if (otherId !== undefined && vocabulary.termFrequency[otherId]! > 0) add(other, synonymWeight)
+      }
+    }
     if ((id !== undefined && vocabulary.termFrequency[id]! > 0) || !LATIN_SURFACE.test(surface) || surface.length < 4) {
       add(term, 1)
       continue

@@ -101,7 +101,7 @@ export class RecordTokens {
     if (known === 0) {
       if (ENGLISH_STOP_WORDS.has(run)) known = 1
       else {
-        const sid = this.vocabulary.surfaceId(run, this.create)
+        const sid = this.vocabulary.surfaceId(run, this.create, true)
         if (sid === -1) return
         known = sid + 2
       }
@@ -112,7 +112,11 @@ export class RecordTokens {
 
   /** A surface word that is not a whole run (or any word without runs): looked up by itself. */
   private visitSurface(surface: string): void {
-    const sid = this.vocabulary.surfaceId(surface, this.create)
+    // A surface made as a whole run's is noted at that run (the vocabulary keeps no text map of those).
+    const runs = this.runs
+    const run = runs.known(surface)
+    const noted = run === undefined || run >= runs.surfaces.length ? 0 : runs.surfaces[run]!
+    const sid = noted >= 2 ? noted - 2 : this.vocabulary.surfaceId(surface, this.create, false)
     if (sid !== -1) this.countSurface(sid)
   }
 

@@ -1,3 +1,4 @@
+import { grow } from './arrays.ts'
 import { ImpactOrders, type ImpactCopy } from './impact-order.ts'
 import { PairLists } from './postings.ts'
 import type { Slots } from './slots.ts'
@@ -53,6 +54,12 @@ export class RunIndex {
   private scanned = 0
   /** Impact-ordered copies of long lists of {@link postings} (made again when the postings are replaced). */
   private impact: ImpactOrders | undefined
+
+  /** Makes room for `count` runs with `postings` postings in all. */
+  reserve(count: number, postings: number): void {
+    if (count > this.surfaces.length) this.surfaces = grow(this.surfaces, count)
+    this.postings.reserve(count, postings)
+  }
 
   /** The id of an indexed run, else `undefined` (a small direct-mapped cache before the map: words repeat). */
   known(run: string): number | undefined {

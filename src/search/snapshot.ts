@@ -45,7 +45,7 @@ export function encodeSnapshot<D extends SearchDocument>(state: IndexState<D>, r
   }
   vocabulary.termPostings.encode(out)
   runs.postings.encode(out)
-  const surfaceCount = vocabulary.surfaceIds.size
+  const surfaceCount = vocabulary.surfaceNames.length
   for (let sid = 0; sid < surfaceCount; sid++) out.uint(vocabulary.surfaceTerms[sid]!)
   for (let sid = 0; sid < surfaceCount; sid++) out.uint(vocabulary.surfaceCounts[sid]!)
   out.uint(vocabulary.largeCounts.size)
@@ -59,7 +59,7 @@ export function encodeSnapshot<D extends SearchDocument>(state: IndexState<D>, r
     nextPosition: state.nextPosition,
     terms: vocabulary.termNames.slice(),
     runs: runs.texts.slice(),
-    surfaces: [...vocabulary.surfaceIds.keys()],
+    surfaces: vocabulary.surfaceNames.slice(),
     data: out.base64(),
   }
 }
@@ -142,7 +142,7 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   runs.texts = runList.names
   runs.ids = runList.ids
   runs.postings = PairLists.decode(input, runList.names.length, count, 1, 0x7fffffff)
-  vocabulary.surfaceIds = surfaces.ids
+  vocabulary.restoreSurfaces(surfaces.names, surfaces.ids)
   const surfaceCount = surfaces.names.length
   vocabulary.surfaceTerms = new Int32Array(Math.max(256, surfaceCount))
   vocabulary.surfaceLatin = new Uint8Array(vocabulary.surfaceTerms.length)

@@ -7,6 +7,13 @@ import { TermBounds } from './term-bounds.ts'
 import type { SearchDocument, SearchText } from './types.ts'
 import { TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
 
+const SHARED_TOKENS = new RecordTokens()
+
+/** Distinct words a record adds to a small index's vocabulary, about (100 notes of 130 characters: 13). */
+const WORDS_PER_RECORD = 16
+/** Most words {@link IndexState.reserve} makes room for (a large index's vocabulary grows by doubling). */
+const RESERVED_WORDS_MAX = 4096
+
 /**
  * The structures of one index and the two operations that change them: adding a record to a new
  * slot and tombstoning a record's slot. A removal tokenizes the old record again to take back its
@@ -18,8 +25,8 @@ export class IndexState<D extends SearchDocument> {
   runs: RunIndex
   /** The position the next new record gets. */
   nextPosition = 0
-  /** Tokenizer scratch of this index. */
-  readonly tokens = new RecordTokens()
+  /** Tokenizer scratch, shared by every index (tokenizing is synchronous and its result is read before the next record is tokenized). */
+  readonly tokens = SHARED_TOKENS
   /** Per-term bounds of the points of a posting (for top-k pruning), kept in step with the postings lazily. */
   readonly bounds = new TermBounds()
   /** Per-class bounds of the points of a term's postings (for the match-mask pass), kept in step lazily. */
@@ -36,6 +43,17 @@ export class IndexState<D extends SearchDocument> {
   retokenize(record: D): RecordTokens {
     this.tokens.tokenize(record, this.text, this.vocabulary, this.runs, false, false)
     return this.tokens
+  }
+
+  /**
+   * Makes room for `records` more records of about {@link WORDS_PER_RECORD} distinct words each
+   * (at most {@link RESERVED_WORDS_MAX} words in all): a batch indexed into an empty state grows
+   * few arrays.
+   */
+  reserve(records: number): void {
+    const words = Math.min(RESERVED_WORDS_MAX, WORDS_PER_RECORD * records)
+    this.vocabulary.reserve(words, 2 * WORDS_PER_RECORD * records)
+    this.runs.reserve(words, 2 * WORDS_PER_RECORD * records)
   }
 
   /** Indexes `record` (active) in a new slot at `position`. */

@@ -77,6 +77,15 @@ export function stemWord(word: string, irregular = true): string {
   return stem
 }
 
+/**
+ * The cached stem of `word` (as {@link stemWord} gives it), or `undefined` when it is not cached.
+ * Only plain Latin words of 3+ letters are cached, so a cached word is a plain Latin word: a
+ * vocabulary learns both from one lookup.
+ */
+export function cachedStem(word: string, irregular = true): string | undefined {
+  return (irregular ? stems : regularStems).get(word)
+}
+
 const ASCII = /^[\x00-\x7f]*$/
 const STEM_CACHE_MAX = 50_000
 const stems = new Map<string, string>()

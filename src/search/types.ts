@@ -107,7 +107,7 @@ export interface SearchIndexOptions<D extends SearchDocument = SearchDocument> {
   /** BM25 length normalization in [0, 1], default 0.75. */
   b?: number
   /**
-   * Pseudo-relevance feedback (on by default): the best `records` (10) filtered results lend their
+   * Pseudo-relevance feedback (on by default): the best `records` (5) filtered results lend their
    * `terms` (20) most telling terms (share of the record × record score / best score × idf), held
    * by `minRecords` (2) to `maxShare` (10%) of the records, at up to `weight` (0.1) of a query term.
    * Lent terms only add to the scores of the first ranking, their postings at most a quarter of
@@ -131,8 +131,20 @@ export interface SearchIndexOptions<D extends SearchDocument = SearchDocument> {
   rerankDepth?: number
   /** Irregular verb and noun forms stemmed as their base ("went" as "go", "children" as "child"); default true. */
   irregularForms?: boolean
+  /**
+   * Query expansion by light synonym groups of everyday English (synonyms.ts: "kid" and "child",
+   * "mom" and "mother", British and American spellings): a query word also looks for the indexed
+   * words of its group, each at `weight` of a query term; `{ weight: 0 }` is off.
+   */
+  synonyms?: SearchSynonymOptions
   /** Which text of a document is searched; default: `title`, `content` and `tags` as they are. */
   text?: SearchText<D>
+}
+
+/** Settings of the synonym expansion of {@link SearchIndexOptions.synonyms}. */
+export interface SearchSynonymOptions {
+  /** Weight of a synonym beside a query term (1). */
+  weight?: number
 }
 
 /**

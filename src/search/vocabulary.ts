@@ -1,6 +1,6 @@
 import { grow } from './arrays.ts'
 import { PairLists } from './postings.ts'
-import { stemWord } from './text.ts'
+import { cachedStem, stemWord } from './text.ts'
 
 /** Highest term frequency a posting stores inline (10 bits per field); larger counts live in {@link Vocabulary.largeCounts}. */
 export const TF_INLINE_MAX = 0x3ff
@@ -30,14 +30,53 @@ export class Vocabulary {
   /** Field counts above {@link TF_INLINE_MAX}: slot × 3 + field -> count. */
   largeCounts = new Map<number, number>()
 
-  surfaceIds = new Map<string, number>()
+  /** Surface text by id. */
+  surfaceNames: string[] = []
   surfaceTerms = new Int32Array(256)
   surfaceLatin = new Uint8Array(256)
   surfaceCounts = new Int32Array(256)
   surfaceMarks = new Int32Array(256)
   surfaceMark = 0
+  /**
+   * Surface id by text, made on first use ({@link surfaceIds}) and kept current from then on.
+   * Until then a surface that is a whole run of the index's run index is found through that run
+   * (`RunIndex.surfaces`), and any other in {@link offRun}: an index build makes no map entry
+   * for most of its words.
+   */
+  private surfaceMap: Map<string, number> | undefined
+  /** Surfaces made while {@link surfaceMap} is not made, that no whole run stands for (a word with an apostrophe suffix, "May", non-ASCII words). */
+  private readonly offRun = new Map<string, number>()
   /** Plain Latin surfaces by length, and a 26-bit mask of each one's letters: fuzzy matching visits only these. */
   private latin: LatinSurfaces | undefined
+
+  /** Surface id by text (made when first asked for). */
+  get surfaceIds(): ReadonlyMap<string, number> {
+    if (this.surfaceMap === undefined) {
+      const map = new Map<string, number>()
+      const names = this.surfaceNames
+      for (let sid = 0; sid < names.length; sid++) map.set(names[sid]!, sid)
+      this.surfaceMap = map
+    }
+    return this.surfaceMap
+  }
+
+  /** Sets the surfaces (a decoded snapshot's): `names` by id, `ids` their ids by text. */
+  restoreSurfaces(names: string[], ids: Map<string, number>): void {
+    this.surfaceNames = names
+    this.surfaceMap = ids
+  }
+
+  /** Makes room for `words` terms and surfaces with `postings` term postings in all. */
+  reserve(words: number, postings: number): void {
+    if (words > this.termFrequency.length) this.termFrequency = grow(this.termFrequency, words)
+    if (words > this.surfaceTerms.length) {
+      this.surfaceTerms = grow(this.surfaceTerms, words)
+      this.surfaceLatin = grow(this.surfaceLatin, words)
+      this.surfaceCounts = grow(this.surfaceCounts, words)
+      this.surfaceMarks = grow(this.surfaceMarks, words)
+    }
+    this.termPostings.reserve(words, postings)
+  }
 
   /** The id of term `term`, made when new. */
   termId(term: string): number {
@@ -52,24 +91,35 @@ export class Vocabulary {
     return id
   }
 
-  /** The id of `surface` (a token's folded word, not a stop-word), made when `create`; -1 when unknown. */
-  surfaceId(surface: string, create: boolean): number {
-    let sid = this.surfaceIds.get(surface)
-    if (sid === undefined) {
-      if (!create) return -1
-      const id = this.termId(stemWord(surface, this.irregular))
-      sid = this.surfaceIds.size
-      this.surfaceIds.set(surface, sid)
-      if (sid >= this.surfaceTerms.length) {
-        this.surfaceTerms = grow(this.surfaceTerms, sid + 1)
-        this.surfaceLatin = grow(this.surfaceLatin, sid + 1)
-        this.surfaceCounts = grow(this.surfaceCounts, sid + 1)
-        this.surfaceMarks = grow(this.surfaceMarks, sid + 1)
-      }
-      this.surfaceTerms[sid] = id
-      this.surfaceLatin[sid] = LATIN_SURFACE.test(surface) ? 1 : 0
-      if (this.surfaceLatin[sid] === 1) this.latin?.add(surface, sid)
+  /**
+   * The id of `surface` (a token's folded word, not a stop-word), made when `create`; -1 when
+   * unknown. `wholeRun`: the surface is a whole run of the index's run index whose surface is not
+   * noted there yet (so it can only have been made as another kind of surface); else the caller
+   * looked its run up first.
+   */
+  surfaceId(surface: string, create: boolean, wholeRun = false): number {
+    const sid = this.surfaceMap !== undefined ? this.surfaceMap.get(surface) : this.offRun.get(surface)
+    if (sid !== undefined) return sid
+    return create ? this.newSurface(surface, wholeRun) : -1
+  }
+
+  private newSurface(surface: string, wholeRun: boolean): number {
+    // A cached stem is a plain Latin word's: one lookup gives the term and the script.
+    const cached = cachedStem(surface, this.irregular)
+    const id = this.termId(cached ?? stemWord(surface, this.irregular))
+    const sid = this.surfaceNames.length
+    this.surfaceNames.push(surface)
+    if (this.surfaceMap !== undefined) this.surfaceMap.set(surface, sid)
+    else if (!wholeRun) this.offRun.set(surface, sid)
+    if (sid >= this.surfaceTerms.length) {
+      this.surfaceTerms = grow(this.surfaceTerms, sid + 1)
+      this.surfaceLatin = grow(this.surfaceLatin, sid + 1)
+      this.surfaceCounts = grow(this.surfaceCounts, sid + 1)
+      this.surfaceMarks = grow(this.surfaceMarks, sid + 1)
     }
+    this.surfaceTerms[sid] = id
+    this.surfaceLatin[sid] = cached !== undefined || LATIN_SURFACE.test(surface) ? 1 : 0
+    if (this.surfaceLatin[sid] === 1) this.latin?.add(surface, sid)
     return sid
   }
 
@@ -81,7 +131,8 @@ export class Vocabulary {
   forEachNearLatin(word: string, max: number, visit: (sid: number, surface: string) => void): void {
     if (this.latin === undefined) {
       this.latin = new LatinSurfaces()
-      for (const [surface, sid] of this.surfaceIds) if (this.surfaceLatin[sid] === 1) this.latin.add(surface, sid)
+      const names = this.surfaceNames
+      for (let sid = 0; sid < names.length; sid++) if (this.surfaceLatin[sid] === 1) this.latin.add(names[sid]!, sid)
     }
     this.latin.forEachNear(word, max, this.surfaceCounts, visit)
   }

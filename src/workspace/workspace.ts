@@ -242,7 +242,7 @@ function nativeText(storage: Storage, key: string): NativeText | undefined {
 }
 
 function fsText(key: string, file: string): NativeText {
-  // The identity text of the last file seen at the path: the same file answers with the same string.
+  // The identity text of the file last seen (the same file from stat to stat: one string, not one per stat).
   let identity = { dev: -1, ino: -1, id: '' }
   const readFailed = (error: NodeJS.ErrnoException) => agentError('WORKSPACE_READ_FAILED', `reading "${key}" failed (${error.code ?? error.message})`, 'check the workspace folder permissions and disk', { key }, error)
   const sizeNow = (): number => {
@@ -385,19 +385,18 @@ function fsText(key: string, file: string): NativeText {
   }
 
   function statNow(): WorkspaceValueStat | undefined {
-    let stats: ReturnType<typeof statSync>
     try {
-      stats = statSync(file, { throwIfNoEntry: false })
+      const stats = statSync(file)
+      // Under this process's lease no cooperating writer can change the file until it is
+      // released: the next conditional append of this lease trusts this stat instead of its own.
+      noteLeasedStat(file, stats)
+      if (stats.dev !== identity.dev || stats.ino !== identity.ino) identity = { dev: stats.dev, ino: stats.ino, id: `${stats.dev}:${stats.ino}` }
+      return { size: stats.size, id: identity.id }
     }
     catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
       throw readFailed(error as NodeJS.ErrnoException)
     }
-    if (stats === undefined) return undefined
-    // Under this process's lease no cooperating writer can change the file until it is
-    // released: the next conditional append of this lease trusts this stat instead of its own.
-    noteLeasedStat(file, stats)
-    if (stats.dev !== identity.dev || stats.ino !== identity.ino) identity = { dev: stats.dev, ino: stats.ino, id: `${stats.dev}:${stats.ino}` }
-    return { size: stats.size, id: identity.id }
   }
 
   function readBytesNow(start: number, end?: number): Uint8Array | undefined {

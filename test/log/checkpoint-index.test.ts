@@ -41,7 +41,8 @@ const QUERIES: MemorySearchQuery[] = [
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'vam-checkpoint-index-'))
 const store = (workspace: Workspace, checkpointEvery?: number | false) => workspaceJsonlMemoryStore(checkpointEvery === undefined ? {} : { checkpointEvery }).create({ store: 'agent', agent: 'support', workspace, writable: true })
-const settle = () => new Promise(done => setTimeout(done, 20))
+/** Waits for the checkpoints the log has scheduled so far (written after the turn that scheduled them). */
+const settle = (...logs: Array<{ settled(): Promise<void> }>) => Promise.all(logs.map(log => log.settled()))
 type Store = ReturnType<typeof store>
 
 /** Every query of {@link QUERIES} in every scope. */
@@ -379,11 +380,11 @@ describe('a cold open that replayed many lines writes a checkpoint', () => {
     const dir = await logWithoutCheckpoint(6)
     const small = store(createWorkspace({ dir }), 10)
     expect(await small.search(target('alice'), { query: 'fact' })).toHaveLength(6)
-    await settle()
+    await settle(small.log)
     expect(await createWorkspace({ dir }).has(CHECKPOINT)).toBe(false)
     const large = store(createWorkspace({ dir }), 6)
     await large.export(target('alice'))
-    await settle()
+    await settle(large.log)
     // The open's own checkpoint (6 lines replayed) holds no index: nothing was searched yet.
     expect(indexedKeys(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8'))).toEqual([])
     expect(await large.search(target('alice'), { query: 'fact' })).toHaveLength(6)
@@ -409,11 +410,13 @@ describe('a cold open that replayed many lines writes a checkpoint', () => {
 
   it('fewer lines than checkpointEvery, a read-only workspace, or checkpoints off: no checkpoint', async () => {
     const dir = await logWithoutCheckpoint(4)
-    expect(await store(createWorkspace({ dir }), 5).export(target('alice'))).toHaveLength(4)
+    const few = store(createWorkspace({ dir }), 5)
+    expect(await few.export(target('alice'))).toHaveLength(4)
     const readOnly = workspaceJsonlMemoryStore({ checkpointEvery: 2 }).create({ store: 'agent', agent: 'support', workspace: createWorkspace({ dir, writable: false }), writable: false })
     expect(await readOnly.export(target('alice'))).toHaveLength(4)
-    expect(await store(createWorkspace({ dir }), false).export(target('alice'))).toHaveLength(4)
-    await settle()
+    const off = store(createWorkspace({ dir }), false)
+    expect(await off.export(target('alice'))).toHaveLength(4)
+    await settle(few.log, readOnly.log, off.log)
     expect(await createWorkspace({ dir }).has(CHECKPOINT)).toBe(false)
   })
 })

@@ -166,4 +166,20 @@ describe('log line versions', () => {
       expect(written).toMatchObject(referenceLine(draft, 7, 'f'.repeat(64)))
     }), { numRuns: 300 })
   })
+
+  it('the event a write hands back to the fold is its line as a replay reads it (defaults put back), in version 2 and 3, whatever objects the draft holds', () => {
+    // A replay's event: the line parsed, without the chain members, with the members a version 3 line leaves out put back.
+    const replayed = (line: string) => {
+      const { v, seq, prev, more, digest, payloadDigest, ...event } = JSON.parse(line) as Record<string, unknown>
+      return { ...PAYLOAD_DEFAULTS, createdAt: event.at, ...event }
+    }
+    const value = fc.oneof(fc.constantFrom<unknown>([], {}, new Date(0), [undefined], { b: 1, a: undefined }, -0, Number.NaN, false, true, null), fc.array(fc.string(), { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), fc.oneof(fc.string(), fc.double()), { maxKeys: 2 }))
+    const at = '2024-01-01T00:00:00.000Z'
+    fc.assert(fc.property(value, value, value, value, fc.constantFrom<2 | 3>(2, 3), fc.boolean(), (tags, metadata, provenance, confidence, version, frozenScope) => {
+      const scope = frozenScope ? Object.freeze({ ...alice.scope }) : { user: 'alice', agent: 'support' }
+      const draft = { type: 'remember', recordId: `mem_${'0'.repeat(32)}`, store: 'agent', scope, version: 1, at, audit: { via: 'api', runId: 'r' }, kind: 'semantic', content: 'likes "tea"\n', tags, metadata, pinned: false, supersedes: [], provenance, confidence, createdAt: at }
+      const written = serializeEvent(memoryFold.schema, draft as unknown as MemoryEventDraft, 3, null, true, sha, new Map(), version) as unknown as { line: string; folded: Record<string, unknown> }
+      expect(written.folded).toStrictEqual(replayed(written.line))
+    }), { numRuns: 300 })
+  })
 })

@@ -28,7 +28,8 @@ const audit = { via: 'api' }
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'vam-checkpoint-'))
 const store = (workspace: Workspace, checkpointEvery?: number | false) => workspaceJsonlMemoryStore(checkpointEvery === undefined ? {} : { checkpointEvery }).create({ store: 'agent', agent: 'support', workspace, writable: true })
-const settle = () => new Promise(done => setTimeout(done, 20))
+/** Waits for the checkpoints the log has scheduled so far (written after the turn of the write). */
+const settle = (log: { settled(): Promise<void> }) => log.settled()
 
 /** The whole folded state of a fresh open (records in order, partitions, erased ids), and the warnings it gave. */
 async function openState(workspace: Workspace, checkpointEvery?: false) {
@@ -59,9 +60,9 @@ describe('log checkpoints', () => {
           else if (step.op === 'delete') await live.delete(target, id, { audit })
           else await live.hardDelete(target, id, { audit })
           // Let scheduled checkpoints run between some operations, so they land at many offsets.
-          if (step.pick % 3 === 0) await settle()
+          if (step.pick % 3 === 0) await settle(live.log)
         }
-        await settle()
+        await settle(live.log)
         const fromCheckpoint = await openState(createWorkspace({ storage }))
         const replay = await openState(createWorkspace({ storage }), false)
         expect(fromCheckpoint.warnings).toEqual([])
@@ -81,10 +82,10 @@ describe('log checkpoints', () => {
     const dir = tempDir()
     const adapter = store(createWorkspace({ dir }), 5)
     for (let n = 0; n < 4; n++) await adapter.append(alice, { kind: 'semantic', content: `fact ${n}` }, { audit })
-    await settle()
+    await settle(adapter.log)
     expect(await createWorkspace({ dir }).has(CHECKPOINT)).toBe(false)
     await adapter.append(alice, { kind: 'semantic', content: 'fact 4' }, { audit })
-    await settle()
+    await settle(adapter.log)
     const stamp = JSON.parse(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8').split('\n')[0]!) as { lines: number; offset: number }
     expect(stamp).toMatchObject({ type: 'memory-log-checkpoint', v: 4, lines: 5, offset: readFileSync(join(dir, 'memory/memory.jsonl')).length })
     await adapter.append(alice, { kind: 'semantic', content: 'fact 5' }, { audit })
@@ -107,7 +108,7 @@ describe('log checkpoints', () => {
     const covered: number[] = []
     for (let n = 0; n < 50; n++) {
       await log.write(() => [{ type: 'remember', recordId: `mem_${String(n).padStart(32, '0')}`, store: 'agent', scope: alice.scope, version: 1, at: '2024-05-01T09:30:00.000Z', audit, kind: 'semantic', content: `fact ${n}`, tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: '2024-05-01T09:30:00.000Z' }])
-      await settle()
+      await settle(log)
       const text = await workspace.readText(CHECKPOINT)
       const lines = text === undefined ? 0 : (JSON.parse(text.split('\n')[0]!) as { lines: number }).lines
       if (lines !== (covered.at(-1) ?? 0)) covered.push(lines)
@@ -234,11 +235,11 @@ describe('log checkpoints', () => {
     const adapter = store(createWorkspace({ dir }), 2)
     const secret = await adapter.append(alice, { kind: 'profile', content: 'card 4111-SECRET', title: 'SECRET title', tags: ['SECRET-tag'] }, { audit })
     await adapter.append(alice, { kind: 'semantic', content: 'likes tea' }, { audit })
-    await settle()
+    await settle(adapter.log)
     const checkpoint = join(dir, 'memory/memory.jsonl.checkpoint')
     expect(readableCheckpoint(readFileSync(checkpoint, 'utf8'))).toContain('SECRET')
     expect(await adapter.hardDelete(alice, secret.id, { audit })).toBe(true)
-    await settle()
+    await settle(adapter.log)
     expect(readableCheckpoint(readFileSync(checkpoint, 'utf8'))).not.toContain('SECRET')
     expect(readFileSync(join(dir, 'memory/memory.jsonl'), 'utf8')).not.toContain('SECRET')
     const { state, warnings } = await openState(createWorkspace({ dir }))
@@ -264,7 +265,7 @@ describe('log checkpoints on Redis', () => {
     const first = redisWorkspace(base)
     const adapter = store(first, 3)
     for (let n = 0; n < 3; n++) await adapter.append(alice, { kind: 'semantic', content: `first ${n}` }, { audit })
-    await settle()
+    await settle(adapter.log)
     expect(await redis.probe!.exists(`${base}:memory:memory.jsonl.checkpoint`)).toBe(1)
     const second = redisWorkspace(base)
     await store(second).append(bob, { kind: 'semantic', content: 'second 0' }, { audit })

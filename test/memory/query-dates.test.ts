@@ -38,7 +38,7 @@ describe('calendar periods a query names', () => {
     const june = await adapter.append(target, { kind: 'semantic', content: 'went camping by the lake', occurredAt: '2023-06-10' }, { audit })
     const july = await adapter.append(target, { kind: 'semantic', content: 'went camping by the lake', occurredAt: '2023-07-02' }, { audit, duplicates: 'keep' })
     const hits = await hybridSearch(adapter, target, { query: 'camping by the lake in July', limit: 2 }, { model: countingEmbedder() })
-    // First of both rankings (1/11 + 1/11): the full text matches the date word, and the vector side, where the two tie, puts July first.
-    expect(hits.map(hit => [hit.record.id, hit.score])).toEqual([[july.id, 0.181818], [june.id, 0.166667]])
+    // First of both rankings (1/11 + 0.75/11, the default vector weight): the full text matches the date word, and the vector side, where the two tie, puts July first.
+    expect(hits.map(hit => [hit.record.id, hit.score])).toEqual([[july.id, 0.159091], [june.id, 0.145833]])
   })
 })

@@ -178,8 +178,8 @@ describe('ranked search through a store adapter', () => {
   })
 })
 
-// A deterministic local embedder: one dimension per concept, so "children" and "kids" meet.
-const CONCEPTS: Record<string, number> = { kid: 0, children: 0, child: 0, museum: 1, tea: 2, coffee: 3, dinosaur: 1 }
+// A deterministic local embedder: one dimension per concept, so "children" and "youngsters" meet.
+const CONCEPTS: Record<string, number> = { kid: 0, youngster: 0, children: 0, child: 0, museum: 1, tea: 2, coffee: 3, dinosaur: 1 }
 function conceptEmbedder(fail = false) {
   return new MockEmbeddingModelV3({
     maxEmbeddingsPerCall: 100,
@@ -205,7 +205,7 @@ describe('hybrid search (store option embed)', () => {
 
   it('fuses full-text and vector rankings: a record that shares no word with the query is found by meaning', async () => {
     const adapter = await inMemoryMemoryStore().create({ store: 'agent', agent: 'a', writable: true })
-    const kids = await adapter.append(target, { kind: 'semantic', content: 'Melanie took the kids out on Saturday' }, { audit: { via: 'api' } })
+    const kids = await adapter.append(target, { kind: 'semantic', content: 'Melanie took the youngsters out on Saturday' }, { audit: { via: 'api' } })
     const tea = await adapter.append(target, { kind: 'semantic', content: 'Melanie drinks green tea' }, { audit: { via: 'api' } })
     const model = conceptEmbedder()
     expect((await adapter.search(target, { query: 'children' })).map(hit => hit.record.id)).toEqual([])

@@ -2,6 +2,10 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { editDistance } from '../../src/search/text.ts'
 import { Vocabulary } from '../../src/search/vocabulary.ts'
+import { IndexState } from '../../src/search/state.ts'
+import { MEMORY_SEARCH_TEXT } from '../../src/memory/search-index.ts'
+import type { MemoryRecord } from '../../src/memory/types.ts'
+import { record } from '../fixtures/records.ts'
 
 describe('vocabulary: fuzzy candidates', () => {
   it('offers every live plain Latin surface within the edit distance (and only near lengths)', () => {
@@ -28,5 +32,25 @@ describe('vocabulary: fuzzy candidates', () => {
     const offered: string[] = []
     vocabulary.forEachNearLatin('painting', 2, (_, surface) => offered.push(surface))
     expect(offered).toEqual([])
+  })
+})
+
+describe('vocabulary: surfaces', () => {
+  const WORDS = ['coffee', "Caroline's", 'caroline', 'May', 'may', 'the', "o'clock", 'clock', 'café', 'cafe', '東京都', "don't", 'don', 'go2', 'Paris']
+  const text = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 10 }).map(words => words.join(' '))
+
+  it('gives each surface text one id, whether met as a whole run or as part of a word, before and after its text map is made', () => {
+    fc.assert(fc.property(fc.array(text, { minLength: 1, maxLength: 12 }), fc.nat({ max: 12 }), (contents, mapAfter) => {
+      const state = new IndexState<MemoryRecord>(MEMORY_SEARCH_TEXT)
+      contents.forEach((content, at) => {
+        // The text map is made once a query asks for it; later surfaces are added to it.
+        if (at === mapAfter) void state.vocabulary.surfaceIds.size
+        state.add(record({ content }), state.nextPosition++)
+      })
+      const names = state.vocabulary.surfaceNames
+      expect(new Set(names).size).toBe(names.length)
+      for (const [sid, name] of names.entries()) expect(state.vocabulary.surfaceIds.get(name)).toBe(sid)
+      expect(state.vocabulary.surfaceIds.size).toBe(names.length)
+    }), { numRuns: 300 })
   })
 })

@@ -9,10 +9,10 @@
  * ## Design
  *
  * Tables (docs/sqlite-store.md, `./sqlite/schema.ts`): `memory_events` holds the very lines of
- * the JSONL log (docs/log-format.md), one row per event, and is where a record is stored;
- * `memory_records` one row per record with what lookups, filters and search need (the record is
- * the fold of the lines it names, `./sqlite/lines.ts`); `memory_fts` a contentless FTS5 index of
- * the records' search terms. Each write is one `BEGIN IMMEDIATE`
+ * the JSONL log (docs/log-format.md), one row per event, and is where a record is stored; the row
+ * of a record's `remember` line also holds what lookups, filters and search need of the record
+ * (the record is the fold of the lines it names, `./sqlite/lines.ts`); `memory_fts` a contentless
+ * FTS5 index of the records' search terms. Each write is one `BEGIN IMMEDIATE`
  * transaction that reads the chain head and the rows it names, inserts the new lines and updates
  * the records and the index (`./sql/core.ts` builds the lines and rows). Reads and searches are
  * queries: nothing of the store is folded in process memory (a connection keeps only scope
@@ -166,6 +166,8 @@ interface SqliteHandle {
   statements: ReturnType<typeof prepare>
   /** Scope statistics, kept while no other connection commits. */
   stats: ScopeStatsCache
+  /** Partition ids by key. */
+  partitions: PartitionIds
 }
 
 const handles = new Map<string, SqliteHandle>()
@@ -185,7 +187,10 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     db.pragma('secure_delete = ON')
     if ((db.pragma('user_version', { simple: true }) as number) !== SCHEMA_VERSION) {
       const upgrading = db
-      migrate(db, file, rows => writeRows(prepare(upgrading), rows))
+      migrate(db, file, (rows) => {
+        const upgrade = prepare(upgrading)
+        writeRows(upgrade, new PartitionIds(upgrade), rows)
+      })
     }
     // Record vectors of hybrid search: a table of its own, so no schema version change.
     db.exec(VECTORS_SCHEMA)
@@ -198,15 +203,17 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     throw agentError('MEMORY_SQLITE_OPEN_FAILED', `the memory database "${file}" could not be opened: ${error instanceof Error ? error.message : String(error)}`, 'check that the folder exists and is writable and that the file is a SQLite database', { file }, error)
   }
   const statements = prepare(db)
-  const handle: SqliteHandle = { file, db, queue: Promise.resolve(), statements, stats: new ScopeStatsCache(() => statements.dataVersion.get()!.data_version) }
+  const handle: SqliteHandle = { file, db, queue: Promise.resolve(), statements, partitions: new PartitionIds(statements), stats: new ScopeStatsCache(() => statements.dataVersion.get()!.data_version) }
   handles.set(file, handle)
   return handle
 }
 
 /** The partition id of a partition key, as a subquery (`memory_partitions.key` is unique). */
 const PARTITION = '(SELECT id FROM memory_partitions WHERE key = ?)'
-/** A record row joined with its `remember` line. */
-const RECORD_LINE = 'FROM memory_records r JOIN memory_events e ON e.seq = r.seq'
+/** A record's row: the row of its `remember` line, the one row of the record with `status` set. */
+const RECORD = 'status IS NOT NULL'
+/** The record columns of an event row, in the order the insert and update statements take them. */
+type RecordColumns = [partition: number, status: string, createdMs: number, contentHash: number | null, haystack: string, titleLen: number, contentLen: number, tagsLen: number, later: string | null]
 
 function prepare(db: Database.Database) {
   return {
@@ -215,34 +222,42 @@ function prepare(db: Database.Database) {
     commit: db.prepare('COMMIT'),
     head: db.prepare<[], { seq: number; digest: string }>('SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'),
     digestAt: db.prepare<[number], { digest: string }>('SELECT digest FROM memory_events WHERE seq = ?'),
-    changedIds: db.prepare<[number, string], { record_id: string }>(`SELECT e.record_id FROM memory_events e JOIN memory_records r ON r.id = e.record_id WHERE e.seq > ? AND r.partition = ${PARTITION} GROUP BY e.record_id ORDER BY min(e.seq)`),
+    changedIds: db.prepare<[number, string], { record_id: string }>(`SELECT e.record_id FROM memory_events e JOIN memory_events r ON r.record_id = e.record_id AND r.${RECORD} WHERE e.seq > ? AND r.partition = ${PARTITION} GROUP BY e.record_id ORDER BY min(e.seq)`),
     lines: db.prepare<[], { line: string }>('SELECT line FROM memory_events ORDER BY seq'),
     line: db.prepare<[number], { line: string }>('SELECT line FROM memory_events WHERE seq = ?'),
     count: db.prepare<[], { count: number }>('SELECT count(*) AS count FROM memory_events'),
+    // The line of a later event (supersede, delete, erase): no record columns.
     insertEvent: db.prepare<[number, string, string, string, string]>('INSERT INTO memory_events (seq, type, record_id, digest, line) VALUES (?, ?, ?, ?, ?)'),
-    eventSeqs: db.prepare<[string], { seq: number; later: string | null }>('SELECT seq, later FROM memory_records WHERE id = ?'),
+    // A `remember` line with its record's columns: one row, one statement.
+    insertRecordEvent: db.prepare<[number, string, string, string, string, ...RecordColumns]>('INSERT INTO memory_events (seq, type, record_id, digest, line, partition, status, created_ms, content_hash, haystack, title_len, content_len, tags_len, later) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    // The record columns of a line already in the table (import of events, then their records).
+    setRecord: db.prepare<[...RecordColumns, number]>('UPDATE memory_events SET partition = ?, status = ?, created_ms = ?, content_hash = ?, haystack = ?, title_len = ?, content_len = ?, tags_len = ?, later = ? WHERE seq = ?'),
+    eventSeqs: db.prepare<[string], { seq: number; later: string | null }>(`SELECT seq, later FROM memory_events WHERE record_id = ? AND ${RECORD}`),
     updateLine: db.prepare<[string, number]>('UPDATE memory_events SET line = ? WHERE seq = ?'),
-    record: db.prepare<[string], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.id = ?`),
-    insertRecord: db.prepare<[number, string, string, string, number, number | null, string, number, number, number, string | null]>(`INSERT INTO memory_records (seq, id, partition, status, created_ms, content_hash, haystack, title_len, content_len, tags_len, later) VALUES (?, ?, ${PARTITION}, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    updateRecord: db.prepare<[string, number, number | null, string, number, number, number, string, string], { seq: number }>('UPDATE memory_records SET status = ?, created_ms = ?, content_hash = ?, haystack = ?, title_len = ?, content_len = ?, tags_len = ?, later = ltrim(coalesce(later, \'\') || \' \' || ?) WHERE id = ? RETURNING seq'),
-    // A partition's id, once: a key already there writes nothing.
-    addPartition: db.prepare<[string]>('INSERT OR IGNORE INTO memory_partitions (key) VALUES (?)'),
-    // What BM25F needs of a scope, summed from the covering index memory_records_partition.
+    record: db.prepare<[string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE record_id = ? AND ${RECORD}`),
+    updateRecord: db.prepare<[string, number, number | null, string, number, number, number, string, string], { seq: number }>(`UPDATE memory_events SET status = ?, created_ms = ?, content_hash = ?, haystack = ?, title_len = ?, content_len = ?, tags_len = ?, later = ltrim(coalesce(later, '') || ' ' || ?) WHERE record_id = ? AND ${RECORD} RETURNING seq`),
+    // A new partition's id (the key is unique: a write of another connection cannot add it while this one holds the write lock).
+    addPartition: db.prepare<[string]>('INSERT INTO memory_partitions (key) VALUES (?)'),
+    partitionId: db.prepare<[string], { id: number }>('SELECT id FROM memory_partitions WHERE key = ?'),
+    // What BM25F needs of a scope, summed from the covering index memory_events_partition.
     stats: db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>(`SELECT count(*) AS active,
       coalesce(sum(title_len), 0) AS title_sum, coalesce(sum(content_len), 0) AS content_sum, coalesce(sum(tags_len), 0) AS tags_sum,
       coalesce(sum(title_len > 0), 0) AS title_docs, coalesce(sum(content_len > 0), 0) AS content_docs, coalesce(sum(tags_len > 0), 0) AS tags_docs
-      FROM memory_records WHERE partition = ${PARTITION} AND status = 'active'`),
+      FROM memory_events WHERE partition = ${PARTITION} AND status = 'active'`),
     insertFts: db.prepare<[number, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags) VALUES (?, ?, ?, ?)'),
     deleteFts: db.prepare<[number]>('DELETE FROM memory_fts WHERE rowid = ?'),
     termCount: db.prepare<[string], { count: number }>('SELECT count(*) AS count FROM memory_fts WHERE memory_fts MATCH ?'),
     // FTS5's BM25 with the field weights of the default ranking (title 2, content 1, tags 2): the order the top-k cut takes candidates in.
     termCandidates: db.prepare<[string, number], { seq: number }>('SELECT rowid AS seq FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts, 2.0, 1.0, 2.0), rowid DESC LIMIT ?'),
-    duplicates: db.prepare<[string, number], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.partition = ${PARTITION} AND r.content_hash = ? AND r.status = 'active'`),
-    read: db.prepare<[string, string], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.id = ? AND r.partition = ${PARTITION} AND r.status != 'erased'`),
-    export: db.prepare<[string], StoredRow>(`SELECT r.status, r.later, e.line ${RECORD_LINE} WHERE r.partition = ${PARTITION} AND r.status != 'erased' ORDER BY r.seq`),
-    substring: db.prepare<[{ partition: string; needle: string; limit: number; offset: number }], { line: string; score: number }>(`SELECT e.line, (length(r.haystack) - length(replace(r.haystack, @needle, ''))) / length(@needle) AS score ${RECORD_LINE}
-      WHERE r.partition = (SELECT id FROM memory_partitions WHERE key = @partition) AND r.status = 'active' AND instr(r.haystack, @needle) > 0
-      ORDER BY score DESC, r.created_ms DESC, r.seq DESC LIMIT @limit OFFSET @offset`),
+    duplicates: db.prepare<[string, number], StoredRow>(`SELECT status, later, line FROM memory_events WHERE partition = ${PARTITION} AND status = 'active' AND content_hash = ?`),
+    read: db.prepare<[string, string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE record_id = ? AND ${RECORD} AND partition = ${PARTITION} AND status != 'erased'`),
+    export: db.prepare<[string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE partition = ${PARTITION} AND status != 'erased' ORDER BY seq`),
+    // Counted and ordered in the scope index (haystack, created_ms), the lines read for the page only.
+    substring: db.prepare<[{ partition: string; needle: string; limit: number; offset: number }], { line: string; score: number }>(`SELECT e.line, m.score FROM (
+      SELECT seq, created_ms, (length(haystack) - length(replace(haystack, @needle, ''))) / length(@needle) AS score FROM memory_events
+      WHERE partition = (SELECT id FROM memory_partitions WHERE key = @partition) AND status = 'active' AND instr(haystack, @needle) > 0
+      ORDER BY score DESC, created_ms DESC, seq DESC LIMIT @limit OFFSET @offset) m JOIN memory_events e ON e.seq = m.seq
+      ORDER BY m.score DESC, m.created_ms DESC, m.seq DESC`),
   }
 }
 
@@ -265,20 +280,65 @@ function recordOf(statements: SqliteHandle['statements'], row: StoredRow): Memor
   return recordOfLines([row.line, ...laterSeqs(row.later).map(seq => statements.line.get(seq)!.line)])
 }
 
-function insertRecord(statements: SqliteHandle['statements'], row: SqlRecordRow): void {
+/** The record columns of a row (`partition`: its partition's id). */
+function recordColumns(row: SqlRecordRow, partition: number): RecordColumns {
   const later = row.events.slice(1)
-  statements.insertRecord.run(row.seq, row.id, row.partition, row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, later.length > 0 ? later.join(' ') : null)
-  insertTerms(statements, row.seq, row)
+  return [partition, row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, later.length > 0 ? later.join(' ') : null]
 }
 
 function insertTerms(statements: SqliteHandle['statements'], seq: number, row: SqlRecordRow): void {
   if (row.titleTerms.length + row.contentTerms.length + row.tagTerms.length > 0) statements.insertFts.run(seq, row.titleTerms.join(' '), row.contentTerms.join(' '), row.tagTerms.join(' '))
 }
 
-/** Record rows and their partitions, partitions first (a records row names its partition's id). */
-function writeRows(statements: SqliteHandle['statements'], rows: readonly SqlRecordRow[]): void {
-  for (const partition of new Set(rows.map(row => row.partition))) statements.addPartition.run(partition)
-  for (const row of rows) insertRecord(statements, row)
+/**
+ * The ids of partition keys: committed ones kept per connection (an id never changes once
+ * committed), the ones a write transaction created kept apart until it commits.
+ */
+class PartitionIds {
+  static readonly MAX = 100_000
+  private readonly committed = new Map<string, number>()
+  private pending = new Map<string, number>()
+  constructor(private readonly statements: ReturnType<typeof prepare>) {}
+
+  /** The id of `key`, adding its row when missing (inside a write transaction). */
+  of(key: string): number {
+    const known = this.committed.get(key) ?? this.pending.get(key)
+    if (known !== undefined) return known
+    // A row this transaction did not add was committed (by this connection or another).
+    const stored = this.statements.partitionId.get(key)?.id
+    if (stored !== undefined) {
+      this.keep(key, stored)
+      return stored
+    }
+    this.statements.addPartition.run(key)
+    const id = this.statements.partitionId.get(key)!.id
+    this.pending.set(key, id)
+    return id
+  }
+
+  /** The write committed: its ids are kept (the oldest leave first past {@link PartitionIds.MAX}). */
+  commit(): void {
+    for (const [key, id] of this.pending) this.keep(key, id)
+    this.pending = new Map()
+  }
+
+  private keep(key: string, id: number): void {
+    if (this.committed.size >= PartitionIds.MAX) this.committed.delete(this.committed.keys().next().value!)
+    this.committed.set(key, id)
+  }
+
+  /** The write rolled back: ids it created are forgotten. */
+  rollBack(): void {
+    this.pending = new Map()
+  }
+}
+
+/** Record rows of lines already in the table (import, the upgrade of schema 1), partitions first. */
+function writeRows(statements: SqliteHandle['statements'], ids: PartitionIds, rows: readonly SqlRecordRow[]): void {
+  for (const row of rows) {
+    statements.setRecord.run(...recordColumns(row, ids.of(row.partition)), row.seq)
+    insertTerms(statements, row.seq, row)
+  }
 }
 
 const VECTORS_SCHEMA = `
@@ -367,7 +427,12 @@ function ftsPhrase(term: string): string {
 function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
   const readOnly = <T>(task: (h: SqliteHandle) => T) => exclusive(handle(), async h => query(h, () => task(h)))
   return {
-    write: task => exclusive(handle(), h => transaction(h, () => task(writeTx(h)))),
+    write: task => exclusive(handle(), h => transaction(h, async () => {
+      const tx = writeTx(h)
+      const written = await task(tx)
+      tx.flush()
+      return written
+    })),
     read: (partition, id) => readOnly((h) => {
       const row = h.statements.read.get(id, partition)
       return row ? recordOf(h.statements, row) : undefined
@@ -375,9 +440,10 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
     export: partition => readOnly(h => h.statements.export.all(partition).map(row => recordOf(h.statements, row))),
     substring: (partition, needle, page) => readOnly(h => h.statements.substring.all({ partition, needle, limit: page.limit, offset: page.offset }).map(row => ({ record: recordOfLines([row.line]), score: row.score }))),
     postings: (partition, terms) => readOnly((h) => {
-      const sql = `SELECT v.doc AS seq, r.id AS id, r.created_ms AS createdMs, r.title_len AS t, r.content_len AS c, r.tags_len AS g, v.term AS term, v.col AS col, count(*) AS n
-        FROM memory_fts_instance v JOIN memory_records r ON r.seq = v.doc
-        WHERE v.term IN (${terms.map(() => '?').join(', ')}) AND r.partition = ${PARTITION} AND r.status = 'active' GROUP BY v.doc, v.col, v.term`
+      // The occurrences counted first, then the record's row read once per term and field (not once per occurrence).
+      const sql = `SELECT v.doc AS seq, r.record_id AS id, r.created_ms AS createdMs, r.title_len AS t, r.content_len AS c, r.tags_len AS g, v.term AS term, v.col AS col, v.n AS n
+        FROM (SELECT doc, term, col, count(*) AS n FROM memory_fts_instance WHERE term IN (${terms.map(() => '?').join(', ')}) GROUP BY doc, col, term) v JOIN memory_events r ON r.seq = v.doc
+        WHERE r.partition = ${PARTITION} AND r.status = 'active'`
       const rows = h.db.prepare<unknown[], { seq: number; id: string; createdMs: number; t: number; c: number; g: number; term: string; col: string; n: number }>(sql).all(...terms, partition)
       return rows.map(row => ({ seq: row.seq, id: row.id, createdMs: row.createdMs, lengths: [row.t, row.c, row.g] as [number, number, number], term: row.term, field: FIELDS[row.col as keyof typeof FIELDS], count: row.n }))
     }),
@@ -385,7 +451,7 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
     bySeq: (partition, seqs) => readOnly((h) => {
       const found = new Map<number, MemoryRecord>()
       if (seqs.length === 0) return found
-      const rows = h.db.prepare<unknown[], StoredRow & { seq: number }>(`SELECT r.seq, r.status, r.later, e.line ${RECORD_LINE} WHERE r.seq IN (${seqs.map(() => '?').join(', ')}) AND r.partition = ${PARTITION} AND r.status != 'erased'`).all(...seqs, partition)
+      const rows = h.db.prepare<unknown[], StoredRow & { seq: number }>(`SELECT seq, status, later, line FROM memory_events WHERE seq IN (${seqs.map(() => '?').join(', ')}) AND partition = ${PARTITION} AND status != 'erased'`).all(...seqs, partition)
       for (const row of rows) found.set(row.seq, recordOf(h.statements, row))
       return found
     }),
@@ -421,14 +487,32 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
   }
 }
 
-function writeTx(h: SqliteHandle): SqlWriteTx {
+/**
+ * The write transaction of one connection. Event rows wait in `pending` until `putRecords` gives
+ * the record a `remember` line creates, so that line and its record's columns go in as one row;
+ * any read of the transaction, and its end ({@link WriteTx.flush}), first inserts what waits.
+ */
+interface WriteTx extends SqlWriteTx {
+  /** Inserts the event rows still waiting. */
+  flush(): void
+}
+
+function writeTx(h: SqliteHandle): WriteTx {
   const s = h.statements
+  const pending = new Map<number, SqlEventRow>()
+  const flush = () => {
+    for (const row of pending.values()) s.insertEvent.run(row.seq, row.type, row.recordId, row.digest, row.line)
+    pending.clear()
+  }
   return {
+    flush,
     async head() {
+      flush()
       const row = s.head.get()
       return row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
     },
     async records(ids) {
+      flush()
       const found = new Map<string, SqlStoredRecord>()
       for (const id of ids) {
         const row = s.record.get(id)
@@ -437,40 +521,57 @@ function writeTx(h: SqliteHandle): SqlWriteTx {
       return found
     },
     async duplicates(partition, hash) {
+      flush()
       return s.duplicates.all(partition, hash).map(row => recordOf(s, row))
     },
     async insertEvents(rows: readonly SqlEventRow[]) {
-      for (const row of rows) s.insertEvent.run(row.seq, row.type, row.recordId, row.digest, row.line)
+      for (const row of rows) pending.set(row.seq, row)
     },
     async putRecords(rows) {
       for (const row of rows) {
         if (row.seq > 0) {
-          insertRecord(s, row)
+          // A new record: its `remember` line and its columns, one row.
+          const event = pending.get(row.seq)
+          const columns = recordColumns(row, h.partitions.of(row.partition))
+          if (event) {
+            pending.delete(row.seq)
+            s.insertRecordEvent.run(event.seq, event.type, event.recordId, event.digest, event.line, ...columns)
+          }
+          else {
+            s.setRecord.run(...columns, row.seq)
+          }
+          insertTerms(s, row.seq, row)
           continue
         }
+        flush()
         const updated = s.updateRecord.get(row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, row.events.join(' '), row.id)
         if (!updated) throw agentError('MEMORY_SQLITE_FAILED', `record "${row.id}" has no row in the memory database "${h.file}"`, 'run verify(); the write was rolled back', { file: h.file })
         s.deleteFts.run(updated.seq)
         insertTerms(s, updated.seq, row)
       }
+      flush()
     },
     async eventLines(recordId) {
+      flush()
       const row = s.eventSeqs.get(recordId)
       if (!row) return []
       return [row.seq, ...laterSeqs(row.later)].map(seq => ({ seq, line: s.line.get(seq)!.line }))
     },
     async updateLine(seq, line) {
+      flush()
       s.updateLine.run(line, seq)
     },
     async addStats(partition, delta) {
       // The statistics are summed from the records when a search asks (and cached): only the partition's id is kept.
-      s.addPartition.run(partition)
+      h.partitions.of(partition)
       h.stats.add(partition, delta)
     },
     async partitionRecords(partition) {
+      flush()
       return s.export.all(partition).map(row => recordOf(s, row))
     },
     async activeCount(partition) {
+      flush()
       return scopeStats(s, partition).active
     },
   }
@@ -484,10 +585,12 @@ async function transaction<T>(handle: SqliteHandle, task: () => Promise<T>): Pro
     const result = await task()
     query(handle, () => statements.commit.run())
     handle.stats.committed()
+    handle.partitions.commit()
     return result
   }
   catch (error) {
     handle.stats.rolledBack()
+    handle.partitions.rollBack()
     if (db.inTransaction) db.exec('ROLLBACK')
     throw sqliteError(handle, error)
   }
@@ -513,8 +616,8 @@ async function importRows(handle: SqliteHandle, text: string): Promise<number> {
     if (handle.statements.count.get()!.count > 0) {
       throw agentError('MEMORY_SQLITE_NOT_EMPTY', `the memory database "${handle.file}" already has events`, 'import into a new database file (an imported chain starts at seq 1)', { file: handle.file })
     }
-    await writeTx(handle).insertEvents(events)
-    writeRows(handle.statements, records)
+    for (const row of events) handle.statements.insertEvent.run(row.seq, row.type, row.recordId, row.digest, row.line)
+    writeRows(handle.statements, handle.partitions, records)
     handle.stats.clear()
     return verification.lines
   })

@@ -301,9 +301,9 @@ describe('sqliteMemoryStore faults', () => {
     const adapter = factory.create()
     const kept = await adapter.append(alice, { kind: 'semantic', content: 'before the fault' }, { audit })
     await factory.close()
-    // A real fault inside the write: the records insert raises after the event row went in.
+    // A real fault inside the write: a trigger raises after the event row went in.
     const db = new Database(factory.file)
-    db.exec('CREATE TRIGGER boom BEFORE INSERT ON memory_records WHEN (SELECT line FROM memory_events WHERE seq = NEW.seq) LIKE \'%boom%\' BEGIN SELECT RAISE(ABORT, \'injected fault\'); END')
+    db.exec('CREATE TRIGGER boom AFTER INSERT ON memory_events WHEN NEW.line LIKE \'%boom%\' BEGIN SELECT RAISE(ABORT, \'injected fault\'); END')
     db.close()
     await expect(adapter.append(alice, { kind: 'semantic', content: 'boom now' }, { audit })).rejects.toMatchObject({ code: 'MEMORY_SQLITE_FAILED' })
     expect(rows(factory.file)).toHaveLength(1)
@@ -335,6 +335,9 @@ describe('sqliteMemoryStore faults', () => {
     expect(await store(file).verify()).toEqual({ ok: true, lines: 4 })
   })
 })
+
+/** The columns of `memory_events` in schema 4: the line, and the record columns of a `remember` row. */
+const EVENT_COLUMNS = ['seq', 'type', 'record_id', 'digest', 'line', 'partition', 'status', 'created_ms', 'content_hash', 'title_len', 'content_len', 'tags_len', 'later', 'haystack']
 
 describe('sqliteMemoryStore schema 2 files', () => {
   // fixtures/sqlite-schema-2.db was written by the schema 2 store (commit bdfe82f): records with
@@ -368,10 +371,11 @@ describe('sqliteMemoryStore schema 2 files', () => {
     expect(await factory.verify()).toEqual({ ok: true, lines: lines.length + 1 })
     const db = new Database(file, { readonly: true })
     try {
-      expect(db.pragma('user_version', { simple: true })).toBe(3)
+      expect(db.pragma('user_version', { simple: true })).toBe(4)
       const tables = (db.prepare('SELECT name FROM sqlite_master WHERE type = \'table\'').all() as Array<{ name: string }>).map(row => row.name)
-      expect(tables.filter(name => name.endsWith('_v2'))).toEqual([])
-      expect((db.prepare('SELECT name FROM pragma_table_info(\'memory_events\')').all() as Array<{ name: string }>).map(row => row.name)).toEqual(['seq', 'type', 'record_id', 'digest', 'line'])
+      expect(tables.filter(name => name.endsWith('_v2') || name === 'memory_records')).toEqual([])
+      expect(db.prepare('SELECT name FROM sqlite_master WHERE name = \'memory_events_upgrade\'').all()).toEqual([])
+      expect((db.prepare('SELECT name FROM pragma_table_info(\'memory_events\')').all() as Array<{ name: string }>).map(row => row.name)).toEqual(EVENT_COLUMNS)
     }
     finally {
       db.close()
@@ -405,6 +409,90 @@ describe('sqliteMemoryStore schema 2 files', () => {
     expect(tea).toMatchObject({ status: 'superseded', supersededBy: newer!.id })
     expect(await adapter.read(alice, tea!.id)).toEqual(tea)
     expect(await adapter.hardDelete(alice, newer!.id, { audit })).toBe(true)
+    expect(await adapter.search(alice, { query: 'oolong' })).toEqual([])
+    await factory.close()
+    for (const path of [file, `${file}-wal`]) if (existsSync(path)) expect(readFileSync(path).includes('oolong')).toBe(false)
+    expect(await store(file).verify()).toMatchObject({ ok: true })
+  })
+})
+
+describe('sqliteMemoryStore schema 3 files', () => {
+  // fixtures/sqlite-schema-3.db was written by the schema 3 store (commit 9f6eb0f): a supersede
+  // with a title, tags, an episode and an event time, upper-case non-ASCII text with keywords, an
+  // erase, and a delete, in two scopes.
+  const FIXTURE = fileURLToPath(new URL('./fixtures/sqlite-schema-3.db', import.meta.url))
+
+  function copyFixture(): string {
+    const file = join(tempDir(), 'memory.db')
+    copyFileSync(FIXTURE, file)
+    return file
+  }
+
+  /** The records of the fixture's lines as the JSONL store reads them. */
+  async function jsonlOf(file: string) {
+    const old = new Database(file, { readonly: true })
+    const text = (old.prepare('SELECT line FROM memory_events ORDER BY seq').all() as Array<{ line: string }>).map(row => `${row.line}\n`).join('')
+    old.close()
+    const dir = tempDir()
+    const workspace = fsWorkspace(dir)
+    await workspace.append('memory/memory.jsonl', text)
+    return { text, jsonl: await workspaceJsonlMemoryStore().create(context(workspace)) }
+  }
+
+  it('a schema 3 file is upgraded on open: the records it held, searchable, the chain continues and verifies', async () => {
+    const file = copyFixture()
+    const { text, jsonl } = await jsonlOf(file)
+    const factory = store(file)
+    const adapter = factory.create()
+    for (const target of [alice, bob]) expect(await adapter.export(target)).toEqual(await jsonl.export(target))
+    expect(await factory.exportLog()).toBe(text)
+    expect((await adapter.search(alice, { query: 'oolong' })).map(hit => hit.record.content)).toEqual(['Alice likes oolong tea now'])
+    expect((await adapter.search(alice, { query: 'école', mode: 'substring' })).map(hit => hit.record.content)).toEqual(['ÉCOLE Über straße'])
+    expect((await adapter.search(alice, { query: 'old town', mode: 'substring' })).map(hit => hit.record.content)).toEqual(['Trip to Lyon'])
+    expect((await adapter.search(bob, { query: 'weekend' })).map(hit => hit.record.content)).toEqual(['Bob plays the piano on the weekend'])
+    expect(await adapter.search(alice, { query: 'secret' })).toEqual([])
+    const guitar = (await jsonl.export(bob)).find(record => record.status === 'deleted')!
+    expect(await adapter.read(bob, guitar.id)).toEqual(guitar)
+    await adapter.append(bob, { kind: 'semantic', content: 'Bob after the upgrade' }, { audit })
+    expect(await factory.verify()).toEqual({ ok: true, lines: text.split('\n').length })
+    const db = new Database(file, { readonly: true })
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(4)
+      expect(db.prepare('SELECT name FROM sqlite_master WHERE name = \'memory_records\'').all()).toEqual([])
+      expect((db.prepare('SELECT name FROM pragma_table_info(\'memory_events\')').all() as Array<{ name: string }>).map(row => row.name)).toEqual(EVENT_COLUMNS)
+    }
+    finally {
+      db.close()
+    }
+  })
+
+  it('an upgrade that fails part way leaves the schema 3 file as it was', async () => {
+    const file = copyFixture()
+    const db = new Database(file)
+    const before = db.prepare('SELECT * FROM memory_records ORDER BY seq').all()
+    // A real fault late in the upgrade: a table holding the name of the index it creates.
+    db.exec('CREATE TABLE memory_events_partition (x)')
+    db.close()
+    await expect(store(file).create().search(alice, { query: 'tea' })).rejects.toMatchObject({ code: 'MEMORY_SQLITE_OPEN_FAILED' })
+    const after = new Database(file, { readonly: true })
+    try {
+      expect(after.pragma('user_version', { simple: true })).toBe(3)
+      expect(after.prepare('SELECT * FROM memory_records ORDER BY seq').all()).toEqual(before)
+      expect((after.prepare('SELECT name FROM pragma_table_info(\'memory_events\')').all() as Array<{ name: string }>).map(row => row.name)).toEqual(['seq', 'type', 'record_id', 'digest', 'line'])
+    }
+    finally {
+      after.close()
+    }
+  })
+
+  it('a record of an upgraded schema 3 file is erased from every line, and the superseded one it replaced stays readable', async () => {
+    const file = copyFixture()
+    const factory = store(file)
+    const adapter = factory.create()
+    const [tea, newer] = await adapter.export(alice)
+    expect(tea).toMatchObject({ status: 'superseded', supersededBy: newer!.id })
+    expect(await adapter.hardDelete(alice, newer!.id, { audit })).toBe(true)
+    expect(await adapter.read(alice, tea!.id)).toEqual(tea)
     expect(await adapter.search(alice, { query: 'oolong' })).toEqual([])
     await factory.close()
     for (const path of [file, `${file}-wal`]) if (existsSync(path)) expect(readFileSync(path).includes('oolong')).toBe(false)

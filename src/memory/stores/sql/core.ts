@@ -5,9 +5,9 @@
  * - `memory_events`: one row per event, `line` = exactly the JSONL line of docs/log-format.md
  *   (canonical JSON, format version 3: `seq`, `prev`, `digest`), so verify,
  *   export, compaction and erasure mean what they mean for the JSONL log;
- * - `memory_records`: the current state of every record (the fold of its events), one row per
- *   record with its partition (store + exact scope), the record as JSON, the columns filters
- *   need, and the search text (terms of `tokenize()` of `src/search/text.ts`, each prefixed with a
+ * - the current state of every record (the fold of its events), one row per record (Postgres:
+ *   `memory_records`; SQLite: the columns of the row of the record's `remember` line) with its
+ *   partition (store + exact scope), the columns filters need, and the search text (terms of `tokenize()` of `src/search/text.ts`, each prefixed with a
  *   token of its partition, so a full-text lookup only touches the postings of one scope).
  *
  * Nothing of the whole store is held in memory: every operation asks the database, and a write
@@ -44,7 +44,7 @@ export interface SqlEventRow {
   line: string
 }
 
-/** One `memory_records` row to insert or replace (the columns both databases keep). */
+/** One record's row to insert or replace (the columns both databases keep). */
 export interface SqlRecordRow {
   id: string
   partition: string
