@@ -10,14 +10,14 @@
  * `checkpoint-schedule.ts`, `deflate-text.ts` for compressed sections), compaction and erasure
  * (`compaction.ts`), verification (`verify.ts`).
  */
-import type { Workspace } from '../workspace/types.ts'
+import type { Workspace, WorkspaceValueStat } from '../workspace/types.ts'
 import { appendEvents } from './append.ts'
 import { scheduleCheckpoint, writeCheckpoint } from './checkpoint-schedule.ts'
 import { compactHandle } from './compaction.ts'
 import { evictPartitions, touchPartitions } from './eviction.ts'
 import { openHandle, type LogHandle } from './handle.ts'
 import { preparePartitions, sync } from './replay.ts'
-import { DEFAULT_CHECKPOINT_EVERY, type EventLog, type LogAccessOptions, type LogEventDraft, type LogFold, type MemoryLogCompaction, type MemoryLogOptions } from './types.ts'
+import { DEFAULT_CHECKPOINT_EVERY, NOT_NOW, type EventLog, type LogAccessOptions, type LogEventDraft, type LogFold, type MemoryLogCompaction, type MemoryLogOptions } from './types.ts'
 
 export * from './types.ts'
 export { canonicalJson } from './canonical-json.ts'
@@ -42,6 +42,7 @@ export function openEventLog<State, Draft extends LogEventDraft, Result>(workspa
     workspace,
     key: handle.key,
     view: (read, access) => view(handle, read, access),
+    peek: (read, access) => peek(handle, read, access),
     write: (build, access) => appendEvents(handle, build, access?.partitions),
     compact: () => compactHandle(handle),
     checkpoint: () => handle.workspace.withLock(handle.lockKey, () => writeCheckpoint(handle)),
@@ -70,12 +71,13 @@ export function compactEventLog<State, Draft extends LogEventDraft>(workspace: W
 async function view<State, T>(handle: LogHandle<State, any, any>, read: (state: State) => T, access: LogAccessOptions | undefined): Promise<T> {
   const keys = access?.partitions
   touchPartitions(handle, keys)
-  const loaded = () => (handle.fold.partitions?.missing(handle.state, keys).length ?? 0) === 0
   // Fast path: nothing changed since we last looked and the partitions read are loaded, so the
-  // state is current. `read` runs in the same synchronous turn, so no in-process write can interleave.
-  if (handle.seen && loaded()) {
-    const stat = await handle.workspace.stat(handle.key)
-    if ((stat?.size ?? 0) === handle.seen.size && stat?.id === handle.seen.id && loaded()) return read(handle.state)
+  // state is current. `read` runs in the same synchronous turn as the check, so no in-process
+  // write can interleave.
+  if (handle.seen && loaded(handle, keys)) {
+    const now = statNow(handle)
+    const stat = now === NOT_NOW ? await handle.workspace.stat(handle.key) : now
+    if (unchanged(handle, stat) && loaded(handle, keys)) return read(handle.state)
   }
   return handle.workspace.withLock(handle.lockKey, async () => {
     await sync(handle)
@@ -86,4 +88,34 @@ async function view<State, T>(handle: LogHandle<State, any, any>, read: (state: 
     evictPartitions(handle)
     return result
   })
+}
+
+/** The fast path of {@link view} in this turn, or {@link NOT_NOW} (see `EventLog.peek`). */
+function peek<State, T>(handle: LogHandle<State, any, any>, read: (state: State) => T, access: LogAccessOptions | undefined): T | typeof NOT_NOW {
+  const keys = access?.partitions
+  if (!handle.seen || !loaded(handle, keys)) return NOT_NOW
+  const stat = statNow(handle)
+  if (stat === NOT_NOW || !unchanged(handle, stat)) return NOT_NOW
+  touchPartitions(handle, keys)
+  return read(handle.state)
+}
+
+/** Whether every partition in `keys` (default: all) is loaded. */
+function loaded(handle: LogHandle<any, any, any>, keys: readonly string[] | undefined): boolean {
+  const partitions = handle.fold.partitions
+  return partitions === undefined || partitions.missing(handle.state, keys).length === 0
+}
+
+/** The value's stat in this turn, or {@link NOT_NOW} when the workspace cannot answer without waiting. */
+function statNow(handle: LogHandle<any, any, any>): WorkspaceValueStat | undefined | typeof NOT_NOW {
+  const workspace = handle.workspace
+  if (workspace.statNow === undefined) return NOT_NOW
+  const stat = workspace.statNow(handle.key)
+  return stat === false ? NOT_NOW : stat
+}
+
+/** Whether `stat` is of the value as last read: same size, same identity. */
+function unchanged(handle: LogHandle<any, any, any>, stat: WorkspaceValueStat | undefined): boolean {
+  const seen = handle.seen
+  return seen !== undefined && (stat?.size ?? 0) === seen.size && stat?.id === seen.id
 }

@@ -263,6 +263,9 @@ export interface LogAccessOptions {
   partitions?: readonly string[]
 }
 
+/** What {@link EventLog.peek} returns when the state is not known current in this turn. */
+export const NOT_NOW: unique symbol = Symbol('not now')
+
 /** An open log: the folded state of one workspace key, kept current. */
 export interface EventLog<State, Draft extends LogEventDraft, Result> {
   readonly workspace: Workspace
@@ -275,6 +278,16 @@ export interface EventLog<State, Draft extends LogEventDraft, Result> {
    * @throws AgentError `MEMORY_LOG_CORRUPT` when the log fails verification; read errors of the workspace.
    */
   view<T>(read: (state: State) => T, options?: LogAccessOptions): Promise<T>
+  /**
+   * Runs `read` on the state now, in this turn, when it is known current without waiting: the
+   * workspace answers `statNow` (fs, memory), the value has the size and identity last read, and
+   * every partition named is loaded (the fast path of {@link view}, without its promise).
+   * Otherwise returns {@link NOT_NOW} without running `read`: call {@link view}. Same rules for
+   * `read` as {@link view}.
+   *
+   * @throws read errors of the workspace's `statNow`; whatever `read` throws.
+   */
+  peek?<T>(read: (state: State) => T, options?: LogAccessOptions): T | typeof NOT_NOW
   /**
    * Appends the events `build` returns as one all-or-nothing write. `build` runs under the log's
    * lock with the current state; it may throw to write nothing, and it runs again when another

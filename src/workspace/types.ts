@@ -64,6 +64,16 @@ export interface Workspace {
    */
   stat(key: string): Promise<WorkspaceValueStat | undefined>
   /**
+   * {@link stat} answered in the same turn where the driver can without waiting on I/O (fs: a
+   * synchronous `stat` of the file; memory: the cached length); `false` when it cannot (Redis and
+   * other drivers: use {@link stat}). Lets a reader that only needs to know whether a value
+   * changed answer without a promise turn.
+   *
+   * @throws AgentError `WORKSPACE_KEY_INVALID` for a bad key, `WORKSPACE_READ_FAILED` when fs
+   * `stat` fails other than for a missing file.
+   */
+  statNow?(key: string): WorkspaceValueStat | undefined | false
+  /**
    * The bytes of the text value at `key` from byte `start` (default 0) to byte `end` (exclusive;
    * default and at most the end of the value), empty when `start` is at or past that end;
    * `undefined` when the key does not exist. Used to tail a log and to read one section of a

@@ -196,6 +196,10 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
         return text === undefined ? undefined : { size: Buffer.byteLength(text, 'utf8') }
       })
     },
+    statNow(key) {
+      const native = nativeFor(checkKey(key))
+      return native?.statNow ? native.statNow() : false
+    },
     async readBytes(key, start = 0, end) {
       key = checkKey(key)
       const native = nativeFor(key)
@@ -239,6 +243,8 @@ interface NativeText {
   /** memory: the driver's map, this key's cached value and its removal (for {@link NativeText.replaceWith}). */
   memory?: { map: Map<string, unknown>; cache(): { text: string; bytes: number } | undefined; drop(): void }
   stat(): Promise<WorkspaceValueStat | undefined>
+  /** {@link NativeText.stat} in the same turn, for drivers that need no I/O wait for it (fs, memory). */
+  statNow?(): WorkspaceValueStat | undefined
   /** Bytes from `start` to `end` (exclusive; default: the end of the value). */
   readBytes(start: number, end?: number): Promise<Uint8Array | undefined>
 }
@@ -412,6 +418,7 @@ function fsText(key: string, file: string): NativeText {
         return Promise.reject(error)
       }
     },
+    statNow,
     async readBytes(start, end) {
       return readBytesNow(start, end)
     },
@@ -581,6 +588,10 @@ function memoryText(map: Map<string, unknown>, relativeKey: string): NativeText 
       },
     },
     async stat() {
+      const entry = cache()
+      return entry && { size: entry.bytes }
+    },
+    statNow() {
       const entry = cache()
       return entry && { size: entry.bytes }
     },

@@ -95,6 +95,22 @@ describe('dropping partitions from memory', () => {
     expect((await adapter.export(target('alice'))).map(item => item.content)).toEqual(['alice likes tea', 'alice runs daily', 'alice owns a cat', 'alice plays chess'])
   })
 
+  it('the idle turn that takes a write into a built index is no use of the scope: the bound drops scopes in the order operations used them', async () => {
+    const dir = await logWithCheckpoint()
+    const { adapter } = bounded(dir, 2)
+    const keys = () => adapter.log.view(state => [...state.partitions.keys()].sort(), { partitions: [] })
+    expect(await adapter.search(target('alice'), { query: 'tea' })).toHaveLength(1)
+    await adapter.append(target('alice'), { kind: 'semantic', content: 'alice plays chess' }, { audit })
+    await adapter.export(target('bob'))
+    expect(await adapter.log.checkpoint()).toBe(true)
+    // The index update of alice's write runs on this idle turn.
+    await new Promise(resolve => setImmediate(resolve))
+    await adapter.export(target('chloé'))
+    // alice was used before bob, so alice makes room.
+    expect(await keys()).toEqual([adapterPartition('bob'), adapterPartition('chloé')].sort())
+    expect((await adapter.search(target('alice'), { query: 'chess' })).map(hit => hit.record.content)).toEqual(['alice plays chess'])
+  })
+
   it('a second process writing meanwhile, and a checkpoint replaced meanwhile, are seen after a reload', async () => {
     const dir = await logWithCheckpoint()
     const { adapter, loaded, warnings } = bounded(dir, 1)

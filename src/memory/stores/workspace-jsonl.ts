@@ -11,7 +11,7 @@
 import { agentError } from '../../errors.ts'
 import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../../text.ts'
 import { openMemoryLog, type MemoryLog } from '../event-log.ts'
-import type { LogAccessOptions } from '../../log/index.ts'
+import { NOT_NOW, type LogAccessOptions } from '../../log/index.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, sharedScope, validateScope } from '../scope.ts'
@@ -180,22 +180,29 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
   const vectors = options.vectors ?? workspaceVectorStore(log.workspace, `${log.key}.vectors`)
   // A scope dropped from the log's memory drops its vector index too.
   log.onPartitionDropped?.(partitionDropListener(vectors))
+  const settle = indexSettler(log)
   return {
     log,
     vectors,
     async search(target, query) {
       target = scopedTarget(target)
       let built: number | undefined
-      const hits = await log.view((state) => {
+      const read = (state: MemoryRecordState) => {
         const index = partitionIndex(state, target.store, target.scope)
         const wasBuilt = index.built
         const found = index.search(query)
         if (wasBuilt === false && index.built) built = index.size
         return found
-      }, servedBy(target))
+      }
+      const access = servedBy(target)
+      // The log unchanged and the scope loaded: answered in this turn, no promise but this one's.
+      const now = peek(log, read, access)
+      const hits = now === NOT_NOW ? await log.view(read, access) : now
       // A large index just built: the log may persist it (a checkpoint), so a cold open need not build it again.
       if (built !== undefined) log.indexBuilt(built)
-      return hits.map(hit => ({ ...hit, record: cloneRecord(hit.record) }))
+      const copies: typeof hits = new Array(hits.length)
+      for (let at = 0; at < hits.length; at++) copies[at] = { ...hits[at]!, record: cloneRecord(hits[at]!.record) }
+      return copies
     },
     async hardDelete(target, id, options) {
       target = scopedTarget(target)
@@ -211,7 +218,10 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
     },
     async read(target, id) {
       target = scopedTarget(target)
-      const record = await log.view(state => findInScope(state, target, id), servedBy(target))
+      const read = (state: MemoryRecordState) => findInScope(state, target, id)
+      const access = servedBy(target)
+      const now = peek(log, read, access)
+      const record = now === NOT_NOW ? await log.view(read, access) : now
       return record && cloneRecord(record)
     },
     async append(target, input, options) {
@@ -237,6 +247,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
         options.onDuplicate?.(cloneRecord(existing))
         return existing
       }
+      settle(target)
       return cloneRecord(record!)
     },
     async delete(target, id, options) {
@@ -246,6 +257,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
         const existing = findInScope(state, target, id)
         return existing && existing.status !== 'deleted' ? [tombstone('delete', target, existing, audit, options.reason)] : []
       }, servedBy(target))
+      if (record) settle(target)
       return record && cloneRecord(record)
     },
     async export(target) {
@@ -262,6 +274,54 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
 /** The log access of an operation on `target`: only its partition is loaded (ids of other scopes answer as unknown). */
 function servedBy(target: MemoryTarget): LogAccessOptions {
   return { partitions: [partitionKey(target.store, target.scope)] }
+}
+
+/**
+ * Takes a write into the scope's search index on the next idle turn (`setImmediate`, else a
+ * zero timer) instead of on the scope's next search, when the index is built: the index takes
+ * updates lazily, and taking them in (tokenizing the record, growing the posting arenas) would
+ * otherwise fall on that search. The scopes written in one turn share one idle task and one
+ * look at the log (`peek`); when the log changed meanwhile or a scope was dropped, nothing is
+ * done and the next search takes the updates in as before. A write followed by a search
+ * in the same turn still has that search take it in.
+ */
+function indexSettler(log: MemoryLog): (target: MemoryTarget) => void {
+  const written = new Set<string>()
+  let scheduled = false
+  const settle = () => {
+    scheduled = false
+    const keys = [...written]
+    written.clear()
+    try {
+      // Names no partition: this task is no use of the scopes (the bound on loaded scopes keeps
+      // the operations' order), and a scope dropped meanwhile has no index here to update.
+      peek(log, (state) => {
+        for (const key of keys) {
+          const index = state.indexes.get(key)
+          // `size` takes the pending updates in; an index never searched stays unbuilt.
+          if (index?.built) void index.size
+        }
+      }, NO_PARTITION)
+    }
+    catch {
+      // A read error of the workspace: the next operation on the log meets it and reports it.
+    }
+  }
+  return (target) => {
+    written.add(partitionKey(target.store, target.scope))
+    if (scheduled) return
+    scheduled = true
+    onIdle(settle)
+  }
+}
+
+const NO_PARTITION: LogAccessOptions = { partitions: [] }
+
+const onIdle: (task: () => void) => void = typeof setImmediate === 'function' ? (task) => { setImmediate(task) } : (task) => { setTimeout(task, 0) }
+
+/** `log.peek` where the log has it, else {@link NOT_NOW}. */
+function peek<T>(log: MemoryLog, read: (state: MemoryRecordState) => T, access: LogAccessOptions): T | typeof NOT_NOW {
+  return log.peek ? log.peek(read, access) : NOT_NOW
 }
 
 /** The active record of the scope and kind with the same normalized content, unless this write supersedes it. */
