@@ -161,6 +161,25 @@ describe('durable record vectors', () => {
     expect(hits.map(hit => hit.record.id)).not.toContain(ids[0])
   })
 
+  it('hardDelete also removes the vectors an earlier erasure left when its process was killed between the log\'s compaction and the sidecar rewrite', async () => {
+    const dir = tempDir()
+    const { call, adapter } = await toolsOver(dir, countingEmbedder())
+    const ids: string[] = []
+    for (const content of facts) ids.push((await call('memory_remember', { kind: 'semantic', content })).record.id)
+    const before = readFileSync(sidecarOf(dir))
+    expect(await adapter.hardDelete(target, ids[0]!, { audit })).toBe(true)
+    // The state such a kill leaves: the log compacted, the sidecar still as it was.
+    writeFileSync(sidecarOf(dir), before)
+    const { adapter: next } = await toolsOver(dir, countingEmbedder())
+    expect(await next.hardDelete(target, ids[1]!, { audit })).toBe(true)
+    const bytes = readFileSync(sidecarOf(dir))
+    for (const n of [0, 1]) {
+      expect(bytes.includes(Buffer.from(ids[n]!))).toBe(false)
+      expect(bytes.includes(Buffer.from(encodeVector(normalizeVector(wordVector(facts[n]!)))))).toBe(false)
+    }
+    expect(sidecarLines(dir).map(line => line.id)).toEqual([ids[2]])
+  })
+
   it('eraseMemoryScope removes the vectors of every record of the scope from the stored bytes', async () => {
     const dir = tempDir()
     const { call, adapter } = await toolsOver(dir, countingEmbedder())

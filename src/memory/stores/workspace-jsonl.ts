@@ -213,7 +213,9 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       }, servedBy(target))
       if (!erased) return false
       await log.compact()
-      await eraseRecordVectors(vectors, [id])
+      // The vectors of every erased record, not only this one's: a process killed between an earlier
+      // erasure's compaction and its sidecar rewrite left that record's lines, and this rewrite removes them.
+      await eraseRecordVectors(vectors, await log.view(state => [...state.erased], { partitions: [] }))
       return true
     },
     async read(target, id) {
