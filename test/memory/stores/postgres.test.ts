@@ -10,6 +10,7 @@ import memoryDriver from 'unstorage/drivers/memory'
 import { killDbChildMidWrite, runDbChild } from '../../helpers/db-child.ts'
 import { fillCommonTermsScope } from '../../helpers/common-terms.ts'
 import { synonymRanking } from '../../helpers/synonym-scope.ts'
+import { expectDateWordsFollowEventTime } from '../../helpers/event-words.ts'
 import { POSTGRES_SKIP_HINT, postgresTestDatabases, schemaOf } from '../../helpers/postgres.ts'
 
 const audit: MemoryAudit = { via: 'api', agent: 'support', runId: 'run_1', threadId: 'thread_1' }
@@ -259,6 +260,10 @@ else {
   })
 
   describe('postgresMemoryStore search', () => {
+    it('a record without occurredAt is found by the date words of its createdAt, the event time the filter reads', async () => {
+      await expectDateWordsFollowEventTime(store(await freshDatabase()).create())
+    })
+
     it('a query word finds a record holding only a word of its synonym group, below the word itself, at the synonym weight', async () => {
       const adapter = store(await freshDatabase()).create()
       const { contents, bySynonym, byOwnWord, weight } = await synonymRanking(adapter, alice, audit)
