@@ -10,6 +10,7 @@ import memoryDriver from 'unstorage/drivers/memory'
 import { killDbChildMidWrite, runDbChild } from '../../helpers/db-child.ts'
 import { fillCommonTermsScope } from '../../helpers/common-terms.ts'
 import { synonymRanking } from '../../helpers/synonym-scope.ts'
+import { feedbackRanking } from '../../helpers/feedback-scope.ts'
 import { expectDateWordsFollowEventTime } from '../../helpers/event-words.ts'
 import { POSTGRES_SKIP_HINT, postgresTestDatabases, schemaOf } from '../../helpers/postgres.ts'
 
@@ -260,6 +261,12 @@ else {
   })
 
   describe('postgresMemoryStore search', () => {
+    it('the best records for a query lend their telling words to a second ranking (RM3 feedback), in the order of the JSONL engine', async () => {
+      const { store: found, engine } = await feedbackRanking(store(await freshDatabase()).create(), alice, audit)
+      expect(found).toEqual(['Caroline went hiking with her dog Max in the mountains', 'Max loves the snowy mountains'])
+      expect(found).toEqual(engine)
+    })
+
     it('a record without occurredAt is found by the date words of its createdAt, the event time the filter reads', async () => {
       await expectDateWordsFollowEventTime(store(await freshDatabase()).create())
     })
