@@ -5,7 +5,7 @@
  * run it with `npx tsx src/cli/main.ts <command>`.
  */
 import { readFile } from 'node:fs/promises'
-import { resolve as resolvePath } from 'node:path'
+import { basename, resolve as resolvePath } from 'node:path'
 import { stripVTControlCharacters } from 'node:util'
 import { defineCommand, renderUsage, runMain } from 'citty'
 import type { ArgsDef, CommandDef } from 'citty'
@@ -108,11 +108,12 @@ const info = defineCommand({
 })
 
 const importCommand = defineCommand({
-  meta: { name: 'import', description: 'Import the observations of a LoCoMo conversation, one memory scope per speaker' },
+  meta: { name: 'import', description: 'Import the observations of a LoCoMo conversation, one memory scope per speaker (or per conversation)' },
   args: {
     ...agentArgs,
     locomo: { type: 'string', description: 'Path of a LoCoMo conversation JSON file', required: true },
     store: storeArg,
+    scope: { type: 'string', description: "'speaker' (default): one scope per speaker, user = the speaker; 'conversation': one scope for the conversation, user = the file's name without .json (the retrieval protocol)", default: 'speaker' },
   },
   run: ({ args, cmd }) => guarded(async () => {
     // Resolved before the working directory moves to the project root.
@@ -131,10 +132,14 @@ const importCommand = defineCommand({
     } catch (error) {
       throw agentError('LOCOMO_UNREADABLE', `${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, 'pass an unmodified LoCoMo conversation file', { file }, error)
     }
+    if (args.scope !== 'speaker' && args.scope !== 'conversation') {
+      throw agentError('CLI_INVALID_SCOPE', `--scope is ${JSON.stringify(args.scope)}, not 'speaker' or 'conversation'`, "pass --scope speaker (one scope per speaker, the default) or --scope conversation (one scope for the whole conversation)", { scope: args.scope })
+    }
     const observations = parseLocomoConversation(data, args.locomo)
+    const groups = args.scope === 'conversation' ? new Map([[basename(file).replace(/\.json$/i, ''), observations]]) : groupBySpeaker(observations)
     let added = 0
     let skipped = 0
-    for (const [speaker, group] of groupBySpeaker(observations)) {
+    for (const [speaker, group] of groups) {
       const { adapter, target } = await openMemoryStore(agent, { user: { id: speaker }, store: args.store })
       const counts = await importRecords(adapter, target, group.map(observation => observation.record), { agent: agent.name, user: speaker, via: 'import' })
       print(`${speaker}: ${counts.added} added, ${counts.skipped} already present (store ${target.store}, scope ${JSON.stringify(target.scope)})`)

@@ -43,11 +43,12 @@ export function eventTimeWords(occurredAt: string | undefined): string {
 
 /**
  * The content field as search reads it: the content, then the episode's text on the next lines,
- * then the words of the event time (`occurredAt`) on the last line.
+ * then the words of the event time on the last line: `occurredAt`, else `createdAt` (the rule of
+ * the event-time filter, `eventTimeOf`).
  */
-export function searchableContent(record: Pick<MemoryRecord, 'content' | 'episode' | 'occurredAt'>): string {
+export function searchableContent(record: Pick<MemoryRecord, 'content' | 'episode' | 'occurredAt'> & { createdAt?: string }): string {
   const episode = episodeText(record.episode)
-  const when = eventTimeWords(record.occurredAt)
+  const when = eventTimeWords(record.occurredAt ?? record.createdAt)
   const text = episode === '' ? record.content : `${record.content}\n${episode}`
   return when === '' ? text : `${text}\n${when}`
 }

@@ -225,6 +225,22 @@ describe.skipIf(!HAS_LOCOMO)('agent memory import --locomo', () => {
     expect(listed.some(fact => /research/i.test(fact!))).toBe(true)
   })
 
+  it('--scope conversation imports the whole conversation into one scope named after the file, as the retrieval protocol does', () => {
+    const own = freshWorkspace()
+    const result = agentCli(['memory', 'import', '--agent', 'support', '--locomo', CONV_26, '--scope', 'conversation'], { workspace: own })
+    expect(result.status).toBe(0)
+    expect(result.stdout).toContain(`conv-26: ${total} added, 0 already present (store agent, scope {"agent":"support","user":"conv-26"})`)
+    expect(new Set(logLines(own).map(line => JSON.stringify(line.scope)))).toEqual(new Set([JSON.stringify({ agent: 'support', user: 'conv-26' })]))
+  }, 120_000)
+
+  it('--scope other than speaker or conversation is CLI_INVALID_SCOPE and writes nothing', () => {
+    const own = freshWorkspace()
+    const result = agentCli(['memory', 'import', '--agent', 'support', '--locomo', CONV_26, '--scope', 'session'], { workspace: own })
+    expect(result.status).not.toBe(0)
+    expect(result.stderr).toContain('CLI_INVALID_SCOPE')
+    expect(logLines(own)).toEqual([])
+  })
+
   it('re-importing the same file adds nothing', () => {
     const again = agentCli(['memory', 'import', '--agent', 'support', '--locomo', CONV_26], { workspace })
     expect(again.status).toBe(0)

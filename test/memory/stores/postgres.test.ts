@@ -9,6 +9,9 @@ import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { killDbChildMidWrite, runDbChild } from '../../helpers/db-child.ts'
 import { fillCommonTermsScope } from '../../helpers/common-terms.ts'
+import { synonymRanking } from '../../helpers/synonym-scope.ts'
+import { feedbackRanking } from '../../helpers/feedback-scope.ts'
+import { expectDateWordsFollowEventTime } from '../../helpers/event-words.ts'
 import { POSTGRES_SKIP_HINT, postgresTestDatabases, schemaOf } from '../../helpers/postgres.ts'
 
 const audit: MemoryAudit = { via: 'api', agent: 'support', runId: 'run_1', threadId: 'thread_1' }
@@ -258,6 +261,23 @@ else {
   })
 
   describe('postgresMemoryStore search', () => {
+    it('the best records for a query lend their telling words to a second ranking (RM3 feedback), in the order of the JSONL engine', async () => {
+      const { store: found, engine } = await feedbackRanking(store(await freshDatabase()).create(), alice, audit)
+      expect(found).toEqual(['Caroline went hiking with her dog Max in the mountains', 'Max loves the snowy mountains'])
+      expect(found).toEqual(engine)
+    })
+
+    it('a record without occurredAt is found by the date words of its createdAt, the event time the filter reads', async () => {
+      await expectDateWordsFollowEventTime(store(await freshDatabase()).create())
+    })
+
+    it('a query word finds a record holding only a word of its synonym group, below the word itself, at the synonym weight', async () => {
+      const adapter = store(await freshDatabase()).create()
+      const { contents, bySynonym, byOwnWord, weight } = await synonymRanking(adapter, alice, audit)
+      expect(contents).toEqual(['the kids played football after school', 'my children love the park'])
+      expect(bySynonym).toBeCloseTo(weight * byOwnWord, 3)
+    })
+
     it('ranks with BM25F like the default ranking: more occurrences first, title above content, only the scope', async () => {
       const adapter = store(await freshDatabase()).create()
       const once = await adapter.append(alice, { kind: 'semantic', content: 'a note about gardens and other things to do this weekend' }, { audit })

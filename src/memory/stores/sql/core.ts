@@ -23,6 +23,8 @@ import { sameScope } from '../../scope.ts'
 import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, snippetOf } from '../../../search/search.ts'
 import { searchRecords } from '../../search-index.ts'
 import { tokenize } from '../../../search/text.ts'
+import { synonymsOf } from '../../../search/synonyms.ts'
+import { feedbackOn, lentTerms } from './feedback.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryTarget } from '../../types.ts'
 import type { MemoryScopeView, MemoryScopeWriter } from '../../scope-write.ts'
 import { checkAudit, checkDeleteOptions, checkInput, checkTarget, tombstone, type MemoryLogStoreAdapter } from '../workspace-jsonl.ts'
@@ -511,6 +513,26 @@ async function substringSearch(backend: SqlBackend, partition: string, query: Me
 const { fieldWeights, k1: K1, b: B } = DEFAULT_SEARCH_INDEX_OPTIONS
 const WEIGHTS = [fieldWeights.title, fieldWeights.content, fieldWeights.tags]
 
+/**
+ * The ranked terms of a query (each a scoped term, see {@link scopedTerms}) with their weights:
+ * each word of the query at 1, and the words of its synonym groups (synonyms.ts: "kid" and
+ * "child") at the default ranking's synonym weight, as `queryTerms` of the default ranking gives
+ * them. A synonym no record of the scope holds has no postings and adds nothing.
+ */
+export function weightedQueryTerms(token: string, words: readonly string[]): Map<string, number> {
+  const { irregularForms, synonyms } = DEFAULT_SEARCH_INDEX_OPTIONS
+  const weights = new Map<string, number>()
+  const add = (word: string, weight: number) => {
+    const [term] = scopedTerms(token, [word])
+    weights.set(term!, Math.max(weights.get(term!) ?? 0, weight))
+  }
+  for (const word of words) {
+    add(word, 1)
+    if (synonyms.weight > 0) for (const other of synonymsOf(word, irregularForms)) add(other, synonyms.weight)
+  }
+  return weights
+}
+
 /** What a record row adds to its partition's stats (zeros unless active). */
 export function rowStats(row: SqlRecordRow | undefined): SqlPartitionStats {
   const lengths = row?.lengths ?? [0, 0, 0]
@@ -547,11 +569,14 @@ export const RANKING_CANDIDATES_PER_TERM = 200
 /**
  * The default ranking over the database's postings: BM25F as `createSearchIndex` scores it
  * (`idf = ln(1 + (N − n + 0.5) / (n + 0.5))` over the partition's active records, field weights
- * title 2, content 1, tags 2, k1 1.2, b 0.75; each query term once), merged with the substring
+ * title 2, content 1, tags 2, k1 1.2, b 0.75; each query term once, a synonym's part times the
+ * synonym weight: {@link weightedQueryTerms}), merged with the substring
  * rule as the default ranking does: the substring rule's top `limit` are kept, the other places
  * go to the best-ranked other records, a record found only by the substring rule scores 0 and
  * comes after the ranked ones; filters apply before the limit; ties go to the newest.
- * Not done here: the default ranking's correction of misspelt query words.
+ * Then RM3 feedback as the default ranking does it (feedback.ts): the best filtered records lend
+ * terms to a second ranking. Not done here: the default ranking's correction of misspelt query
+ * words, the proximity bonus and the tag boost.
  *
  * Top-k cut: when a query term is held by more than {@link RANKING_CANDIDATES_PER_TERM} active
  * records of the scope (a common term), only these candidates are scored (exactly, with the
@@ -563,10 +588,11 @@ export const RANKING_CANDIDATES_PER_TERM = 200
  */
 async function rankedSearch(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number, substringHits: Promise<MemorySearchHit[]>, needle: string, sizes: ScopeSizes): Promise<MemorySearchHit[]> {
   const words = [...new Set(tokenize(query.query))]
-  const terms = scopedTerms(partitionToken(partition), words)
+  const weights = weightedQueryTerms(partitionToken(partition), words)
+  const terms = [...weights.keys()]
   // The substring rule's query runs beside the ranking's (Postgres: on another connection).
   substringHits.catch(() => {})
-  const ranking = terms.length > 0 ? firstRanking(backend, partition, terms, sizes) : undefined
+  const ranking = terms.length > 0 ? firstRanking(backend, partition, weights, sizes) : undefined
   ranking?.catch(() => {})
   const bySubstring = await substringHits
   const kept = new Set(bySubstring.map(hit => hit.record.id))
@@ -574,9 +600,36 @@ async function rankedSearch(backend: SqlBackend, partition: string, query: Memor
   let ranked: RankedRecords = { ranked: [], records: new Map() }
   if (ranking) {
     const first = await ranking
-    ranked = !first.capped || countOthers(first.ranked, kept, query) >= wanted ? first.ranked : await exactRanking(backend, partition, terms, first.stats)
+    const settle = async (result: { ranked: RankedRecords; stats: SqlPartitionStats; capped: boolean }, all: QueryWeights) =>
+      !result.capped || countOthers(result.ranked, kept, query) >= wanted ? result.ranked : exactRanking(backend, partition, all, result.stats)
+    ranked = await settle(first, weights)
+    if (feedbackOn()) {
+      // RM3 feedback: the best filtered records lend terms to a second ranking of the query's and the lent terms.
+      const token = partitionToken(partition)
+      const top = await bestFiltered(backend, partition, query, ranked, DEFAULT_SEARCH_INDEX_OPTIONS.feedback.records)
+      const lent = await lentTerms(top, new Set(terms), first.stats.active, word => scopedTerms(token, [word])[0]!, lendTerms => backend.documentFrequencies(partition, lendTerms))
+      if (lent.size > 0) {
+        const all = new Map([...weights, ...lent])
+        ranked = await settle(await firstRanking(backend, partition, all, sizes), all)
+      }
+    }
   }
   return mergeRanked(backend, partition, query, limit, bySubstring, ranked, wanted, words, needle)
+}
+
+/** The best `count` records of `ranked` that pass the filters, best first, with their scores (ranked records read a page at a time). */
+async function bestFiltered(backend: SqlBackend, partition: string, query: MemorySearchQuery, { ranked, records: read }: RankedRecords, count: number): Promise<Array<{ record: MemoryRecord; score: number }>> {
+  const best: Array<{ record: MemoryRecord; score: number }> = []
+  for (let at = 0, page = Math.max(count * 2, 10); at < ranked.length && best.length < count; at += page, page *= 2) {
+    const slice = ranked.slice(at, at + page)
+    const missing = slice.filter(([seq]) => !read.has(seq)).map(([seq]) => seq)
+    const records = missing.length > 0 ? await backend.bySeq(partition, missing) : new Map<number, MemoryRecord>()
+    for (const [seq, { score }] of slice) {
+      const record = read.get(seq) ?? records.get(seq)
+      if (record && best.length < count && recordMatchesFilters(record, query)) best.push({ record, score })
+    }
+  }
+  return best
 }
 
 /**
@@ -599,17 +652,17 @@ class ScopeSizes {
 }
 
 /** The capped ranking when a term is common in the scope, else the exact one. */
-async function firstRanking(backend: SqlBackend, partition: string, terms: readonly string[], sizes: ScopeSizes): Promise<{ ranked: RankedRecords; stats: SqlPartitionStats; capped: boolean }> {
+async function firstRanking(backend: SqlBackend, partition: string, weights: QueryWeights, sizes: ScopeSizes): Promise<{ ranked: RankedRecords; stats: SqlPartitionStats; capped: boolean }> {
   if (sizes.small(partition)) {
     // Scored whole, whatever its size now (the exact ranking is always right; the hint is updated for the next search).
-    const [stats, postings] = await Promise.all([backend.stats(partition), backend.postings(partition, terms)])
+    const [stats, postings] = await Promise.all([backend.stats(partition), backend.postings(partition, [...weights.keys()])])
     sizes.set(partition, stats.active)
-    return { ranked: rankPostings(postings, stats), stats, capped: false }
+    return { ranked: rankPostings(postings, weights, stats), stats, capped: false }
   }
   const stats = await backend.stats(partition)
   sizes.set(partition, stats.active)
-  const capped = stats.active > RANKING_CANDIDATES_PER_TERM ? await cappedRanking(backend, partition, terms, stats) : undefined
-  return capped ? { ranked: capped, stats, capped: true } : { ranked: await exactRanking(backend, partition, terms, stats), stats, capped: false }
+  const capped = stats.active > RANKING_CANDIDATES_PER_TERM ? await cappedRanking(backend, partition, weights, stats) : undefined
+  return capped ? { ranked: capped, stats, capped: true } : { ranked: await exactRanking(backend, partition, weights, stats), stats, capped: false }
 }
 
 /** Scored records, best first (`[seq, score]`), with the records already read (the top-k cut reads them to count their terms). */
@@ -620,13 +673,16 @@ interface RankedRecords {
   score?: (record: MemoryRecord) => number
 }
 
+/** Scoped query term -> its weight ({@link weightedQueryTerms}). */
+type QueryWeights = ReadonlyMap<string, number>
+
 /** Every record holding a query term, scored from the database's postings. */
-async function exactRanking(backend: SqlBackend, partition: string, terms: readonly string[], stats: SqlPartitionStats): Promise<RankedRecords> {
-  return rankPostings(await backend.postings(partition, terms), stats)
+async function exactRanking(backend: SqlBackend, partition: string, weights: QueryWeights, stats: SqlPartitionStats): Promise<RankedRecords> {
+  return rankPostings(await backend.postings(partition, [...weights.keys()]), weights, stats)
 }
 
 /** The postings scored, with each term's count of records taken from them. */
-function rankPostings(postings: readonly SqlPosting[], stats: SqlPartitionStats): RankedRecords {
+function rankPostings(postings: readonly SqlPosting[], weights: QueryWeights, stats: SqlPartitionStats): RankedRecords {
   const frequency = new Map<string, number>()
   const seen = new Set<string>()
   for (const posting of postings) {
@@ -635,7 +691,7 @@ function rankPostings(postings: readonly SqlPosting[], stats: SqlPartitionStats)
     seen.add(key)
     frequency.set(posting.term, (frequency.get(posting.term) ?? 0) + 1)
   }
-  return { ranked: scorePostings(postings, frequency, stats), records: new Map() }
+  return { ranked: scorePostings(postings, frequency, weights, stats), records: new Map() }
 }
 
 /**
@@ -643,7 +699,8 @@ function rankPostings(postings: readonly SqlPosting[], stats: SqlPartitionStats)
  * records (the exact ranking then reads no more); else the candidates of every term, read and
  * scored from their own text (the terms `recordRow` indexes).
  */
-async function cappedRanking(backend: SqlBackend, partition: string, terms: readonly string[], stats: SqlPartitionStats): Promise<RankedRecords | undefined> {
+async function cappedRanking(backend: SqlBackend, partition: string, weights: QueryWeights, stats: SqlPartitionStats): Promise<RankedRecords | undefined> {
+  const terms = [...weights.keys()]
   const frequency = await backend.documentFrequencies(partition, terms)
   if (![...frequency.values()].some(count => count > RANKING_CANDIDATES_PER_TERM)) return undefined
   const common = [...frequency].filter(([, count]) => count > RANKING_CANDIDATES_PER_TERM).map(([term]) => term)
@@ -657,8 +714,8 @@ async function cappedRanking(backend: SqlBackend, partition: string, terms: read
   const postings: SqlPosting[] = []
   for (const [seq, record] of records) if (record.status === 'active') postings.push(...recordPostings(record, seq, token, wanted))
   // A record the substring rule keeps but no term's candidates hold is scored from its text too.
-  const score = (record: MemoryRecord) => scorePostings(recordPostings(record, 0, token, wanted), frequency, stats)[0]?.[1].score ?? 0
-  return { ranked: scorePostings(postings, frequency, stats), records, score }
+  const score = (record: MemoryRecord) => scorePostings(recordPostings(record, 0, token, wanted), frequency, weights, stats)[0]?.[1].score ?? 0
+  return { ranked: scorePostings(postings, frequency, weights, stats), records, score }
 }
 
 /** The postings of `terms` in a record, counted from its text as `recordRow` indexes it. */
@@ -685,8 +742,8 @@ function countOthers(capped: RankedRecords, kept: ReadonlySet<string>, query: Me
   return count
 }
 
-/** BM25F of each record of the postings, best first (ties: newest, then last created). `frequency`: records per term. */
-function scorePostings(postings: readonly SqlPosting[], frequency: ReadonlyMap<string, number>, stats: SqlPartitionStats): RankedRecords['ranked'] {
+/** BM25F of each record of the postings, each term's part times its weight, best first (ties: newest, then last created). `frequency`: records per term. */
+function scorePostings(postings: readonly SqlPosting[], frequency: ReadonlyMap<string, number>, weights: QueryWeights, stats: SqlPartitionStats): RankedRecords['ranked'] {
   const scores = new Map<number, { score: number; createdMs: number; id: string }>()
   const average = [0, 1, 2].map(field => Math.max(stats.lengthSums[field]! / Math.max(stats.fieldCounts[field]!, 1), 1e-9))
   // Per record and term: tf' summed over the fields, then the saturation per term.
@@ -704,7 +761,7 @@ function scorePostings(postings: readonly SqlPosting[], frequency: ReadonlyMap<s
     let score = 0
     for (const [term, tf] of byTerm) {
       const n = frequency.get(term) ?? 1
-      score += Math.log(1 + (live - n + 0.5) / (n + 0.5)) * tf * (K1 + 1) / (tf + K1)
+      score += (weights.get(term) ?? 1) * Math.log(1 + (live - n + 0.5) / (n + 0.5)) * tf * (K1 + 1) / (tf + K1)
     }
     scores.get(seq)!.score = score
   }
