@@ -43,12 +43,11 @@ export function eventTimeWords(occurredAt: string | undefined): string {
 
 /**
  * The content field as search reads it: the content, then the episode's text on the next lines,
- * then the words of the event time on the last line: `occurredAt`, else `createdAt` (the rule of
- * the event-time filter, `eventTimeOf`).
+ * then the words of the event time (`occurredAt`) on the last line.
  */
-export function searchableContent(record: Pick<MemoryRecord, 'content' | 'episode' | 'occurredAt'> & { createdAt?: string }): string {
+export function searchableContent(record: Pick<MemoryRecord, 'content' | 'episode' | 'occurredAt'>): string {
   const episode = episodeText(record.episode)
-  const when = eventTimeWords(record.occurredAt ?? record.createdAt)
+  const when = eventTimeWords(record.occurredAt)
   const text = episode === '' ? record.content : `${record.content}\n${episode}`
   return when === '' ? text : `${text}\n${when}`
 }

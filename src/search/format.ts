@@ -1,9 +1,7 @@
 import { hash53 } from './hash.ts'
 import { ENGLISH_STOP_WORDS, forEachTokenAndRun, tokenizeWords } from './text.ts'
 
-// Raised when what a snapshot's postings mean changes beyond the tokenizer (3: the memory layer's
-// records give the date words of `createdAt` when they have no `occurredAt`).
-const SNAPSHOT_VERSION = 3
+const SNAPSHOT_VERSION = 2
 // Text that exercises every tokenizer rule: a snapshot taken under other tokenization is not restored.
 const TOKENIZER_PROBE = "Caroline's PAINTINGS, café Naïve ｆｕｌｌ-width 東京都 iPhone用 カタカナー 한국어 3.5 2023 running ran went children hopped generously relational roadtrip don't we've O'Neil ß ﬁ Ωmega May may May's Máy"
 let snapshotFormat: string | undefined

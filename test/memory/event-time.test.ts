@@ -14,7 +14,6 @@ import { sqliteMemoryStore } from '../../src/memory/stores/sqlite.ts'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { expectDateWordsFollowEventTime } from '../helpers/event-words.ts'
 
 const target = { store: 'agent', scope: { agent: 'support' } }
 const audit = { via: 'api' }
@@ -127,26 +126,6 @@ describe('event time (occurredAt)', () => {
     await importMemoryScope(other, target, await exportMemoryScope(adapter, target), { audit: { via: 'import' } })
     expect((await other.export(target))[0]!.occurredAt).toBe('2019-06-21')
   })
-
-  for (const [name, open] of [
-    ['inMemoryMemoryStore', async () => ({ adapter: await inMemoryMemoryStore().create({ store: 'agent', agent: 'support', writable: true }) as MemoryStoreAdapter, close: async () => {} })],
-    ['workspaceJsonlMemoryStore', async () => ({ adapter: workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'support', workspace: createWorkspace({ storage: createStorage({ driver: memoryDriver() }) }), writable: true }) as MemoryStoreAdapter, close: async () => {} })],
-    ['sqliteMemoryStore', async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'vam-event-words-'))
-      const factory = sqliteMemoryStore({ file: join(dir, 'memory.db') })
-      return { adapter: factory.create() as MemoryStoreAdapter, close: async () => { await factory.close(); rmSync(dir, { recursive: true, force: true }) } }
-    }],
-  ] as const) {
-    it(`${name}: a record without occurredAt is found by the date words of its createdAt, the event time the filter reads`, async () => {
-      const { adapter, close } = await open()
-      try {
-        await expectDateWordsFollowEventTime(adapter)
-      }
-      finally {
-        await close()
-      }
-    })
-  }
 
   it('a log line without occurredAt (written before the field existed) still reads, and the record has no event time', async () => {
     const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })

@@ -59,8 +59,7 @@ describe('search index tokenizing', () => {
   it('a word first met as a stop-word or inside a clitic is counted where it is a word of its own', () => {
     const index = createSearchIndex()
     const first = record({ content: "it's Caroline's", createdAt: '2024-01-01T00:00:00Z' })
-    // A Monday, as the first: the date words of both ("Monday 1 January 2024", "Monday 8 January 2024") hold no "s".
-    const second = record({ content: 's caroline it', createdAt: '2024-01-08T00:00:00Z' })
+    const second = record({ content: 's caroline it', createdAt: '2024-01-02T00:00:00Z' })
     index.update(first)
     index.update(second)
     expect(index.search({ query: 'caroline' }).map(hit => hit.record.id)).toEqual([second.id, first.id])

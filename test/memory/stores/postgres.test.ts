@@ -11,7 +11,6 @@ import { killDbChildMidWrite, runDbChild } from '../../helpers/db-child.ts'
 import { fillCommonTermsScope } from '../../helpers/common-terms.ts'
 import { synonymRanking } from '../../helpers/synonym-scope.ts'
 import { feedbackRanking } from '../../helpers/feedback-scope.ts'
-import { expectDateWordsFollowEventTime } from '../../helpers/event-words.ts'
 import { POSTGRES_SKIP_HINT, postgresTestDatabases, schemaOf } from '../../helpers/postgres.ts'
 
 const audit: MemoryAudit = { via: 'api', agent: 'support', runId: 'run_1', threadId: 'thread_1' }
@@ -265,10 +264,6 @@ else {
       const { store: found, engine } = await feedbackRanking(store(await freshDatabase()).create(), alice, audit)
       expect(found).toEqual(['Caroline went hiking with her dog Max in the mountains', 'Max loves the snowy mountains'])
       expect(found).toEqual(engine)
-    })
-
-    it('a record without occurredAt is found by the date words of its createdAt, the event time the filter reads', async () => {
-      await expectDateWordsFollowEventTime(store(await freshDatabase()).create())
     })
 
     it('a query word finds a record holding only a word of its synonym group, below the word itself, at the synonym weight', async () => {
