@@ -14,7 +14,6 @@ import { createWorkspace } from '../../../src/workspace/workspace.ts'
 import { killDbChildMidWrite, runTsChild } from '../../helpers/db-child.ts'
 import { fillCommonTermsScope } from '../../helpers/common-terms.ts'
 import { synonymRanking } from '../../helpers/synonym-scope.ts'
-import { feedbackRanking } from '../../helpers/feedback-scope.ts'
 import { applyMemoryRetention, eraseMemoryScope } from '../../../src/memory/retention.ts'
 
 const audit: MemoryAudit = { via: 'api', agent: 'support', runId: 'run_1', threadId: 'thread_1' }
@@ -567,12 +566,6 @@ describe('sqliteMemoryStore top-k cut of the ranking', () => {
 })
 
 describe('sqliteMemoryStore ranking', () => {
-  it('the best records for a query lend their telling words to a second ranking (RM3 feedback), in the order of the JSONL engine', async () => {
-    const { store: found, engine } = await feedbackRanking(store().create(), alice, audit)
-    expect(found).toEqual(['Caroline went hiking with her dog Max in the mountains', 'Max loves the snowy mountains'])
-    expect(found).toEqual(engine)
-  })
-
   it('a query word finds a record holding only a word of its synonym group, below the word itself, at the synonym weight', async () => {
     const adapter = store().create()
     const { contents, bySynonym, byOwnWord, weight } = await synonymRanking(adapter, alice, audit)

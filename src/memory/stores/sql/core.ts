@@ -24,7 +24,6 @@ import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilter
 import { searchRecords } from '../../search-index.ts'
 import { tokenize } from '../../../search/text.ts'
 import { synonymsOf } from '../../../search/synonyms.ts'
-import { feedbackOn, lentTerms } from './feedback.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryTarget } from '../../types.ts'
 import type { MemoryScopeView, MemoryScopeWriter } from '../../scope-write.ts'
 import { checkAudit, checkDeleteOptions, checkInput, checkTarget, tombstone, type MemoryLogStoreAdapter } from '../workspace-jsonl.ts'
@@ -574,9 +573,8 @@ export const RANKING_CANDIDATES_PER_TERM = 200
  * rule as the default ranking does: the substring rule's top `limit` are kept, the other places
  * go to the best-ranked other records, a record found only by the substring rule scores 0 and
  * comes after the ranked ones; filters apply before the limit; ties go to the newest.
- * Then RM3 feedback as the default ranking does it (feedback.ts): the best filtered records lend
- * terms to a second ranking. Not done here: the default ranking's correction of misspelt query
- * words, the proximity bonus and the tag boost.
+ * Not done here: the default ranking's correction of misspelt query words, RM3 feedback, the
+ * proximity bonus and the tag boost.
  *
  * Top-k cut: when a query term is held by more than {@link RANKING_CANDIDATES_PER_TERM} active
  * records of the scope (a common term), only these candidates are scored (exactly, with the
@@ -600,36 +598,9 @@ async function rankedSearch(backend: SqlBackend, partition: string, query: Memor
   let ranked: RankedRecords = { ranked: [], records: new Map() }
   if (ranking) {
     const first = await ranking
-    const settle = async (result: { ranked: RankedRecords; stats: SqlPartitionStats; capped: boolean }, all: QueryWeights) =>
-      !result.capped || countOthers(result.ranked, kept, query) >= wanted ? result.ranked : exactRanking(backend, partition, all, result.stats)
-    ranked = await settle(first, weights)
-    if (feedbackOn()) {
-      // RM3 feedback: the best filtered records lend terms to a second ranking of the query's and the lent terms.
-      const token = partitionToken(partition)
-      const top = await bestFiltered(backend, partition, query, ranked, DEFAULT_SEARCH_INDEX_OPTIONS.feedback.records)
-      const lent = await lentTerms(top, new Set(terms), first.stats.active, word => scopedTerms(token, [word])[0]!, lendTerms => backend.documentFrequencies(partition, lendTerms))
-      if (lent.size > 0) {
-        const all = new Map([...weights, ...lent])
-        ranked = await settle(await firstRanking(backend, partition, all, sizes), all)
-      }
-    }
+    ranked = !first.capped || countOthers(first.ranked, kept, query) >= wanted ? first.ranked : await exactRanking(backend, partition, weights, first.stats)
   }
   return mergeRanked(backend, partition, query, limit, bySubstring, ranked, wanted, words, needle)
-}
-
-/** The best `count` records of `ranked` that pass the filters, best first, with their scores (ranked records read a page at a time). */
-async function bestFiltered(backend: SqlBackend, partition: string, query: MemorySearchQuery, { ranked, records: read }: RankedRecords, count: number): Promise<Array<{ record: MemoryRecord; score: number }>> {
-  const best: Array<{ record: MemoryRecord; score: number }> = []
-  for (let at = 0, page = Math.max(count * 2, 10); at < ranked.length && best.length < count; at += page, page *= 2) {
-    const slice = ranked.slice(at, at + page)
-    const missing = slice.filter(([seq]) => !read.has(seq)).map(([seq]) => seq)
-    const records = missing.length > 0 ? await backend.bySeq(partition, missing) : new Map<number, MemoryRecord>()
-    for (const [seq, { score }] of slice) {
-      const record = read.get(seq) ?? records.get(seq)
-      if (record && best.length < count && recordMatchesFilters(record, query)) best.push({ record, score })
-    }
-  }
-  return best
 }
 
 /**
