@@ -180,6 +180,22 @@ describe('durable record vectors', () => {
     expect(sidecarLines(dir).map(line => line.id)).toEqual([ids[2]])
   })
 
+  it('eraseMemoryScope also removes the vectors an interrupted earlier erasure left', async () => {
+    const dir = tempDir()
+    const { call, adapter } = await toolsOver(dir, countingEmbedder())
+    const ids: string[] = []
+    for (const content of facts) ids.push((await call('memory_remember', { kind: 'semantic', content })).record.id)
+    const before = readFileSync(sidecarOf(dir))
+    expect(await adapter.hardDelete(target, ids[0]!, { audit })).toBe(true)
+    writeFileSync(sidecarOf(dir), before)
+    const { adapter: next } = await toolsOver(dir, countingEmbedder())
+    // The scope's two active records are erased; the record erased before is swept with them.
+    expect(await eraseMemoryScope(next, target, { audit })).toMatchObject({ erased: 2 })
+    const bytes = readFileSync(sidecarOf(dir))
+    for (const id of ids) expect(bytes.includes(Buffer.from(id))).toBe(false)
+    for (const content of facts) expect(bytes.includes(Buffer.from(encodeVector(normalizeVector(wordVector(content)))))).toBe(false)
+  })
+
   it('eraseMemoryScope removes the vectors of every record of the scope from the stored bytes', async () => {
     const dir = tempDir()
     const { call, adapter } = await toolsOver(dir, countingEmbedder())

@@ -169,6 +169,26 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
 }
 
 /**
+ * The vector store of a log adapter: removing vectors (an erasure's rewrite: `hardDelete`, scope
+ * erasure, retention) also removes those of every record the log holds as erased, so the lines a
+ * process killed between an erasure's compaction and its vector rewrite left go with the next one.
+ */
+function sweepingVectors(log: MemoryLog, store: MemoryVectorStore): MemoryVectorStore {
+  const remove = async (ids: readonly string[]) => {
+    const erased = await log.view(state => [...state.erased], { partitions: [] })
+    return store.remove([...new Set([...ids, ...erased])])
+  }
+  // Every other member is the store's own, called on the store (a class with private fields works too).
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'remove') return remove
+      const value: unknown = Reflect.get(target, key, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+/**
  * A {@link MemoryStoreAdapter} over an open memory log: the behaviour shared by the workspace
  * JSONL store and the in-memory store. Every method validates the target and then sees only the
  * records of exactly `target.store` and `target.scope`. Search is served by the partition's
@@ -177,7 +197,7 @@ export interface MemoryLogStoreAdapter extends MemoryStoreAdapter {
  * log's sidecar `<log key>.vectors` in its workspace.
  */
 export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVectorStore } = {}): MemoryLogStoreAdapter {
-  const vectors = options.vectors ?? workspaceVectorStore(log.workspace, `${log.key}.vectors`)
+  const vectors = sweepingVectors(log, options.vectors ?? workspaceVectorStore(log.workspace, `${log.key}.vectors`))
   // A scope dropped from the log's memory drops its vector index too.
   log.onPartitionDropped?.(partitionDropListener(vectors))
   const settle = indexSettler(log)
@@ -213,9 +233,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       }, servedBy(target))
       if (!erased) return false
       await log.compact()
-      // The vectors of every erased record, not only this one's: a process killed between an earlier
-      // erasure's compaction and its sidecar rewrite left that record's lines, and this rewrite removes them.
-      await eraseRecordVectors(vectors, await log.view(state => [...state.erased], { partitions: [] }))
+      await eraseRecordVectors(vectors, [id])
       return true
     },
     async read(target, id) {
