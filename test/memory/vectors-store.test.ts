@@ -56,6 +56,22 @@ function sidecarLines(dir: string): Array<{ dims: number; id: string; model: str
 
 const facts = ['Caroline adopted two children last spring', 'Melanie goes surfing every weekend', 'Jon opened a dance studio downtown']
 
+/**
+ * Three remembered facts, the first erased by a process killed after the log's compaction and
+ * before its sidecar rewrite (the sidecar put back as it was), and a store opened afresh over it.
+ */
+async function afterKilledErasure() {
+  const dir = tempDir()
+  const { call, adapter } = await toolsOver(dir, countingEmbedder())
+  const ids: string[] = []
+  for (const content of facts) ids.push((await call('memory_remember', { kind: 'semantic', content })).record.id)
+  const before = readFileSync(sidecarOf(dir))
+  expect(await adapter.hardDelete(target, ids[0]!, { audit })).toBe(true)
+  writeFileSync(sidecarOf(dir), before)
+  const { adapter: next } = await toolsOver(dir, countingEmbedder())
+  return { dir, ids, next }
+}
+
 describe('durable record vectors', () => {
   it('memory_remember computes the record vector at write and stores it beside the log with the model id', async () => {
     const dir = tempDir()
@@ -162,15 +178,7 @@ describe('durable record vectors', () => {
   })
 
   it('hardDelete also removes the vectors an earlier erasure left when its process was killed between the log\'s compaction and the sidecar rewrite', async () => {
-    const dir = tempDir()
-    const { call, adapter } = await toolsOver(dir, countingEmbedder())
-    const ids: string[] = []
-    for (const content of facts) ids.push((await call('memory_remember', { kind: 'semantic', content })).record.id)
-    const before = readFileSync(sidecarOf(dir))
-    expect(await adapter.hardDelete(target, ids[0]!, { audit })).toBe(true)
-    // The state such a kill leaves: the log compacted, the sidecar still as it was.
-    writeFileSync(sidecarOf(dir), before)
-    const { adapter: next } = await toolsOver(dir, countingEmbedder())
+    const { dir, ids, next } = await afterKilledErasure()
     expect(await next.hardDelete(target, ids[1]!, { audit })).toBe(true)
     const bytes = readFileSync(sidecarOf(dir))
     for (const n of [0, 1]) {
@@ -181,14 +189,7 @@ describe('durable record vectors', () => {
   })
 
   it('eraseMemoryScope also removes the vectors an interrupted earlier erasure left', async () => {
-    const dir = tempDir()
-    const { call, adapter } = await toolsOver(dir, countingEmbedder())
-    const ids: string[] = []
-    for (const content of facts) ids.push((await call('memory_remember', { kind: 'semantic', content })).record.id)
-    const before = readFileSync(sidecarOf(dir))
-    expect(await adapter.hardDelete(target, ids[0]!, { audit })).toBe(true)
-    writeFileSync(sidecarOf(dir), before)
-    const { adapter: next } = await toolsOver(dir, countingEmbedder())
+    const { dir, ids, next } = await afterKilledErasure()
     // The scope's two active records are erased; the record erased before is swept with them.
     expect(await eraseMemoryScope(next, target, { audit })).toMatchObject({ erased: 2 })
     const bytes = readFileSync(sidecarOf(dir))
