@@ -384,18 +384,8 @@ function fsText(key: string, file: string): NativeText {
           throw readFailed(error as NodeJS.ErrnoException)
         }
         if (options.sourceSize !== undefined && sourceBytes !== options.sourceSize) return false
-        if (options.fsync) {
-          const fd = openSync(sourceFile, 'r+')
-          try {
-            fsyncSync(fd)
-          }
-          finally {
-            closeSync(fd)
-          }
-        }
-        forgetKnownSize(file)
         forgetKnownSize(sourceFile)
-        renameSync(sourceFile, file)
+        renameOver(sourceFile, file, options.fsync === true)
         // The path names the new file now: the lock of the old one must not outlive this write.
         dropLease(lease)
         return true
@@ -487,11 +477,16 @@ function fsText(key: string, file: string): NativeText {
 
 /** Writes `text` to a sibling file and renames it over `file` (a crash leaves the old or the new value). */
 function replaceFile(file: string, text: string, fsync: boolean): void {
-  forgetKnownSize(file)
   const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
   writeFileSync(temporary, text, 'utf8')
+  renameOver(temporary, file, fsync)
+}
+
+/** Renames `from` over `to` (atomic on one file system: a crash leaves the old file or the new one), after an `fsync` of `from` when asked. */
+function renameOver(from: string, to: string, fsync: boolean): void {
+  forgetKnownSize(to)
   if (fsync) {
-    const fd = openSync(temporary, 'r+')
+    const fd = openSync(from, 'r+')
     try {
       fsyncSync(fd)
     }
@@ -499,7 +494,7 @@ function replaceFile(file: string, text: string, fsync: boolean): void {
       closeSync(fd)
     }
   }
-  renameSync(temporary, file)
+  renameSync(from, to)
 }
 
 /** Files whose folder this process has made (or found) already. */
@@ -535,6 +530,10 @@ function memoryText(map: Map<string, unknown>, relativeKey: string): NativeText 
     if (!byKey) memoryCaches.set(map, byKey = new Map())
     const bytes = Buffer.byteLength(text, 'utf8')
     byKey.set(relativeKey, { text, bytes, marks: new Map([[0, 0], [bytes, text.length]]) })
+  }
+  const statNow = (): WorkspaceValueStat | undefined => {
+    const entry = cache()
+    return entry && { size: entry.bytes }
   }
   return {
     id: `memory:${instanceId(map)}:${relativeKey}`,
@@ -588,13 +587,9 @@ function memoryText(map: Map<string, unknown>, relativeKey: string): NativeText 
       },
     },
     async stat() {
-      const entry = cache()
-      return entry && { size: entry.bytes }
+      return statNow()
     },
-    statNow() {
-      const entry = cache()
-      return entry && { size: entry.bytes }
-    },
+    statNow,
     async readBytes(start, end) {
       const entry = cache()
       if (!entry) return undefined
