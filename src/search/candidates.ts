@@ -174,7 +174,7 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
     // Per slot, how many lent terms hold it; a lent term adds at most `lentMost` points.
     const hits = lentHits(slots.count)
     const norms = fieldNorms(state, params)
-    const slope = [norms.a0, norms.a1, norms.a2]
+    const slope = norms.slope
     const lists: number[] = []
     let lentMost = 0
     for (const [term, weight] of lent) {

@@ -33,7 +33,7 @@ export const DEFAULT_SEARCH_INDEX_OPTIONS: {
   readonly irregularForms: boolean
   readonly synonyms: Readonly<Required<SearchSynonymOptions>>
 } = {
-  fieldWeights: { title: 2, content: 1, tags: 2 },
+  fieldWeights: { title: 2, content: 1, tags: 2, dates: 1.5 },
   k1: 1.2,
   b: 0.75,
   feedback: { records: 5, terms: 20, weight: 0.1, minRecords: 2, maxShare: 0.1 },
@@ -113,7 +113,7 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
   constructor(options: SearchIndexOptions<D>, restored?: { snapshot: unknown; records: readonly D[] }) {
     const weights = DEFAULT_SEARCH_INDEX_OPTIONS.fieldWeights
     this.params = {
-      weights: [options.fieldWeights?.title ?? weights.title, options.fieldWeights?.content ?? weights.content, options.fieldWeights?.tags ?? weights.tags],
+      weights: [options.fieldWeights?.title ?? weights.title, options.fieldWeights?.content ?? weights.content, options.fieldWeights?.tags ?? weights.tags, options.fieldWeights?.dates ?? weights.dates],
       k1: options.k1 ?? DEFAULT_SEARCH_INDEX_OPTIONS.k1,
       b: options.b ?? DEFAULT_SEARCH_INDEX_OPTIONS.b,
     }

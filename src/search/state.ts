@@ -5,7 +5,7 @@ import { RunIndex } from './runs.ts'
 import { FIELDS, Slots } from './slots.ts'
 import { TermBounds } from './term-bounds.ts'
 import type { SearchDocument, SearchText } from './types.ts'
-import { TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
+import { TF_BITS, TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
 
 const SHARED_TOKENS = new RecordTokens()
 
@@ -70,7 +70,7 @@ export class IndexState<D extends SearchDocument> {
           vocabulary.largeCounts.set(slot * FIELDS + field, count)
           count = TF_INLINE_MAX
         }
-        packed |= count << (field * 10)
+        packed |= count << (field * TF_BITS)
       }
       vocabulary.termPostings.push(term, slot, packed)
       vocabulary.termFrequency[term]!++

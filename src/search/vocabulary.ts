@@ -1,9 +1,13 @@
 import { grow } from './arrays.ts'
 import { PairLists } from './postings.ts'
+import { FIELDS } from './slots.ts'
 import { cachedStem, stemWord } from './text.ts'
 
-/** Highest term frequency a posting stores inline (10 bits per field); larger counts live in {@link Vocabulary.largeCounts}. */
-export const TF_INLINE_MAX = 0x3ff
+/** Bits of a posting's packed value per field count (4 fields in 28 bits). */
+export const TF_BITS = 7
+
+/** Highest term frequency a posting stores inline ({@link TF_BITS} bits per field); larger counts live in {@link Vocabulary.largeCounts}. */
+export const TF_INLINE_MAX = (1 << TF_BITS) - 1
 
 /** A plain Latin word: the words fuzzy matching and compound splitting consider. */
 export const LATIN_SURFACE = /^[a-z]+$/
@@ -12,7 +16,7 @@ export const LATIN_SURFACE = /^[a-z]+$/
  * The words of one index.
  *
  * Terms (stems): id by text, names by id, live document frequency, and postings of (slot, packed
- * field counts: 10 bits per field, {@link TF_INLINE_MAX} meaning "see `largeCounts`").
+ * field counts: {@link TF_BITS} bits per field, title lowest, {@link TF_INLINE_MAX} meaning "see `largeCounts`").
  *
  * Surfaces (folded words as written, stop-words excepted): id by text, with their term id, whether
  * they are plain Latin words, and for those how many live records hold them (the vocabulary fuzzy
@@ -27,7 +31,7 @@ export class Vocabulary {
   termNames: string[] = []
   termFrequency = new Int32Array(256)
   termPostings = new PairLists()
-  /** Field counts above {@link TF_INLINE_MAX}: slot × 3 + field -> count. */
+  /** Field counts above {@link TF_INLINE_MAX}: slot × `FIELDS` + field -> count. */
   largeCounts = new Map<number, number>()
 
   /** Surface text by id. */
@@ -154,8 +158,8 @@ export class Vocabulary {
 
   /** Count of `field` in a posting's packed value for `slot` (large counts looked up). */
   fieldCount(packed: number, slot: number, field: number): number {
-    const count = (packed >>> (field * 10)) & TF_INLINE_MAX
-    return count === TF_INLINE_MAX ? this.largeCounts.get(slot * 3 + field)! : count
+    const count = (packed >>> (field * TF_BITS)) & TF_INLINE_MAX
+    return count === TF_INLINE_MAX ? this.largeCounts.get(slot * FIELDS + field)! : count
   }
 }
 
