@@ -37,10 +37,20 @@ const WEEKDAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', '
  */
 export function eventTimeWords(occurredAt: string | undefined): string {
   if (occurredAt === undefined || !/^\d{4}-\d{2}-\d{2}/.test(occurredAt)) return ''
-  const [year, month, day] = occurredAt.slice(0, 10).split('-').map(Number) as [number, number, number]
-  const weekday = new Date(Date.UTC(year, month - 1, day)).getUTCDay()
-  return `${WEEKDAY_NAMES[weekday]} ${day} ${MONTH_NAMES[month - 1]} ${year}`
+  const date = occurredAt.slice(0, 10)
+  let words = dateWordsCache.get(date)
+  if (words === undefined) {
+    const [year, month, day] = date.split('-').map(Number) as [number, number, number]
+    const weekday = new Date(Date.UTC(year, month - 1, day)).getUTCDay()
+    words = `${WEEKDAY_NAMES[weekday]} ${day} ${MONTH_NAMES[month - 1]} ${year}`
+    // Every record of one day asks for the same words (an index build asks once per record).
+    if (dateWordsCache.size >= 4096) dateWordsCache.clear()
+    dateWordsCache.set(date, words)
+  }
+  return words
 }
+
+const dateWordsCache = new Map<string, string>()
 
 /**
  * Which date of a record gives the words of its ranking-only `dates` field:

@@ -4,7 +4,7 @@ import { DATES_FIELD } from './slots.ts'
 import { ENGLISH_STOP_WORDS, forEachTokenAndRun } from './text.ts'
 import type { TokenAndRunVisitor } from './text.ts'
 import type { SearchDocument, SearchText } from './types.ts'
-import type { Vocabulary } from './vocabulary.ts'
+import { DATE_TEXTS_MAX, type Vocabulary } from './vocabulary.ts'
 
 /**
  * The tokens of one record, tokenized into reusable scratch (no map per record): its distinct
@@ -33,6 +33,9 @@ export class RecordTokens {
   private field = 0
   private create = true
   private withRuns = true
+  // While a dates text is tokenized: its surface ids, and whether a word had none (not noted then).
+  private dateSids: number[] | undefined
+  private missed = false
   // Runs of the current field are counted: the substring rule reads title, content and tags only.
   private fieldRuns = true
   private vocabulary!: Vocabulary
@@ -81,11 +84,27 @@ export class RecordTokens {
       forEachTokenAndRun(value, this.visitor)
     }
     const dates = text.dates?.(record) ?? ''
-    if (dates !== '') {
-      this.field = DATES_FIELD
-      this.fieldRuns = false
-      forEachTokenAndRun(dates, this.visitor)
+    if (dates !== '') this.tokenizeDates(dates)
+  }
+
+  /** The dates field: its surfaces as last found for the same text, else tokenized (no runs) and noted when every word was known. */
+  private tokenizeDates(dates: string): void {
+    this.field = DATES_FIELD
+    const vocabulary = this.vocabulary
+    const known = vocabulary.dateSurfaces.get(dates)
+    if (known !== undefined) {
+      for (const sid of known) this.countSurface(sid)
+      return
     }
+    this.fieldRuns = false
+    this.dateSids = []
+    this.missed = false
+    forEachTokenAndRun(dates, this.visitor)
+    if (!this.missed) {
+      if (vocabulary.dateSurfaces.size >= DATE_TEXTS_MAX) vocabulary.dateSurfaces.clear()
+      vocabulary.dateSurfaces.set(dates, this.dateSids)
+    }
+    this.dateSids = undefined
   }
 
   /** The offset of term `id` in {@link termCounts} for the record last tokenized, else `undefined`. */
@@ -113,7 +132,10 @@ export class RecordTokens {
       if (ENGLISH_STOP_WORDS.has(run)) known = 1
       else {
         const sid = this.vocabulary.surfaceId(run, this.create, true)
-        if (sid === -1) return
+        if (sid === -1) {
+          this.missed = true
+          return
+        }
         known = sid + 2
       }
       runs.surfaces[id] = known
@@ -129,10 +151,12 @@ export class RecordTokens {
     const noted = run === undefined || run >= runs.surfaces.length ? 0 : runs.surfaces[run]!
     const sid = noted >= 2 ? noted - 2 : this.vocabulary.surfaceId(surface, this.create, false)
     if (sid !== -1) this.countSurface(sid)
+    else this.missed = true
   }
 
   /** Counts one token of surface `sid` in the current field. */
   private countSurface(sid: number): void {
+    this.dateSids?.push(sid)
     const vocabulary = this.vocabulary
     const id = vocabulary.surfaceTerms[sid]!
     if (id >= this.termMarks.length) {

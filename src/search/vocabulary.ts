@@ -9,6 +9,9 @@ export const TF_BITS = 7
 /** Highest term frequency a posting stores inline ({@link TF_BITS} bits per field); larger counts live in {@link Vocabulary.largeCounts}. */
 export const TF_INLINE_MAX = (1 << TF_BITS) - 1
 
+/** Most dates texts {@link Vocabulary.dateSurfaces} keeps. */
+export const DATE_TEXTS_MAX = 4096
+
 /** A plain Latin word: the words fuzzy matching and compound splitting consider. */
 export const LATIN_SURFACE = /^[a-z]+$/
 
@@ -33,6 +36,12 @@ export class Vocabulary {
   termPostings = new PairLists()
   /** Field counts above {@link TF_INLINE_MAX}: slot × `FIELDS` + field -> count. */
   largeCounts = new Map<number, number>()
+  /**
+   * The surface ids of a dates field's text, in token order (tokenizer scratch: records of one
+   * day share a text, and a surface id never changes in a vocabulary). At most
+   * {@link DATE_TEXTS_MAX} texts; emptied when full.
+   */
+  readonly dateSurfaces = new Map<string, readonly number[]>()
 
   /** Surface text by id. */
   surfaceNames: string[] = []
