@@ -502,11 +502,11 @@ describe('sqliteMemoryStore schema 3 files', () => {
 })
 
 describe('sqliteMemoryStore schema 4 files', () => {
-  // fixtures/sqlite-schema-4.db was written by the schema 4 store (commit 7d27768), whose content
+  // fixtures/sqlite-schema-4-event-time.db was written by the schema 4 store (commit 7d27768), whose content
   // terms and substring text held the date words of `occurredAt`: in scope alice a record with
   // occurredAt 2023-06-03 (a Saturday) and one created 2023-05-08 without it; in scope bob a record
   // created 2023-05-09 whose content says "Tuesday", and a deleted one.
-  const FIXTURE = fileURLToPath(new URL('./fixtures/sqlite-schema-4.db', import.meta.url))
+  const FIXTURE = fileURLToPath(new URL('./fixtures/sqlite-schema-4-event-time.db', import.meta.url))
   const alice4: MemoryTarget = { store: 'agent', scope: { user: 'alice' } }
   const bob4: MemoryTarget = { store: 'agent', scope: { user: 'bob' } }
 
