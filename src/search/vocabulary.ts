@@ -48,6 +48,15 @@ export class Vocabulary {
   private readonly offRun = new Map<string, number>()
   /** Plain Latin surfaces by length, and a 26-bit mask of each one's letters: fuzzy matching visits only these. */
   private latin: LatinSurfaces | undefined
+  /**
+   * Changes when a plain Latin surface comes to be held by a live record or stops being held
+   * (`surfaceCounts` from or to 0): what fuzzy matching and compound splitting read.
+   */
+  latinGeneration = 0
+  /** Changes when a term comes to be held by a live record or stops being held (`termFrequency` from or to 0). */
+  termGeneration = 0
+  /** The near terms of recent query words the vocabulary does not use (query-terms.ts), valid at their `generation`. */
+  readonly nearTerms = new Map<string, NearTerms>()
 
   /** Surface id by text (made when first asked for). */
   get surfaceIds(): ReadonlyMap<string, number> {
@@ -137,6 +146,32 @@ export class Vocabulary {
     this.latin.forEachNear(word, max, this.surfaceCounts, visit)
   }
 
+  /** Notes a record's hold of term `id` (one per record holding it). */
+  holdTerm(id: number): void {
+    if (this.termFrequency[id]!++ === 0) this.termGeneration++
+  }
+
+  /** Notes that a record holding term `id` left. */
+  releaseTerm(id: number): void {
+    if (--this.termFrequency[id]! === 0) this.termGeneration++
+  }
+
+  /** Notes a record's hold of surface `sid` (once per record). */
+  holdSurface(sid: number): void {
+    if (this.surfaceCounts[sid]!++ === 0 && this.surfaceLatin[sid] === 1) this.latinGeneration++
+  }
+
+  /** Notes that a record holding surface `sid` left. */
+  releaseSurface(sid: number): void {
+    if (--this.surfaceCounts[sid]! === 0 && this.surfaceLatin[sid] === 1) this.latinGeneration++
+  }
+
+  /** Keeps the near terms of a query word (a few dozen words at most: the oldest are forgotten together). */
+  rememberNearTerms(surface: string, near: NearTerms): void {
+    if (this.nearTerms.size >= MAX_NEAR_WORDS) this.nearTerms.clear()
+    this.nearTerms.set(surface, near)
+  }
+
   /** A new surface mark for the next record tokenized (marks of older records stay below it). */
   nextSurfaceMark(): number {
     if (++this.surfaceMark >= 0x7fffffff) {
@@ -157,6 +192,17 @@ export class Vocabulary {
     const count = (packed >>> (field * 10)) & TF_INLINE_MAX
     return count === TF_INLINE_MAX ? this.largeCounts.get(slot * 3 + field)! : count
   }
+}
+
+/** Query words whose near terms a vocabulary keeps. */
+const MAX_NEAR_WORDS = 64
+
+/** The terms a query word the vocabulary does not use was likely meant as (query-terms.ts), at a {@link Vocabulary.latinGeneration}. */
+export interface NearTerms {
+  readonly generation: number
+  /** The word is two indexed words written together (`terms` are both, weight 1), else `terms` are the nearest spellings. */
+  readonly split: boolean
+  readonly terms: readonly string[]
 }
 
 /** Plain Latin surface words bucketed by length, each with a mask of the letters it holds. */
