@@ -25,6 +25,16 @@ export class CharacterPairs {
    */
   mayHold(texts: readonly string[], piece: string): boolean {
     if (piece.length < 2) return true
+    const bits = this.take(texts)
+    for (let at = 1; at < piece.length; at++) {
+      const bit = pairBit(piece.charCodeAt(at - 1), piece.charCodeAt(at))
+      if ((bits[bit >>> 5]! & (1 << (bit & 31))) === 0) return false
+    }
+    return true
+  }
+
+  /** Takes in the texts of `texts` not taken yet (a new run is taken while its text is at hand); returns the bits. */
+  take(texts: readonly string[]): Uint32Array {
     let bits = this.bits
     if (bits === undefined || this.of !== texts) {
       this.bits = bits = new Uint32Array(WORDS)
@@ -38,10 +48,6 @@ export class CharacterPairs {
         bits[bit >>> 5]! |= 1 << (bit & 31)
       }
     }
-    for (let at = 1; at < piece.length; at++) {
-      const bit = pairBit(piece.charCodeAt(at - 1), piece.charCodeAt(at))
-      if ((bits[bit >>> 5]! & (1 << (bit & 31))) === 0) return false
-    }
-    return true
+    return bits
   }
 }

@@ -85,6 +85,7 @@ export class RunIndex {
       id = this.texts.length
       this.ids.set(run, id)
       this.texts.push(run)
+      this.pairs.take(this.texts)
       this.postings.create()
       this.trigrams?.add(run, id)
     }
