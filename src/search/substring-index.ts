@@ -28,7 +28,6 @@ const blockScratch: number[] = []
 export function substringSearch<D extends SearchDocument>(state: IndexState<D>, checked: CheckedQuery, impactMin = IMPACT_MIN_POSTINGS): ScoredSlot[] {
   const { slots, runs } = state
   const needle = checked.needle
-  const top = new TopK<ScoredSlot>(checked.limit, slots.compare)
   const alive = slots.alive
   if (ONLY_RUN.test(needle)) {
     const found: number[] = []
@@ -37,6 +36,9 @@ export function substringSearch<D extends SearchDocument>(state: IndexState<D>, 
       found.push(run, occurrences)
       postings += runs.postings.length(run)
     })
+    // In no run (a word of other scopes): no record holds it.
+    if (found.length === 0) return []
+    const top = new TopK<ScoredSlot>(checked.limit, slots.compare)
     if (postings >= impactMin && found.length <= 2 * MAX_IMPACT_RUNS) return byImpact(state, checked, found)
     const stamp = scratchFor(slots.count)
     const scores = scratch.scores
@@ -65,6 +67,7 @@ export function substringSearch<D extends SearchDocument>(state: IndexState<D>, 
     for (let index = touched.length - 1; index >= 0; index--) offer(slots, top, touched[index]!, scores[touched[index]!]!, checked)
     return top.sorted()
   }
+  const top = new TopK<ScoredSlot>(checked.limit, slots.compare)
   const candidates = phraseCandidates(state, needle)
   const visit = (slot: number, bound: number) => {
     // A record holds at most `bound` occurrences: verify it only when that could enter the heap.
