@@ -23,7 +23,8 @@ import { studioCommand } from './commands/studio.ts'
 import { embedAfterImport, eraseCommand, exportCommand, withFileImport } from './commands/transfer.ts'
 import { memoryStoreConfigOf } from '../memory/capability.ts'
 import { hybridSearch } from '../memory/hybrid-search.ts'
-import { rejectUnknownOptions, routesBase, runRemoteChat } from './commands/dev-url.ts'
+import { routesBase, runRemoteChat } from './commands/dev-url.ts'
+import { rejectUnknownOptions } from './options.ts'
 
 /** Default user id of CLI invocations (`--user`). */
 export const DEFAULT_CLI_USER = 'demo'
@@ -35,6 +36,7 @@ const agentArgs = {
 
 const userArg = { type: 'string', description: 'User id the agent runs for', default: DEFAULT_CLI_USER } as const
 const storeArg = { type: 'string', description: 'Memory store name (default: the only store, or the store named "agent")' } as const
+const tenantArg = { type: 'string', description: 'Tenant of the user, for agents whose scopes name one (default: none)' } as const
 
 /** Runs a command body; an error is printed as `CODE: why. Fix: fix` and sets exit code 1 instead of a stack trace. */
 async function guarded(task: () => Promise<void>): Promise<void> {
@@ -52,10 +54,7 @@ async function guarded(task: () => Promise<void>): Promise<void> {
  * under Vite), rejects flags the command does not define, and loads the agent.
  */
 async function loadProjectAgent(args: { root?: string; agent: string; _?: string[] } & Record<string, unknown>, known: Record<string, unknown>) {
-  const unknown = Object.keys(args).filter(key => key !== '_' && !(key in known) && !Object.values(known).some(spec => (spec as { alias?: string | string[] }).alias?.includes(key)))
-  if (unknown.length) {
-    throw agentError('CLI_UNKNOWN_OPTION', `unknown option ${unknown.map(key => `--${key}`).join(', ')}`, `use only ${Object.keys(known).map(key => `--${key}`).join(', ')} (see --help)`, { options: unknown })
-  }
+  rejectUnknownOptions(args, known)
   const root = resolveRoot(args.root)
   process.chdir(root)
   return loadAgent(root, args.agent)
@@ -113,6 +112,7 @@ const importCommand = defineCommand({
     ...agentArgs,
     locomo: { type: 'string', description: 'Path of a LoCoMo conversation JSON file', required: true },
     store: storeArg,
+    tenant: tenantArg,
     scope: { type: 'string', description: "'speaker' (default): one scope per speaker, user = the speaker; 'conversation': one scope for the conversation, user = the file's name without .json (the retrieval protocol)", default: 'speaker' },
   },
   run: ({ args, cmd }) => guarded(async () => {
@@ -140,7 +140,7 @@ const importCommand = defineCommand({
     let added = 0
     let skipped = 0
     for (const [speaker, group] of groups) {
-      const { adapter, target } = await openMemoryStore(agent, { user: { id: speaker }, store: args.store })
+      const { adapter, target } = await openMemoryStore(agent, { user: { id: speaker, ...(args.tenant ? { tenant: args.tenant } : {}) }, store: args.store })
       const counts = await importRecords(adapter, target, group.map(observation => observation.record), { agent: agent.name, user: speaker, via: 'import' })
       print(`${speaker}: ${counts.added} added, ${counts.skipped} already present (store ${target.store}, scope ${JSON.stringify(target.scope)})`)
       const embedded = await embedAfterImport(agent, target.store, adapter, target)
@@ -170,7 +170,7 @@ const search = defineCommand({
     ...agentArgs,
     user: userArg,
     store: storeArg,
-    query: { type: 'positional', description: 'Search text', required: true },
+    query: { type: 'positional', description: 'Search text (several words unquoted are one query)', required: true },
     limit: { type: 'string', description: 'Most results (default 10)' },
   },
   run: ({ args, cmd }) => guarded(async () => {
@@ -178,7 +178,9 @@ const search = defineCommand({
     const { adapter, target } = await openMemoryStore(agent, { user: { id: args.user }, store: args.store })
     const limit = args.limit === undefined ? undefined : Number(args.limit)
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw agentError('CLI_INVALID_LIMIT', `--limit ${args.limit} is not a positive integer`, 'pass --limit 1 or more')
-    const query = { query: args.query, ...(limit === undefined ? {} : { limit }) }
+    // `agent memory search window seats` means the query "window seats", as the quoted form does.
+    const words = args._.length > 0 ? args._.join(' ') : args.query
+    const query = { query: words, ...(limit === undefined ? {} : { limit }) }
     // As memory_search: hybrid (full text fused with vectors) when the store has `embed`.
     const config = memoryStoreConfigOf(agent, target.store)
     const hits = config.embed && config.searchMode !== 'substring'
