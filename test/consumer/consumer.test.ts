@@ -279,6 +279,16 @@ describe('the packed package in a fresh npm init -y app', () => {
       expect(errors).toEqual([expect.stringMatching(/^node_modules\/h3\/dist\/h3\.d\.mts\(\d+,\d+\): error TS4113: This member cannot have an 'override' modifier because it is not declared in the base class 'Error'\.$/)])
     }, 240_000)
 
+    it('tsc under module nodenext (no bundler) type-checks the quick-start agent and every entry in the CommonJS app, as the README says', async () => {
+      writeFileSync(join(app, 'tsconfig.nodenext.json'), JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'nodenext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] },
+        include: ['entries.ts', 'server'],
+      }))
+      const result = await run('npx', ['--no-install', 'tsc', '--noEmit', '-p', 'tsconfig.nodenext.json'], { cwd: app, timeoutMs: 180_000 })
+      expect(result.stdout.split('\n').filter(line => line.includes('error TS'))).toEqual([])
+      expect(result.code).toBe(0)
+    }, 240_000)
+
     it('the Vite plugin of the README serves the agent routes in the app\'s dev server', async () => {
       const port = await freePort()
       vite = spawn('npx', ['--no-install', 'vite', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], { cwd: app, env: appEnv(), stdio: 'ignore', detached: true })
