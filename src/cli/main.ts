@@ -25,6 +25,7 @@ import { memoryStoreConfigOf } from '../memory/capability.ts'
 import { hybridSearch } from '../memory/hybrid-search.ts'
 import { routesBase, runRemoteChat } from './commands/dev-url.ts'
 import { rejectUnknownOptions } from './options.ts'
+import { watchEmbedder } from './embed-watch.ts'
 
 /** Default user id of CLI invocations (`--user`). */
 export const DEFAULT_CLI_USER = 'demo'
@@ -183,9 +184,13 @@ const search = defineCommand({
     const query = { query: words, ...(limit === undefined ? {} : { limit }) }
     // As memory_search: hybrid (full text fused with vectors) when the store has `embed`.
     const config = memoryStoreConfigOf(agent, target.store)
-    const hits = config.embed && config.searchMode !== 'substring'
-      ? await hybridSearch(adapter, target, query, { model: config.embed })
+    const embedder = config.embed && config.searchMode !== 'substring' ? watchEmbedder(config.embed) : undefined
+    const hits = embedder
+      ? await hybridSearch(adapter, target, query, { model: embedder.model })
       : await adapter.search(target, { ...query, ...(config.searchMode === 'substring' ? { mode: 'substring' as const } : {}) })
+    // Hybrid search falls back to the full-text results when the embedder fails: say so, with its error.
+    const failure = embedder?.failure()
+    if (failure !== undefined) consola.warn(`full-text results only: the store's embedder failed (${formatError(toErrorShape(failure))})`)
     for (const hit of hits) print(`${hit.record.id}  score ${hit.score}  ${hit.record.content}`)
     print(`${hits.length} ${hits.length === 1 ? 'result' : 'results'} in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
   }),

@@ -8,7 +8,8 @@ import { REPO_ROOT } from './locomo.ts'
 /**
  * `agent memory` commands and `agent mcp` flags as a user types them, run as a real child process
  * (`node --import tsx src/cli/main.ts`) on a project of its own whose agent `notes` scopes its
- * store by tenant and user (`{ agent: 'notes', tenant, user }`).
+ * store by tenant and user (`{ agent: 'notes', tenant, user }`), and whose agents `up` and `down`
+ * have a store with `embed` (a scripted embedding model; `down`'s fails every call).
  */
 let root = ''
 
@@ -40,6 +41,22 @@ beforeAll(() => {
     `  } } })],`,
     `})`,
   ].join('\n'))
+  // Two agents whose store has `embed`: a scripted embedding model that works, and one that fails as a provider that is down does.
+  for (const [name, fail] of [['up', false], ['down', true]] as const) {
+    writeFileSync(join(root, 'server', 'agents', `${name}.ts`), [
+      `import { createWorkspace, defineAgent } from ${JSON.stringify(join(REPO_ROOT, 'src/index.ts'))}`,
+      `import { memory, workspaceJsonlMemoryStore } from ${JSON.stringify(join(REPO_ROOT, 'src/capabilities/index.ts'))}`,
+      `import { countingEmbedder } from ${JSON.stringify(join(REPO_ROOT, 'test/search/vectors-embedder.ts'))}`,
+      `const embed = countingEmbedder()`,
+      `embed.fail = ${fail}`,
+      `export default defineAgent({`,
+      `  name: '${name}',`,
+      `  driver: { run() {} },`,
+      `  workspace: createWorkspace({ dir: '.agent/${name}' }),`,
+      `  capabilities: [memory({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), embed, scope: ({ user }) => (user ? { agent: '${name}', user: user.id } : undefined) } } })],`,
+      `})`,
+    ].join('\n'))
+  }
   writeFileSync(join(root, 'records.json'), JSON.stringify({
     format: 'vite-agent-memory/scope-export',
     version: 1,
@@ -64,7 +81,20 @@ describe('agent memory search', () => {
     expect(quoted.stdout.split('\n')[0]).toMatch(/^mem_seat {2}score [\d.]+ {2}I prefer window seats$/)
     expect(unquoted.stdout).toBe(quoted.stdout)
     expect(unquoted.status).toBe(0)
-  })
+  }, 120_000)
+})
+
+describe('agent memory search on a store with embed', () => {
+  it('when the embedder fails, the full-text results are printed with a warning naming its error; when it works, no warning', () => {
+    for (const name of ['up', 'down']) expect(agentCli(['memory', 'import', '--agent', name, '--user', 'ann', '--file', join(root, 'records.json')]).status).toBe(0)
+    const down = agentCli(['memory', 'search', 'window seats', '--agent', 'down', '--user', 'ann'])
+    expect(down.status).toBe(0)
+    expect(down.stdout.split('\n')[0]).toMatch(/^mem_seat {2}score [\d.]+ {2}I prefer window seats$/)
+    expect(down.stderr).toMatch(/full-text results only: the store's embedder failed \(.*embedding service unavailable/)
+    const up = agentCli(['memory', 'search', 'window seats', '--agent', 'up', '--user', 'ann'])
+    expect(up.stdout.split('\n')[0]).toMatch(/^mem_seat {2}score [\d.]+ {2}I prefer window seats$/)
+    expect(up.stderr).toBe('')
+  }, 120_000)
 })
 
 describe('agent memory export', () => {
@@ -89,7 +119,7 @@ describe('agent memory import --file', () => {
     const data = JSON.parse(readFileSync(join(root, 'acme-ann.json'), 'utf8')) as { scope: unknown; records: Array<{ content: string }> }
     expect(data.scope).toEqual({ agent: 'notes', tenant: 'acme', user: 'ann' })
     expect(data.records.map(record => record.content)).toEqual(['I prefer window seats', 'The office window faces north'])
-  })
+  }, 120_000)
 })
 
 describe('agent mcp', () => {
@@ -102,5 +132,5 @@ describe('agent mcp', () => {
     expect(good.stderr).not.toContain('CLI_UNKNOWN_OPTION')
     expect(good.stderr).toContain('agent mcp: serving notes as user demo over stdio')
     expect(good.status).toBe(0)
-  })
+  }, 120_000)
 })

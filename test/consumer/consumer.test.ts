@@ -121,6 +121,16 @@ describe('the packed package in a fresh npm init -y app', () => {
     const links = [...readFileSync(join(REPO, 'README.md'), 'utf8').matchAll(/\]\((docs\/[^)#\s]+)/g)].map(match => match[1]!)
     expect(links.length).toBeGreaterThan(5)
     for (const link of links) expect(packedFiles, link).toContain(link)
+    // Every relative link of every packed page (README and docs/) points at a file of the package.
+    const broken: string[] = []
+    for (const page of packedFiles.filter(path => path.endsWith('.md'))) {
+      for (const [, target] of readFileSync(join(REPO, page), 'utf8').matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/i.test(target!)) continue
+        const resolved = join(dirname(page), target!)
+        if (!packedFiles.includes(resolved) && !packedFiles.some(path => path.startsWith(`${resolved}/`))) broken.push(`${page} -> ${target}`)
+      }
+    }
+    expect(broken).toEqual([])
     const manifest = JSON.parse(readFileSync(join(app, 'node_modules/vite-agent-memory/package.json'), 'utf8')) as { repository?: { url?: string } }
     expect(manifest.repository?.url).toMatch(/^git\+https:\/\/github\.com\//)
   })
