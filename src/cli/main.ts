@@ -24,7 +24,7 @@ import { embedAfterImport, eraseCommand, exportCommand, withFileImport } from '.
 import { memoryStoreConfigOf } from '../memory/capability.ts'
 import { hybridSearch } from '../memory/hybrid-search.ts'
 import { routesBase, runRemoteChat } from './commands/dev-url.ts'
-import { rejectUnknownOptions } from './options.ts'
+import { rejectEmptyOptions, rejectUnknownOptions } from './options.ts'
 import { watchEmbedder } from './embed-watch.ts'
 
 /** Default user id of CLI invocations (`--user`). */
@@ -216,8 +216,9 @@ export async function usageText(cmd: CommandDef<ArgsDef>, parent?: CommandDef<Ar
 /**
  * Prepares the command tree for help and strict flags: a description's own "(default: X)" is
  * dropped where citty prints "(Default: X)" for the same value, and every command that runs
- * rejects flags it does not define (`CLI_UNKNOWN_OPTION`, exit code `exitCode`: 2 for the log
- * commands, whose argument errors exit 2, else 1) before it runs.
+ * rejects flags it does not define (`CLI_UNKNOWN_OPTION`) and string flags given an empty value
+ * (`CLI_INVALID_OPTION`) before it runs (exit code `exitCode`: 2 for the log commands, whose
+ * argument errors exit 2, else 1).
  */
 function tidy(cmd: CommandDef<ArgsDef>, exitCode = 1): CommandDef<ArgsDef> {
   const args = cmd.args as Record<string, { description?: string; default?: unknown }> | undefined
@@ -231,6 +232,7 @@ function tidy(cmd: CommandDef<ArgsDef>, exitCode = 1): CommandDef<ArgsDef> {
     cmd.run = async (context) => {
       try {
         rejectUnknownOptions(context.args as Record<string, unknown>, (args ?? {}) as Record<string, unknown>)
+        rejectEmptyOptions(context.args as Record<string, unknown>, (args ?? {}) as Record<string, unknown>)
       } catch (error) {
         consola.error(formatError(toErrorShape(error)))
         process.exitCode = exitCode

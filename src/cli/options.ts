@@ -29,3 +29,17 @@ export function rejectUnknownOptions(args: Record<string, unknown>, known: Recor
     throw agentError('CLI_UNKNOWN_OPTION', `unknown option ${unknown.map(key => `--${key}`).join(', ')}`, `use only ${Object.keys(known).map(key => `--${key}`).join(', ')} (see --help)`, { options: unknown })
   }
 }
+
+/**
+ * Rejects a string flag given an empty value (`--user ""`, often an unset shell variable in
+ * `--user "$USER_ID"`), which would otherwise fall through to a default or to an error far from
+ * the flag: for `--user`, every chat line failing with `RUN_OPTIONS_INVALID`.
+ *
+ * @throws `CLI_INVALID_OPTION` naming the flag.
+ */
+export function rejectEmptyOptions(args: Record<string, unknown>, known: Record<string, unknown>): void {
+  for (const [name, spec] of Object.entries(known)) {
+    if ((spec as { type?: string }).type !== 'string') continue
+    if (args[name] === '') throw agentError('CLI_INVALID_OPTION', `--${name} is empty`, `pass a value to --${name}, or leave --${name} out for its default (see --help)`, { option: name })
+  }
+}

@@ -134,3 +134,15 @@ describe('agent mcp', () => {
     expect(good.status).toBe(0)
   }, 120_000)
 })
+
+describe('empty flag values', () => {
+  it('--user "" (an unset shell variable) exits 1 with CLI_INVALID_OPTION before any run, in agent dev and agent memory', () => {
+    const chat = agentCli(['dev', '--agent', 'notes', '--user', ''], 'window seats\n')
+    expect(chat.status).toBe(1)
+    expect(chat.stderr).toContain('CLI_INVALID_OPTION: --user is empty. Fix: pass a value to --user, or leave --user out for its default')
+    expect(chat.stdout).not.toContain('RUN_OPTIONS_INVALID')
+    const listed = agentCli(['memory', 'list', '--agent', 'notes', '--user', ''])
+    expect(listed.status).toBe(1)
+    expect(listed.stderr).toContain('CLI_INVALID_OPTION: --user is empty')
+  }, 120_000)
+})
