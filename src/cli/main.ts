@@ -23,7 +23,9 @@ import { studioCommand } from './commands/studio.ts'
 import { embedAfterImport, eraseCommand, exportCommand, withFileImport } from './commands/transfer.ts'
 import { memoryStoreConfigOf } from '../memory/capability.ts'
 import { hybridSearch } from '../memory/hybrid-search.ts'
-import { rejectUnknownOptions, routesBase, runRemoteChat } from './commands/dev-url.ts'
+import { routesBase, runRemoteChat } from './commands/dev-url.ts'
+import { rejectEmptyOptions, rejectUnknownOptions } from './options.ts'
+import { watchEmbedder } from './embed-watch.ts'
 
 /** Default user id of CLI invocations (`--user`). */
 export const DEFAULT_CLI_USER = 'demo'
@@ -35,6 +37,7 @@ const agentArgs = {
 
 const userArg = { type: 'string', description: 'User id the agent runs for', default: DEFAULT_CLI_USER } as const
 const storeArg = { type: 'string', description: 'Memory store name (default: the only store, or the store named "agent")' } as const
+const tenantArg = { type: 'string', description: 'Tenant of the user, for agents whose scopes name one (default: none)' } as const
 
 /** Runs a command body; an error is printed as `CODE: why. Fix: fix` and sets exit code 1 instead of a stack trace. */
 async function guarded(task: () => Promise<void>): Promise<void> {
@@ -52,10 +55,7 @@ async function guarded(task: () => Promise<void>): Promise<void> {
  * under Vite), rejects flags the command does not define, and loads the agent.
  */
 async function loadProjectAgent(args: { root?: string; agent: string; _?: string[] } & Record<string, unknown>, known: Record<string, unknown>) {
-  const unknown = Object.keys(args).filter(key => key !== '_' && !(key in known) && !Object.values(known).some(spec => (spec as { alias?: string | string[] }).alias?.includes(key)))
-  if (unknown.length) {
-    throw agentError('CLI_UNKNOWN_OPTION', `unknown option ${unknown.map(key => `--${key}`).join(', ')}`, `use only ${Object.keys(known).map(key => `--${key}`).join(', ')} (see --help)`, { options: unknown })
-  }
+  rejectUnknownOptions(args, known)
   const root = resolveRoot(args.root)
   process.chdir(root)
   return loadAgent(root, args.agent)
@@ -113,6 +113,7 @@ const importCommand = defineCommand({
     ...agentArgs,
     locomo: { type: 'string', description: 'Path of a LoCoMo conversation JSON file', required: true },
     store: storeArg,
+    tenant: tenantArg,
     scope: { type: 'string', description: "'speaker' (default): one scope per speaker, user = the speaker; 'conversation': one scope for the conversation, user = the file's name without .json (the retrieval protocol)", default: 'speaker' },
   },
   run: ({ args, cmd }) => guarded(async () => {
@@ -140,7 +141,7 @@ const importCommand = defineCommand({
     let added = 0
     let skipped = 0
     for (const [speaker, group] of groups) {
-      const { adapter, target } = await openMemoryStore(agent, { user: { id: speaker }, store: args.store })
+      const { adapter, target } = await openMemoryStore(agent, { user: { id: speaker, ...(args.tenant ? { tenant: args.tenant } : {}) }, store: args.store })
       const counts = await importRecords(adapter, target, group.map(observation => observation.record), { agent: agent.name, user: speaker, via: 'import' })
       print(`${speaker}: ${counts.added} added, ${counts.skipped} already present (store ${target.store}, scope ${JSON.stringify(target.scope)})`)
       const embedded = await embedAfterImport(agent, target.store, adapter, target)
@@ -170,7 +171,7 @@ const search = defineCommand({
     ...agentArgs,
     user: userArg,
     store: storeArg,
-    query: { type: 'positional', description: 'Search text', required: true },
+    query: { type: 'positional', description: 'Search text (several words unquoted are one query)', required: true },
     limit: { type: 'string', description: 'Most results (default 10)' },
   },
   run: ({ args, cmd }) => guarded(async () => {
@@ -178,12 +179,18 @@ const search = defineCommand({
     const { adapter, target } = await openMemoryStore(agent, { user: { id: args.user }, store: args.store })
     const limit = args.limit === undefined ? undefined : Number(args.limit)
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw agentError('CLI_INVALID_LIMIT', `--limit ${args.limit} is not a positive integer`, 'pass --limit 1 or more')
-    const query = { query: args.query, ...(limit === undefined ? {} : { limit }) }
+    // `agent memory search window seats` means the query "window seats", as the quoted form does.
+    const words = args._.length > 0 ? args._.join(' ') : args.query
+    const query = { query: words, ...(limit === undefined ? {} : { limit }) }
     // As memory_search: hybrid (full text fused with vectors) when the store has `embed`.
     const config = memoryStoreConfigOf(agent, target.store)
-    const hits = config.embed && config.searchMode !== 'substring'
-      ? await hybridSearch(adapter, target, query, { model: config.embed })
+    const embedder = config.embed && config.searchMode !== 'substring' ? watchEmbedder(config.embed) : undefined
+    const hits = embedder
+      ? await hybridSearch(adapter, target, query, { model: embedder.model })
       : await adapter.search(target, { ...query, ...(config.searchMode === 'substring' ? { mode: 'substring' as const } : {}) })
+    // Hybrid search falls back to the full-text results when the embedder fails: say so, with its error.
+    const failure = embedder?.failure()
+    if (failure !== undefined) consola.warn(`full-text results only: the store's embedder failed (${formatError(toErrorShape(failure))})`)
     for (const hit of hits) print(`${hit.record.id}  score ${hit.score}  ${hit.record.content}`)
     print(`${hits.length} ${hits.length === 1 ? 'result' : 'results'} in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
   }),
@@ -209,8 +216,9 @@ export async function usageText(cmd: CommandDef<ArgsDef>, parent?: CommandDef<Ar
 /**
  * Prepares the command tree for help and strict flags: a description's own "(default: X)" is
  * dropped where citty prints "(Default: X)" for the same value, and every command that runs
- * rejects flags it does not define (`CLI_UNKNOWN_OPTION`, exit code `exitCode`: 2 for the log
- * commands, whose argument errors exit 2, else 1) before it runs.
+ * rejects flags it does not define (`CLI_UNKNOWN_OPTION`) and string flags given an empty value
+ * (`CLI_INVALID_OPTION`) before it runs (exit code `exitCode`: 2 for the log commands, whose
+ * argument errors exit 2, else 1).
  */
 function tidy(cmd: CommandDef<ArgsDef>, exitCode = 1): CommandDef<ArgsDef> {
   const args = cmd.args as Record<string, { description?: string; default?: unknown }> | undefined
@@ -224,6 +232,7 @@ function tidy(cmd: CommandDef<ArgsDef>, exitCode = 1): CommandDef<ArgsDef> {
     cmd.run = async (context) => {
       try {
         rejectUnknownOptions(context.args as Record<string, unknown>, (args ?? {}) as Record<string, unknown>)
+        rejectEmptyOptions(context.args as Record<string, unknown>, (args ?? {}) as Record<string, unknown>)
       } catch (error) {
         consola.error(formatError(toErrorShape(error)))
         process.exitCode = exitCode

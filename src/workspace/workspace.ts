@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path'
 import { createStorage, type Driver, type Storage } from 'unstorage'
 import fsDriver from 'unstorage/drivers/fs'
 import { agentError } from '../errors.ts'
+import { checkWorkspaceOptions } from './options.ts'
 import { dropLease, type FileLease, forgetKnownSize, isLeasedFile, noteLeasedStat, RETAKE, withFileLease } from './file-lease.ts'
 import type { Workspace, WorkspaceOptions, WorkspaceReplaceWithOptions, WorkspaceValueStat, WorkspaceWriteOptions } from './types.ts'
 
@@ -20,10 +21,14 @@ export const DEFAULT_WORKSPACE_DIR = '.agent/workspace'
  * Redis (Lua). Any other driver falls back to a read-modify-write guarded by a per-key lock in
  * this process (documented in docs/workspace.md), so an append never rewrites the value it extends.
  *
+ * @throws `WORKSPACE_OPTIONS_INVALID` for an unknown option key, a `dir` that is not a non-empty
+ *   string, a `writable` that is not a boolean, a `storage` that is not an unstorage `Storage`, or
+ *   both `dir` and `storage`.
  * @throws `WORKSPACE_KEY_INVALID` from any method given an empty key or one with `..` segments.
  * @throws `WORKSPACE_READ_ONLY` from write methods when `writable: false`.
  */
 export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
+  checkWorkspaceOptions(options)
   const dir = options.storage ? undefined : resolve(options.dir ?? DEFAULT_WORKSPACE_DIR)
   const storage = options.storage ?? createStorage({ driver: fsDriver({ base: dir! }) })
   const writable = options.writable ?? true

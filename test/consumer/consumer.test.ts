@@ -121,6 +121,16 @@ describe('the packed package in a fresh npm init -y app', () => {
     const links = [...readFileSync(join(REPO, 'README.md'), 'utf8').matchAll(/\]\((docs\/[^)#\s]+)/g)].map(match => match[1]!)
     expect(links.length).toBeGreaterThan(5)
     for (const link of links) expect(packedFiles, link).toContain(link)
+    // Every relative link of every packed page (README and docs/) points at a file of the package.
+    const broken: string[] = []
+    for (const page of packedFiles.filter(path => path.endsWith('.md'))) {
+      for (const [, target] of readFileSync(join(REPO, page), 'utf8').matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/i.test(target!)) continue
+        const resolved = join(dirname(page), target!)
+        if (!packedFiles.includes(resolved) && !packedFiles.some(path => path.startsWith(`${resolved}/`))) broken.push(`${page} -> ${target}`)
+      }
+    }
+    expect(broken).toEqual([])
     const manifest = JSON.parse(readFileSync(join(app, 'node_modules/vite-agent-memory/package.json'), 'utf8')) as { repository?: { url?: string } }
     expect(manifest.repository?.url).toMatch(/^git\+https:\/\/github\.com\//)
   })
@@ -277,6 +287,16 @@ describe('the packed package in a fresh npm init -y app', () => {
       const result = await run('npx', ['--no-install', 'tsc', '--noEmit', '-p', '.'], { cwd: app, timeoutMs: 180_000 })
       const errors = result.stdout.split('\n').filter(line => line.includes('error TS'))
       expect(errors).toEqual([expect.stringMatching(/^node_modules\/h3\/dist\/h3\.d\.mts\(\d+,\d+\): error TS4113: This member cannot have an 'override' modifier because it is not declared in the base class 'Error'\.$/)])
+    }, 240_000)
+
+    it('tsc under module nodenext (no bundler) type-checks the quick-start agent and every entry in the CommonJS app, as the README says', async () => {
+      writeFileSync(join(app, 'tsconfig.nodenext.json'), JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'nodenext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] },
+        include: ['entries.ts', 'server'],
+      }))
+      const result = await run('npx', ['--no-install', 'tsc', '--noEmit', '-p', 'tsconfig.nodenext.json'], { cwd: app, timeoutMs: 180_000 })
+      expect(result.stdout.split('\n').filter(line => line.includes('error TS'))).toEqual([])
+      expect(result.code).toBe(0)
     }, 240_000)
 
     it('the Vite plugin of the README serves the agent routes in the app\'s dev server', async () => {

@@ -133,14 +133,3 @@ export async function runRemoteChat(options: RemoteChatOptions): Promise<void> {
   }
 }
 
-/**
- * Rejects flags the command does not define (config typos are errors).
- *
- * @throws `CLI_UNKNOWN_OPTION`.
- */
-export function rejectUnknownOptions(args: Record<string, unknown>, known: Record<string, unknown>): void {
-  const unknown = Object.keys(args).filter(key => key !== '_' && !(key in known) && !Object.values(known).some(spec => (spec as { alias?: string | string[] }).alias?.includes(key)))
-  if (unknown.length) {
-    throw agentError('CLI_UNKNOWN_OPTION', `unknown option ${unknown.map(key => `--${key}`).join(', ')}`, `use only ${Object.keys(known).map(key => `--${key}`).join(', ')} (see --help)`, { options: unknown })
-  }
-}

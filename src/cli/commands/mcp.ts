@@ -13,6 +13,7 @@ import { openMcpSession } from '../../mcp/session.ts'
 import { serveMcpStdio } from '../../mcp/stdio.ts'
 import { formatApprovalPrompt, formatError, formatEvent, formatJson, parseApprovalAnswer } from '../format.ts'
 import { loadAgent, resolveRoot } from '../load-agent.ts'
+import { rejectUnknownOptions } from '../options.ts'
 
 const args = {
   agent: { type: 'string', description: 'Agent name: server/agents/<name>.ts or server/agents/<name>/agent.ts', required: true },
@@ -56,8 +57,7 @@ export const mcpCommand = defineCommand({
   args,
   async run({ args: given }) {
     try {
-      const unknown = Object.keys(given).filter((key) => key !== '_' && !(key in args) && key !== 'approvalTimeout')
-      if (unknown.length) throw agentError('CLI_UNKNOWN_OPTION', `unknown option ${unknown.map((key) => `--${key}`).join(', ')}`, `use only ${Object.keys(args).map((key) => `--${key}`).join(', ')} (see --help)`, { options: unknown })
+      rejectUnknownOptions(given, args)
       const transport = given.transport
       if (transport !== 'stdio' && transport !== 'http') throw agentError('CLI_INVALID_OPTION', `--transport ${transport} is not supported`, 'pass --transport stdio or --transport http')
       const port = positiveNumber('port', given.port)

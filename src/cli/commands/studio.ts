@@ -15,7 +15,7 @@ import { discoverScopeUsers } from '../../server/studio-routes.ts'
 import type { AgentSource } from '../../server/types.ts'
 import { DEFAULT_DEV_USERS, devIdentity } from '../../vite/plugin.ts'
 import { formatError } from '../format.ts'
-import { rejectUnknownOptions } from './dev-url.ts'
+import { rejectUnknownOptions } from '../options.ts'
 import { listAgents, loadAgent, resolveRoot } from '../load-agent.ts'
 
 /** Default port of `agent studio`. */

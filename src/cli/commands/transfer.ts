@@ -4,7 +4,7 @@
  * keeps `--locomo` (LoCoMo conversations, see `../import-locomo.ts`) and adds `--file`.
  */
 import { readFile, writeFile } from 'node:fs/promises'
-import { resolve as resolvePath } from 'node:path'
+import { dirname, resolve as resolvePath } from 'node:path'
 import { defineCommand, type CommandDef } from 'citty'
 import { consola } from 'consola'
 import { agentError, toErrorShape } from '../../errors.ts'
@@ -16,6 +16,7 @@ import type { AgentDefinition } from '../../agent/types.ts'
 import type { MemoryStoreAdapter, MemoryTarget } from '../../memory/types.ts'
 import { formatError } from '../format.ts'
 import { loadAgent, resolveRoot } from '../load-agent.ts'
+import { rejectUnknownOptions as rejectUnknown } from '../options.ts'
 
 const DEFAULT_USER = 'demo'
 
@@ -29,13 +30,6 @@ const commonArgs = {
 
 function print(text: string): void {
   process.stdout.write(`${text}\n`)
-}
-
-function rejectUnknown(args: Record<string, unknown>, known: Record<string, unknown>): void {
-  const unknown = Object.keys(args).filter(key => key !== '_' && !(key in known) && !Object.values(known).some(spec => (spec as { alias?: string | string[] }).alias?.includes(key)))
-  if (unknown.length) {
-    throw agentError('CLI_UNKNOWN_OPTION', `unknown option ${unknown.map(key => `--${key}`).join(', ')}`, `use only ${Object.keys(known).map(key => `--${key}`).join(', ')} (see --help)`, { options: unknown })
-  }
 }
 
 async function guarded(task: () => Promise<void>): Promise<void> {
@@ -78,7 +72,14 @@ export const exportCommand = defineCommand({
       process.stdout.write(text)
       return
     }
-    await writeFile(out, text, 'utf8')
+    try {
+      await writeFile(out, text, 'utf8')
+    }
+    catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      const why = code === 'ENOENT' ? `the folder ${dirname(out)} does not exist` : code === 'EISDIR' ? `${out} is a folder` : error instanceof Error ? error.message : String(error)
+      throw agentError('MEMORY_EXPORT_UNWRITABLE', `cannot write the export to ${out}: ${why}`, 'pass --out a file path in an existing folder you can write to, or leave --out out to print the export on stdout', { file: out }, error)
+    }
     print(`exported ${data.records.length} ${data.records.length === 1 ? 'record' : 'records'} of store ${opened.store}, scope ${JSON.stringify(opened.target.scope)} to ${out}`)
   }),
 })
@@ -133,7 +134,7 @@ export const eraseCommand = defineCommand({
 })
 
 /** The `--file` half of `agent memory import`: imports an export file into the user's scope. */
-async function importFile(args: { agent: string; root?: string; user: string; store?: string; file: string }): Promise<void> {
+async function importFile(args: { agent: string; root?: string; user: string; store?: string; tenant?: string; file: string }): Promise<void> {
   const file = resolvePath(args.file)
   let data: unknown
   try {
@@ -159,13 +160,14 @@ export function withFileImport(locomo: { args?: unknown; run?: (context: never) 
     ...locomoArgs,
     ...(locomoArgs.locomo ? { locomo: { ...locomoArgs.locomo, required: false } } : {}),
     user: commonArgs.user,
+    tenant: commonArgs.tenant,
     file: { type: 'string', description: 'Path of a JSON file written by `agent memory export`' },
   }
   return defineCommand({
     meta: { name: 'import', description: 'Import an export file (--file) into a user\'s scope, or the observations of a LoCoMo conversation (--locomo)' },
     args: args as never,
     run: (context) => {
-      const values = context.args as unknown as Record<string, unknown> & { agent: string; root?: string; user: string; store?: string; file?: string; locomo?: string }
+      const values = context.args as unknown as Record<string, unknown> & { agent: string; root?: string; user: string; store?: string; tenant?: string; file?: string; locomo?: string }
       if (values.file !== undefined && values.locomo !== undefined) return guarded(async () => { throw agentError('CLI_INVALID_ARGUMENTS', 'pass either --file or --locomo, not both', 'run `agent memory import --file F` or `agent memory import --locomo F`') })
       if (values.file !== undefined) {
         return guarded(async () => {

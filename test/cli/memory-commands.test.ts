@@ -1,0 +1,148 @@
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { REPO_ROOT } from './locomo.ts'
+
+/**
+ * `agent memory` commands and `agent mcp` flags as a user types them, run as a real child process
+ * (`node --import tsx src/cli/main.ts`) on a project of its own whose agent `notes` scopes its
+ * store by tenant and user (`{ agent: 'notes', tenant, user }`), and whose agents `up` and `down`
+ * have a store with `embed` (a scripted embedding model; `down`'s fails every call).
+ */
+let root = ''
+
+function agentCli(args: string[], input = ''): { stdout: string; stderr: string; status: number | null } {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), ...args, '--root', root], {
+    cwd: REPO_ROOT,
+    input,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, NO_COLOR: '1' },
+  })
+  return { stdout: result.stdout, stderr: result.stderr, status: result.status }
+}
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'vam-cli-memory-'))
+  mkdirSync(join(root, 'server', 'agents'), { recursive: true })
+  writeFileSync(join(root, 'server', 'agents', 'notes.ts'), [
+    `import { createWorkspace, defineAgent } from ${JSON.stringify(join(REPO_ROOT, 'src/index.ts'))}`,
+    `import { memory, workspaceJsonlMemoryStore } from ${JSON.stringify(join(REPO_ROOT, 'src/capabilities/index.ts'))}`,
+    `export default defineAgent({`,
+    `  name: 'notes',`,
+    `  driver: { run() {} },`,
+    `  workspace: createWorkspace(),`,
+    `  capabilities: [memory({ stores: { agent: {`,
+    `    adapter: workspaceJsonlMemoryStore(),`,
+    `    scope: ({ user }) => (user ? { agent: 'notes', ...(user.tenant ? { tenant: user.tenant } : {}), user: user.id } : undefined),`,
+    `    write: { mode: 'tool' },`,
+    `  } } })],`,
+    `})`,
+  ].join('\n'))
+  // Two agents whose store has `embed`: a scripted embedding model that works, and one that fails as a provider that is down does.
+  for (const [name, fail] of [['up', false], ['down', true]] as const) {
+    writeFileSync(join(root, 'server', 'agents', `${name}.ts`), [
+      `import { createWorkspace, defineAgent } from ${JSON.stringify(join(REPO_ROOT, 'src/index.ts'))}`,
+      `import { memory, workspaceJsonlMemoryStore } from ${JSON.stringify(join(REPO_ROOT, 'src/capabilities/index.ts'))}`,
+      `import { countingEmbedder } from ${JSON.stringify(join(REPO_ROOT, 'test/search/vectors-embedder.ts'))}`,
+      `const embed = countingEmbedder()`,
+      `embed.fail = ${fail}`,
+      `export default defineAgent({`,
+      `  name: '${name}',`,
+      `  driver: { run() {} },`,
+      `  workspace: createWorkspace({ dir: '.agent/${name}' }),`,
+      `  capabilities: [memory({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), embed, scope: ({ user }) => (user ? { agent: '${name}', user: user.id } : undefined) } } })],`,
+      `})`,
+    ].join('\n'))
+  }
+  writeFileSync(join(root, 'records.json'), JSON.stringify({
+    format: 'vite-agent-memory/scope-export',
+    version: 1,
+    agent: 'notes',
+    store: 'agent',
+    scope: { agent: 'notes', user: 'ann' },
+    exportedAt: '2026-01-05T10:00:00.000Z',
+    records: [
+      { id: 'mem_seat', store: 'agent', scope: { agent: 'notes', user: 'ann' }, kind: 'semantic', content: 'I prefer window seats', tags: [], metadata: {}, pinned: false, supersedes: [], provenance: { source: 'api' }, audit: { via: 'api' }, createdAt: '2026-01-05T10:00:00.000Z', updatedAt: '2026-01-05T10:00:00.000Z', version: 1, status: 'active' },
+      { id: 'mem_window', store: 'agent', scope: { agent: 'notes', user: 'ann' }, kind: 'semantic', content: 'The office window faces north', tags: [], metadata: {}, pinned: false, supersedes: [], provenance: { source: 'api' }, audit: { via: 'api' }, createdAt: '2026-01-05T10:01:00.000Z', updatedAt: '2026-01-05T10:01:00.000Z', version: 1, status: 'active' },
+    ],
+  }))
+  const imported = agentCli(['memory', 'import', '--agent', 'notes', '--user', 'ann', '--file', join(root, 'records.json')])
+  expect(imported.stderr).toBe('')
+  expect(imported.status).toBe(0)
+}, 60_000)
+
+describe('agent memory search', () => {
+  it('several unquoted words are one query, the same as the quoted form', () => {
+    const quoted = agentCli(['memory', 'search', 'window seats', '--agent', 'notes', '--user', 'ann', '--limit', '1'])
+    const unquoted = agentCli(['memory', 'search', 'window', 'seats', '--agent', 'notes', '--user', 'ann', '--limit', '1'])
+    expect(quoted.stdout.split('\n')[0]).toMatch(/^mem_seat {2}score [\d.]+ {2}I prefer window seats$/)
+    expect(unquoted.stdout).toBe(quoted.stdout)
+    expect(unquoted.status).toBe(0)
+  }, 120_000)
+})
+
+describe('agent memory search on a store with embed', () => {
+  it('when the embedder fails, the full-text results are printed with a warning naming its error; when it works, no warning', () => {
+    for (const name of ['up', 'down']) expect(agentCli(['memory', 'import', '--agent', name, '--user', 'ann', '--file', join(root, 'records.json')]).status).toBe(0)
+    const down = agentCli(['memory', 'search', 'window seats', '--agent', 'down', '--user', 'ann'])
+    expect(down.status).toBe(0)
+    expect(down.stdout.split('\n')[0]).toMatch(/^mem_seat {2}score [\d.]+ {2}I prefer window seats$/)
+    expect(down.stderr).toMatch(/full-text results only: the store's embedder failed \(.*embedding service unavailable/)
+    const up = agentCli(['memory', 'search', 'window seats', '--agent', 'up', '--user', 'ann'])
+    expect(up.stdout.split('\n')[0]).toMatch(/^mem_seat {2}score [\d.]+ {2}I prefer window seats$/)
+    expect(up.stderr).toBe('')
+  }, 120_000)
+})
+
+describe('agent memory export', () => {
+  it('--out in a folder that does not exist exits 1 with MEMORY_EXPORT_UNWRITABLE naming the folder and a fix', () => {
+    const out = join(root, 'missing', 'ann.json')
+    const { stderr, status } = agentCli(['memory', 'export', '--agent', 'notes', '--user', 'ann', '--out', out])
+    expect(status).toBe(1)
+    expect(stderr).toContain(`MEMORY_EXPORT_UNWRITABLE: cannot write the export to ${out}: the folder ${join(root, 'missing')} does not exist. Fix: pass --out a file path in an existing folder`)
+    expect(stderr).not.toContain('INTERNAL_ERROR')
+  })
+})
+
+describe('agent memory import --file', () => {
+  it('--tenant imports into the scope of the user in that tenant', () => {
+    const imported = agentCli(['memory', 'import', '--agent', 'notes', '--user', 'ann', '--tenant', 'acme', '--file', join(root, 'records.json')])
+    expect(imported.stderr).toBe('')
+    expect(imported.stdout).toContain('imported 2 records into store agent, scope {"agent":"notes","tenant":"acme","user":"ann"}')
+    const listed = agentCli(['memory', 'list', '--agent', 'notes', '--user', 'ann'])
+    expect(listed.stdout.trim().split('\n').at(-1)).toBe('2 records in store agent, scope {"agent":"notes","user":"ann"}')
+    const exported = agentCli(['memory', 'export', '--agent', 'notes', '--user', 'ann', '--tenant', 'acme', '--out', join(root, 'acme-ann.json')])
+    expect(exported.status).toBe(0)
+    const data = JSON.parse(readFileSync(join(root, 'acme-ann.json'), 'utf8')) as { scope: unknown; records: Array<{ content: string }> }
+    expect(data.scope).toEqual({ agent: 'notes', tenant: 'acme', user: 'ann' })
+    expect(data.records.map(record => record.content)).toEqual(['I prefer window seats', 'The office window faces north'])
+  }, 120_000)
+})
+
+describe('agent mcp', () => {
+  it('--approval-timeout is taken (a bad value is CLI_INVALID_OPTION about it, not CLI_UNKNOWN_OPTION)', () => {
+    const bad = agentCli(['mcp', '--agent', 'notes', '--approval-timeout', 'soon'])
+    expect(bad.status).toBe(1)
+    expect(bad.stderr).toContain('CLI_INVALID_OPTION: --approval-timeout soon is not a positive number')
+    // Valid, over stdio with stdin at its end: the server starts, serves nobody, and exits 0.
+    const good = agentCli(['mcp', '--agent', 'notes', '--approval-timeout', '2'])
+    expect(good.stderr).not.toContain('CLI_UNKNOWN_OPTION')
+    expect(good.stderr).toContain('agent mcp: serving notes as user demo over stdio')
+    expect(good.status).toBe(0)
+  }, 120_000)
+})
+
+describe('empty flag values', () => {
+  it('--user "" (an unset shell variable) exits 1 with CLI_INVALID_OPTION before any run, in agent dev and agent memory', () => {
+    const chat = agentCli(['dev', '--agent', 'notes', '--user', ''], 'window seats\n')
+    expect(chat.status).toBe(1)
+    expect(chat.stderr).toContain('CLI_INVALID_OPTION: --user is empty. Fix: pass a value to --user, or leave --user out for its default')
+    expect(chat.stdout).not.toContain('RUN_OPTIONS_INVALID')
+    const listed = agentCli(['memory', 'list', '--agent', 'notes', '--user', ''])
+    expect(listed.status).toBe(1)
+    expect(listed.stderr).toContain('CLI_INVALID_OPTION: --user is empty')
+  }, 120_000)
+})
