@@ -79,7 +79,8 @@ const dev = defineCommand({
     if (args.url) {
       rejectUnknownOptions(args, cmd.args as Record<string, unknown>)
       consola.info(`Chatting with ${args.agent} at ${routesBase(args.url)} as ${args.user}. Type /exit to quit.`)
-      await runRemoteChat({ url: args.url, agent: args.agent, user: args.user, ...(args.token ? { token: args.token } : {}), ...(args.thread ? { threadId: args.thread } : {}), input: process.stdin, output: process.stdout, interactive: process.stdin.isTTY === true, ...(args.verbose ? { jsonLimit: 0 } : {}) })
+      const { unreachable } = await runRemoteChat({ url: args.url, agent: args.agent, user: args.user, ...(args.token ? { token: args.token } : {}), ...(args.thread ? { threadId: args.thread } : {}), input: process.stdin, output: process.stdout, interactive: process.stdin.isTTY === true, ...(args.verbose ? { jsonLimit: 0 } : {}) })
+      if (unreachable) process.exitCode = 1
       return
     }
     const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)

@@ -146,3 +146,18 @@ describe('empty flag values', () => {
     expect(listed.stderr).toContain('CLI_INVALID_OPTION: --user is empty')
   }, 120_000)
 })
+
+describe('agent dev --url', () => {
+  it('a server that cannot be reached prints CLI_SERVER_UNREACHABLE with a fix and exits 1', async () => {
+    // A port that was just free: nothing listens on it once the server is closed.
+    const { createServer } = await import('node:net')
+    const server = createServer()
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as { port: number }
+    await new Promise<void>(resolve => server.close(() => resolve()))
+    const chat = agentCli(['dev', '--agent', 'notes', '--url', `http://127.0.0.1:${port}`], 'window seats\n')
+    expect(chat.stdout).toContain(`[error] CLI_SERVER_UNREACHABLE: cannot reach http://127.0.0.1:${port}/__agents/agents/notes/runs`)
+    expect(chat.stdout).toContain('Fix: start the dev server (`npm run dev`) and pass its address to --url')
+    expect(chat.status).toBe(1)
+  }, 120_000)
+})

@@ -42,8 +42,11 @@ export function routesBase(url: string): string {
  * with the same formatting as `agent dev` (text, `[tool]`, `[result]`, `[error]`,
  * `[approval]`); each approval request is asked inline and answered with a POST to the approval
  * route. `/exit` or end of input quits. HTTP errors print as `[error] CODE: ...`, never thrown.
+ *
+ * @returns `{ unreachable }`: true when some request could not reach the server at all
+ * (`CLI_SERVER_UNREACHABLE`), so that a script can tell a chat that never ran (the CLI exits 1).
  */
-export async function runRemoteChat(options: RemoteChatOptions): Promise<void> {
+export async function runRemoteChat(options: RemoteChatOptions): Promise<{ unreachable: boolean }> {
   const base = routesBase(options.url)
   const limit = options.jsonLimit ?? DEFAULT_JSON_LIMIT
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/x-ndjson', 'x-agent-user': options.user }
@@ -51,6 +54,7 @@ export async function runRemoteChat(options: RemoteChatOptions): Promise<void> {
   const lines = createInterface({ input: options.input, crlfDelay: Infinity, terminal: false })[Symbol.asyncIterator]()
   const next = async () => { const step = await lines.next(); return step.done ? undefined : step.value as string }
   let threadId = options.threadId
+  let unreachable = false
   let atLineStart = true
   const write = (text: string) => { if (text) { options.output.write(text); atLineStart = text.endsWith('\n') } }
   const line = (text: string) => write(`${atLineStart ? '' : '\n'}${text}\n`)
@@ -63,6 +67,7 @@ export async function runRemoteChat(options: RemoteChatOptions): Promise<void> {
     try {
       response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) })
     } catch (error) {
+      unreachable = true
       line(`[error] ${formatError(agentError('CLI_SERVER_UNREACHABLE', `cannot reach ${url}: ${error instanceof Error ? error.message : String(error)}`, 'start the dev server (`npm run dev`) and pass its address to --url'))}`)
       return approvals
     }
@@ -131,5 +136,6 @@ export async function runRemoteChat(options: RemoteChatOptions): Promise<void> {
     const approvals = await stream(`${agentPath}/runs`, { input: text, ...(threadId ? { threadId } : {}) })
     if (!(await settle(approvals))) break
   }
+  return { unreachable }
 }
 
