@@ -372,7 +372,7 @@ describe('sqliteMemoryStore schema 2 files', () => {
     expect(await factory.verify()).toEqual({ ok: true, lines: lines.length + 1 })
     const db = new Database(file, { readonly: true })
     try {
-      expect(db.pragma('user_version', { simple: true })).toBe(4)
+      expect(db.pragma('user_version', { simple: true })).toBe(5)
       const tables = (db.prepare('SELECT name FROM sqlite_master WHERE type = \'table\'').all() as Array<{ name: string }>).map(row => row.name)
       expect(tables.filter(name => name.endsWith('_v2') || name === 'memory_records')).toEqual([])
       expect(db.prepare('SELECT name FROM sqlite_master WHERE name = \'memory_events_upgrade\'').all()).toEqual([])
@@ -458,7 +458,7 @@ describe('sqliteMemoryStore schema 3 files', () => {
     expect(await factory.verify()).toEqual({ ok: true, lines: text.split('\n').length })
     const db = new Database(file, { readonly: true })
     try {
-      expect(db.pragma('user_version', { simple: true })).toBe(4)
+      expect(db.pragma('user_version', { simple: true })).toBe(5)
       expect(db.prepare('SELECT name FROM sqlite_master WHERE name = \'memory_records\'').all()).toEqual([])
       expect((db.prepare('SELECT name FROM pragma_table_info(\'memory_events\')').all() as Array<{ name: string }>).map(row => row.name)).toEqual(EVENT_COLUMNS)
     }

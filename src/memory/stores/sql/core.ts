@@ -198,13 +198,8 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
   if (erased) {
     return { id: record.id, partition, seq, status: 'erased', kind: record.kind, createdMs: parseInstant(record.createdAt) ?? 0, contentHash: null, record: null, events, titleTerms: [], contentTerms: [], tagTerms: [], lengths: [0, 0, 0] }
   }
-  const token = partitionToken(partition)
-  const content = searchableContent(record)
-  const tags = searchableTags(record)
   const active = record.status === 'active'
-  const titleTerms = active ? scopedTerms(token, tokenize(record.title ?? '')) : []
-  const contentTerms = active ? scopedTerms(token, tokenize(content)) : []
-  const tagTerms = active ? scopedTerms(token, tokenize(tags.join('\n'))) : []
+  const [titleTerms, contentTerms, tagTerms] = active ? fieldTerms(record, partitionToken(partition)) : [[], [], []]
   return {
     id: record.id,
     partition,
@@ -220,6 +215,24 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
     tagTerms,
     lengths: [titleTerms.length, contentTerms.length, tagTerms.length],
   }
+}
+
+/** The index tokens of a record's fields (title, content with the episode, tags with keywords and topics): {@link scopedTerms} of `tokenize()`. */
+function fieldTerms(record: MemoryRecord, token: string): [string[], string[], string[]] {
+  return [
+    scopedTerms(token, tokenize(record.title ?? '')),
+    scopedTerms(token, tokenize(searchableContent(record))),
+    scopedTerms(token, tokenize(searchableTags(record).join('\n'))),
+  ]
+}
+
+/**
+ * The text of an active record's FTS5 row (title, content, tags: its index tokens, space
+ * separated, as {@link recordRow} gives them), `undefined` when it has no token (no row).
+ */
+export function indexTerms(record: MemoryRecord, partition: string): [string, string, string] | undefined {
+  const [title, content, tags] = fieldTerms(record, partitionToken(partition))
+  return title.length + content.length + tags.length > 0 ? [title.join(' '), content.join(' '), tags.join(' ')] : undefined
 }
 
 /**

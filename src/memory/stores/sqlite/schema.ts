@@ -11,6 +11,10 @@
  * pages). `memory_fts` is contentless (postings only). A scope's statistics for BM25F (active
  * records, field lengths) are summed from the scope index when a search asks, so a write updates
  * no counter row.
+ *
+ * Schema 5: the FTS5 postings are derived from the lines and written after them, in batches
+ * (`./fts-tail.ts`); `memory_fts_state` holds the high-water mark, the last `seq` whose records
+ * are in `memory_fts`.
  */
 import type Database from 'better-sqlite3'
 import { agentError } from '../../../errors.ts'
@@ -19,10 +23,11 @@ import { laterSeqs } from './lines.ts'
 
 /**
  * Schema version kept in SQLite's `user_version` (1: events only; 2: events, records as JSON,
- * FTS5; 3: a records table read from the lines; 4: the record columns on the `remember` row).
- * Files of 1, 2 and 3 are upgraded on open.
+ * FTS5; 3: a records table read from the lines; 4: the record columns on the `remember` row;
+ * 5: the FTS5 postings written in batches after the lines, `memory_fts_state`).
+ * Files of 1 to 4 are upgraded on open.
  */
-export const SCHEMA_VERSION = 4
+export const SCHEMA_VERSION = 5
 
 /** The record columns of a `memory_events` row (`NULL` on the rows of later events). */
 const RECORD_COLUMNS = [
@@ -47,6 +52,16 @@ const EVENTS_TABLE = `
     ${RECORD_COLUMNS.map(([name, type]) => `${name} ${type}`).join(',\n    ')}
   );`
 
+/**
+ * The high-water mark of the FTS5 index: one row, `indexed_seq` the last `seq` whose records are
+ * in `memory_fts` (every active record created after it is not yet).
+ */
+const FTS_STATE_TABLE = `
+  CREATE TABLE IF NOT EXISTS memory_fts_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    indexed_seq INTEGER NOT NULL
+  );`
+
 /** The indexes and tables besides `memory_events`; a record row is one whose `status` is set. */
 const REST = `
   CREATE UNIQUE INDEX IF NOT EXISTS memory_events_record ON memory_events (record_id) WHERE status IS NOT NULL;
@@ -58,20 +73,27 @@ const REST = `
   CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (title, content, tags, content = '', contentless_delete = 1, tokenize = 'ascii');
   CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts_instance USING fts5vocab (memory_fts, 'instance');
   INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1);
+${FTS_STATE_TABLE}
 `
 
 export const SCHEMA = EVENTS_TABLE + REST
+
+/** The high-water mark's row, at the last event: every schema before 5 indexed a record in the transaction that wrote it, and an upgrade indexes what it folds. */
+const FTS_STATE = `${FTS_STATE_TABLE}
+  INSERT OR IGNORE INTO memory_fts_state (id, indexed_seq) SELECT 1, coalesce(max(seq), 0) FROM memory_events;
+`
 
 /** Writes record rows and their partitions (the store's statements), as import does. */
 export type RowWriter = (rows: readonly SqlRecordRow[]) => void
 
 /**
- * Creates the tables (schema 4), or upgrades an older file in one `BEGIN IMMEDIATE` transaction:
+ * Creates the tables (schema 5), or upgrades an older file in one `BEGIN IMMEDIATE` transaction:
  * schema 1 (events only) by folding its events once; schema 2 by moving its records and partition
  * rows onto the event rows (the FTS5 index and the lines stay as they are) and dropping the old
  * tables (the record JSON, the counters); schema 3 by moving the columns of `memory_records` onto
- * the rows of the `remember` lines and dropping that table. Any failure rolls the whole upgrade
- * back.
+ * the rows of the `remember` lines and dropping that table; every one of them (and schema 4) by
+ * adding `memory_fts_state`, its mark at the last event (all indexed). Any failure rolls the
+ * whole upgrade back.
  *
  * @throws AgentError `MEMORY_SQLITE_OPEN_FAILED` for a file of a newer schema.
  */
@@ -83,8 +105,11 @@ export function migrate(db: Database.Database, file: string, write: RowWriter): 
       throw agentError('MEMORY_SQLITE_OPEN_FAILED', `the memory database "${file}" has schema version ${version}, newer than this package's ${SCHEMA_VERSION}`, 'upgrade vite-agent-memory, or point `file` at another database', { file, version })
     }
     if (version === 0) db.exec(SCHEMA)
-    else if (version < SCHEMA_VERSION) upgrade(db, version, write)
-    if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`)
+    else if (version < 4) upgrade(db, version, write)
+    if (version < SCHEMA_VERSION) {
+      db.exec(FTS_STATE)
+      db.pragma(`user_version = ${SCHEMA_VERSION}`)
+    }
     db.exec('COMMIT')
   }
   catch (error) {
@@ -93,7 +118,7 @@ export function migrate(db: Database.Database, file: string, write: RowWriter): 
   }
 }
 
-/** Schema 1, 2 or 3 to 4, inside the upgrade's transaction. */
+/** Schema 1, 2 or 3 to 4 (then {@link migrate} adds what 5 adds), inside the upgrade's transaction. */
 function upgrade(db: Database.Database, version: number, write: RowWriter): void {
   if (version === 2) db.exec('DROP INDEX IF EXISTS memory_records_partition; DROP INDEX IF EXISTS memory_records_duplicate; ALTER TABLE memory_records RENAME TO memory_records_v2; ALTER TABLE memory_partitions RENAME TO memory_partitions_v2')
   // Schemas 1 and 2 kept the store and the partition key on every event row; the upgrade of 2 finds a record's later events by a temporary index.
