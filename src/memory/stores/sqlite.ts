@@ -449,6 +449,8 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
     return task(h)
   })
   return {
+    // The postings are derived from the lines by fts-tail.ts: a write counts the field lengths only.
+    deferredTerms: true,
     write: task => exclusive(handle(), async (h) => {
       const tx = writeTx(h)
       const written = await transaction(h, async () => {

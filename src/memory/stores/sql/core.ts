@@ -22,7 +22,7 @@ import { sameContent } from '../../dedupe.ts'
 import { sameScope } from '../../scope.ts'
 import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, snippetOf } from '../../../search/search.ts'
 import { searchRecords } from '../../search-index.ts'
-import { tokenize } from '../../../search/text.ts'
+import { forEachSurface, tokenize } from '../../../search/text.ts'
 import { synonymsOf } from '../../../search/synonyms.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryTarget } from '../../types.ts'
 import type { MemoryScopeView, MemoryScopeWriter } from '../../scope-write.ts'
@@ -62,7 +62,7 @@ export interface SqlRecordRow {
   record: MemoryRecord | null
   /** The seqs of this write's events of the record (for a new row, its `remember` line first), in order. */
   events: number[]
-  /** Search terms per field, each prefixed with the partition token (see {@link scopedTerms}). */
+  /** Search terms per field, each prefixed with the partition token (see {@link scopedTerms}); empty for a backend that derives them itself ({@link SqlBackend.deferredTerms}). */
   titleTerms: string[]
   contentTerms: string[]
   tagTerms: string[]
@@ -111,6 +111,12 @@ export interface SqlWriteTx {
 
 /** The database side of a SQL memory store. */
 export interface SqlBackend {
+  /**
+   * The backend derives each record's search terms from its lines after the write (SQLite:
+   * sqlite/fts-tail.ts), so the record rows of a write carry empty term lists and only the
+   * field lengths. Default `false`: the rows carry the terms.
+   */
+  readonly deferredTerms?: boolean
   /** Runs `task` in one transaction holding the store's write lock; rolls back when it throws. */
   write<T>(task: (tx: SqlWriteTx) => Promise<T>): Promise<T>
   read(partition: string, id: string): Promise<MemoryRecord | undefined>
@@ -193,13 +199,18 @@ export function scopedTerms(token: string, terms: readonly string[]): string[] {
   return terms.map(term => `${token}q${term}`)
 }
 
-/** The search and filter columns of a record's row (status `erased`: `record` omitted, all text empty); `events`: the seqs of the write's events of the record. */
-export function recordRow(record: MemoryRecord, seq: number, partition: string, erased = false, events: number[] = []): SqlRecordRow {
+/**
+ * The search and filter columns of a record's row (status `erased`: `record` omitted, all text
+ * empty); `events`: the seqs of the write's events of the record; `terms: false` leaves the term
+ * lists empty and counts the field lengths only.
+ */
+export function recordRow(record: MemoryRecord, seq: number, partition: string, erased = false, events: number[] = [], terms = true): SqlRecordRow {
   if (erased) {
     return { id: record.id, partition, seq, status: 'erased', kind: record.kind, createdMs: parseInstant(record.createdAt) ?? 0, contentHash: null, record: null, events, titleTerms: [], contentTerms: [], tagTerms: [], lengths: [0, 0, 0] }
   }
   const active = record.status === 'active'
-  const [titleTerms, contentTerms, tagTerms] = active ? fieldTerms(record, partitionToken(partition)) : [[], [], []]
+  const [titleTerms, contentTerms, tagTerms]: [string[], string[], string[]] = active && terms ? fieldTerms(record, partitionToken(partition)) : [[], [], []]
+  const lengths: [number, number, number] = !active ? [0, 0, 0] : terms ? [titleTerms.length, contentTerms.length, tagTerms.length] : fieldLengths(record)
   return {
     id: record.id,
     partition,
@@ -213,7 +224,7 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
     titleTerms,
     contentTerms,
     tagTerms,
-    lengths: [titleTerms.length, contentTerms.length, tagTerms.length],
+    lengths,
   }
 }
 
@@ -224,6 +235,20 @@ function fieldTerms(record: MemoryRecord, token: string): [string[], string[], s
     scopedTerms(token, tokenize(searchableContent(record))),
     scopedTerms(token, tokenize(searchableTags(record).join('\n'))),
   ]
+}
+
+/** The number of tokens of each field of {@link fieldTerms}, counted without making them (each surface word is one token). */
+function fieldLengths(record: MemoryRecord): [number, number, number] {
+  return [countTokens(record.title ?? ''), countTokens(searchableContent(record)), countTokens(searchableTags(record).join('\n'))]
+}
+
+let counted = 0
+const countOne = () => { counted++ }
+function countTokens(text: string): number {
+  if (text === '') return 0
+  counted = 0
+  forEachSurface(text, countOne)
+  return counted
 }
 
 /**
@@ -281,7 +306,7 @@ export function foldLines(text: string): { events: SqlEventRow[]; records: SqlRe
  * @throws AgentError `MEMORY_WRITE_CONFLICT` when an event cannot apply (nothing is written),
  * `MEMORY_SQL_V1_ERASE` when an erased record has lines of log format version 1.
  */
-export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], known: Map<string, SqlStoredRecord>, hash: (text: string) => string): Promise<MemoryRecord[]> {
+export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], known: Map<string, SqlStoredRecord>, { hash, terms }: { hash: (text: string) => string; terms: boolean }): Promise<MemoryRecord[]> {
   let { seq, digest } = await tx.head()
   const events: SqlEventRow[] = []
   const changed = new Map<string, { record: MemoryRecord; seq: number; partition: string; erased: boolean; events: number[] }>()
@@ -308,9 +333,9 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
   const deltas = new Map<string, SqlPartitionStats>()
   for (const [id, { record, seq: created, partition, erased: gone, events: seqs }] of changed) {
     // A record changed by a later event keeps its creation seq: 0 here means "keep the stored one".
-    const row = recordRow(record, created, partition, gone, seqs)
+    const row = recordRow(record, created, partition, gone, seqs, terms)
     const before = known.get(id)?.record
-    const delta = addStats(rowStats(row), rowStats(before && recordRow(before, 0, partition)), -1)
+    const delta = addStats(rowStats(row), rowStats(before && recordRow(before, 0, partition, false, [], false)), -1)
     deltas.set(partition, addStats(deltas.get(partition) ?? rowStats(undefined), delta))
     rows.push(row)
   }
@@ -353,7 +378,8 @@ export type SqlStoreAdapter = Omit<MemoryLogStoreAdapter, 'log'> & MemoryScopeWr
  * retention (`maxAge`, `maxItems`, `hardDelete`), scope erasure and import in one transaction.
  */
 export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions): SqlStoreAdapter {
-  const { hash } = options
+  // How commitDrafts writes: the chain's hash, and whether the rows carry their terms.
+  const writing = { hash: options.hash, terms: !backend.deferredTerms }
   const scopeSizes = new ScopeSizes()
 
   async function findDuplicate(tx: SqlWriteTx, target: MemoryTarget, input: { kind: string; content: string }, supersedes: readonly string[]): Promise<MemoryRecord | undefined> {
@@ -387,7 +413,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
         const drafts = rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: id => known.get(id)!.record!.version })
-        const [record] = await commitDrafts(tx, drafts, known, hash)
+        const [record] = await commitDrafts(tx, drafts, known, writing)
         return { record: record! }
       })
       if ('duplicate' in outcome) {
@@ -405,7 +431,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         const known = await tx.records([id])
         const existing = inScope(known.get(id), target)
         if (!existing || existing.status === 'deleted') return undefined
-        const [record] = await commitDrafts(tx, [tombstone('delete', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known, hash)
+        const [record] = await commitDrafts(tx, [tombstone('delete', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known, writing)
         return record
       })
     },
@@ -419,7 +445,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         const existing = inScope(known.get(id), target)
         if (!existing) return false
         // The erase event and the compaction of the record's lines, in one transaction.
-        await commitDrafts(tx, [tombstone('erase', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known, hash)
+        await commitDrafts(tx, [tombstone('erase', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known, writing)
         return true
       })
       if (erased) await backend.afterCompaction?.()
@@ -439,7 +465,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
           ids.add(draft.recordId)
           if (draft.type === 'supersede') ids.add(draft.supersededBy)
         }
-        return commitDrafts(tx, drafts, await tx.records([...ids]), hash)
+        return commitDrafts(tx, drafts, await tx.records([...ids]), writing)
       })
       if (erasing) await backend.afterCompaction?.()
       return written
