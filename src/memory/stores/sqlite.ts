@@ -254,6 +254,7 @@ function prepare(db: Database.Database) {
     // A new partition's id (the key is unique: a write of another connection cannot add it while this one holds the write lock).
     addPartition: db.prepare<[string]>('INSERT INTO memory_partitions (key) VALUES (?)'),
     partitionId: db.prepare<[string], { id: number }>('SELECT id FROM memory_partitions WHERE key = ?'),
+    partitionIds: db.prepare<[number], { id: number; key: string }>('SELECT id, key FROM memory_partitions ORDER BY id LIMIT ?'),
     // What BM25F needs of a scope, summed from the covering index memory_events_partition.
     stats: db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>(`SELECT count(*) AS active,
       coalesce(sum(title_len), 0) AS title_sum, coalesce(sum(content_len), 0) AS content_sum, coalesce(sum(tags_len), 0) AS tags_sum,
@@ -309,18 +310,27 @@ function insertTerms(statements: SqliteHandle['statements'], seq: number, row: S
 
 /**
  * The ids of partition keys: committed ones kept per connection (an id never changes once
- * committed), the ones a write transaction created kept apart until it commits.
+ * committed), the ones a write transaction created kept apart until it commits. The first key a
+ * connection does not know loads the ids of every partition at once (up to
+ * {@link PartitionIds.MAX}), so the first write into each scope does not ask for its id alone.
  */
 class PartitionIds {
   static readonly MAX = 100_000
   private readonly committed = new Map<string, number>()
   private pending = new Map<string, number>()
+  private loaded = false
   constructor(private readonly statements: ReturnType<typeof prepare>) {}
 
   /** The id of `key`, adding its row when missing (inside a write transaction). */
   of(key: string): number {
     const known = this.committed.get(key) ?? this.pending.get(key)
     if (known !== undefined) return known
+    if (!this.loaded) {
+      this.loaded = true
+      for (const row of this.statements.partitionIds.all(PartitionIds.MAX)) if (!this.committed.has(row.key)) this.keep(row.key, row.id)
+      const found = this.committed.get(key)
+      if (found !== undefined) return found
+    }
     // A row this transaction did not add was committed (by this connection or another).
     const stored = this.statements.partitionId.get(key)?.id
     if (stored !== undefined) {
