@@ -1,10 +1,18 @@
 /**
  * `npm run bench:sqlite-append`: where an append of `sqliteMemoryStore` spends its time, next to
  * the FTS5 table baseline's insert in the same process (issue 12). Seeds `--records N` (default
- * 100,000) in `--scopes S` (default 1,000) into both, then times `--appends` (default 2,000)
- * appends one at a time in interleaved rounds, and per prepared statement the time its
- * `run`/`get`/`all` calls take (better-sqlite3's Statement methods wrapped), plus the WAL frames
- * a commit writes. Prints the p50 per append, the mean per statement and the settings of both.
+ * 100,000) in `--scopes S` (default 1,000) into the store and both FTS5 layouts, then:
+ *
+ * 1. `--rounds R` (default 5) interleaved rounds of `--round` (default 200) appends, one append
+ *    per subject in turn (store, FTS5 with the scope as a column, as a token), nothing wrapped:
+ *    the p50 of each round, min and median over the rounds, and the ratio to the better FTS5
+ *    layout; then the store's deferred FTS5 indexing of those appends (the next search indexes
+ *    the tail in one transaction: src/memory/stores/sqlite/fts-tail.ts), per record;
+ * 2. `--appends` (default 2,000) appends with each prepared statement's `run`/`get`/`all` timed
+ *    (better-sqlite3's Statement methods wrapped), the WAL frames a commit writes, and the time
+ *    outside SQLite.
+ *
+ * `BENCH_CLOCK=cpu` times by the process's CPU time. Prints the settings of both databases.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -22,6 +30,8 @@ const arg = (name: string, fallback: string) => {
 const RECORDS = Number(arg('records', '100000'))
 const SCOPES = Number(arg('scopes', '1000'))
 const APPENDS = Number(arg('appends', '2000'))
+const ROUNDS = Number(arg('rounds', '5'))
+const ROUND = Number(arg('round', '200'))
 const cpu = process.env.BENCH_CLOCK === 'cpu'
 const now = () => {
   if (!cpu) return performance.now()
@@ -69,15 +79,54 @@ const log = await rememberLog(RECORDS, i => target(scopeOf(i)), content)
 const file = join(dir, 'store.db')
 await sqliteMemoryStore({ file }).importLog(log)
 await sqliteMemoryStore({ file }).close()
-const fts5File = join(dir, 'fts5.db')
-const loader = openFts5Baseline(fts5File, 'column')
-loader.load(Array.from({ length: RECORDS }, (_, i) => ({ scope: scopeOf(i), content: content(i) })))
-loader.close()
+const fts5Files = { column: join(dir, 'fts5-column.db'), token: join(dir, 'fts5-token.db') }
+for (const layout of ['column', 'token'] as const) {
+  const loader = openFts5Baseline(fts5Files[layout], layout)
+  loader.load(Array.from({ length: RECORDS }, (_, i) => ({ scope: scopeOf(i), content: content(i) })))
+  loader.close()
+}
+const fts5File = fts5Files.column
 
 const factory = sqliteMemoryStore({ file })
 const adapter = factory.create()
 const baseline = openFts5Baseline(fts5File, 'column')
+const tokenBaseline = openFts5Baseline(fts5Files.token, 'token')
 await adapter.search(target('u1'), { query: 'weekend' })
+
+// 1. Interleaved rounds, nothing wrapped.
+let next = RECORDS
+const roundP50 = { store: [] as number[], column: [] as number[], token: [] as number[] }
+const indexPerRecord: number[] = []
+for (let r = 0; r < ROUNDS; r++) {
+  const round = { store: [] as number[], column: [] as number[], token: [] as number[] }
+  for (let i = 0; i < ROUND; i++, next++) {
+    let started = now()
+    await adapter.append(target(scopeOf(next)), { kind: 'semantic', content: content(next) }, { audit: { via: 'api' } })
+    round.store.push(now() - started)
+    started = now()
+    baseline.insert(scopeOf(next), content(next))
+    round.column.push(now() - started)
+    started = now()
+    tokenBaseline.insert(scopeOf(next), content(next))
+    round.token.push(now() - started)
+  }
+  for (const key of ['store', 'column', 'token'] as const) roundP50[key].push(median(round[key]))
+  // The round's records are indexed by the next ranked search (one transaction): its time less a search's own.
+  const started = now()
+  await adapter.search(target(scopeOf(next)), { query: 'weekend' })
+  const withTail = now() - started
+  const again = now()
+  await adapter.search(target(scopeOf(next)), { query: 'weekend' })
+  indexPerRecord.push((withTail - (now() - again)) / ROUND)
+}
+const fmt = (values: number[]) => `min ${Math.min(...values).toFixed(4)} / median ${median(values).toFixed(4)} ms`
+const best = roundP50.column.map((value, r) => Math.min(value, roundP50.token[r]!))
+console.log(`load ${loadavg().map(v => v.toFixed(2)).join(' ')}, clock ${cpu ? 'cpu' : 'wall'}, ${RECORDS} records, ${SCOPES} scopes, ${ROUNDS} interleaved rounds of ${ROUND}`)
+console.log(`append p50 per round: store ${fmt(roundP50.store)}; FTS5 column ${fmt(roundP50.column)}; FTS5 token ${fmt(roundP50.token)}`)
+console.log(`ratio store / better FTS5 layout per round: ${roundP50.store.map((value, r) => (value / best[r]!).toFixed(2)).join(' ')} (median ${median(roundP50.store.map((value, r) => value / best[r]!)).toFixed(2)})`)
+console.log(`store: deferred FTS5 indexing per record (a round's tail, one transaction): ${fmt(indexPerRecord)}`)
+tokenBaseline.close()
+
 const settings = (path: string) => {
   const db = new Database(path, { readonly: true })
   const out = { journal_mode: db.pragma('journal_mode', { simple: true }), synchronous: db.pragma('synchronous', { simple: true }), page_size: db.pragma('page_size', { simple: true }), secure_delete: db.pragma('secure_delete', { simple: true }) }
@@ -89,12 +138,12 @@ const pageSize = settings(file).page_size as number
 const frames = { store: [] as number[], fts5: [] as number[] }
 const times = { store: [] as number[], fts5: [] as number[] }
 const outside: number[] = []
-for (let n = 0; n < APPENDS; n++) {
+for (let n = 0; n < APPENDS; n++, next++) {
   const walStore = walSize(file)
   profiling = true
   inStatements = 0
   let started = now()
-  await adapter.append(target(scopeOf(n)), { kind: 'semantic', content: content(RECORDS + n) }, { audit: { via: 'api' } })
+  await adapter.append(target(scopeOf(next)), { kind: 'semantic', content: content(next) }, { audit: { via: 'api' } })
   times.store.push(now() - started)
   outside.push(times.store.at(-1)! - inStatements)
   profiling = false
@@ -102,7 +151,7 @@ for (let n = 0; n < APPENDS; n++) {
   if (grown > 0) frames.store.push(grown / (pageSize + 24))
   const walBase = walSize(fts5File)
   started = now()
-  baseline.insert(scopeOf(n), content(RECORDS + n))
+  baseline.insert(scopeOf(next), content(next))
   times.fts5.push(now() - started)
   const grownBase = walSize(fts5File) - walBase
   if (grownBase > 0) frames.fts5.push(grownBase / (pageSize + 24))

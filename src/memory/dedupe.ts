@@ -26,6 +26,8 @@ export { hash53 }
  * `normalizeContent('  Likes   GREEN tea ')` and `normalizeContent('likes green tea')` are equal.
  */
 export function normalizeContent(content: string): string {
+  // ASCII: NFKC changes nothing, the case folds are one lower-casing, and no format character occurs.
+  if (ASCII.test(content)) return content.toLowerCase().replace(/\s+/g, ' ').trim()
   return content
     .normalize('NFKC')
     .toLowerCase()
@@ -34,6 +36,8 @@ export function normalizeContent(content: string): string {
     .replace(/[\s\p{Cf}]+/gu, ' ')
     .trim()
 }
+
+const ASCII = /^[\x00-\x7f]*$/
 
 /**
  * The key of the duplicate map: partition (`partitionKey(store, scope)`), kind and a 53-bit hash

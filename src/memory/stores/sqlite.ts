@@ -14,7 +14,8 @@
  * (the record is the fold of the lines it names, `./sqlite/lines.ts`); `memory_fts` a contentless
  * FTS5 index of the records' search terms. Each write is one `BEGIN IMMEDIATE`
  * transaction that reads the chain head and the rows it names, inserts the new lines and updates
- * the records and the index (`./sql/core.ts` builds the lines and rows). Reads and searches are
+ * the records (`./sql/core.ts` builds the lines and rows); the postings of new records are
+ * written after, a tail at a time, before the next ranked search (`./sqlite/fts-tail.ts`). Reads and searches are
  * queries: nothing of the store is folded in process memory (a connection keeps only scope
  * statistics, `./sqlite/stats-cache.ts`), and other processes' commits are seen by the next query. Inside one process, every factory of one file shares one connection,
  * and operations on it run one at a time.
@@ -34,6 +35,7 @@ import { foldLines, recordHaystack, sqlMemoryAdapter, type SqlBackend, type SqlP
 import { laterSeqs, recordOfLines } from './sqlite/lines.ts'
 import { migrate, SCHEMA_VERSION } from './sqlite/schema.ts'
 import { ScopeStatsCache } from './sqlite/stats-cache.ts'
+import { FtsTail } from './sqlite/fts-tail.ts'
 import { eraseRecordVectors, type MemoryVectorEntry, type MemoryVectorStore } from '../vectors-store.ts'
 
 /** Options of {@link sqliteMemoryStore}. Unknown keys are errors. */
@@ -144,7 +146,10 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
       const open = handles.get(file)
       if (!open) return
       handles.delete(file)
+      open.fts.stop()
       await open.queue
+      // The tail is indexed now, so the next process's first search does not (it would, were this to fail).
+      try { open.fts.catchUp() } catch {}
       open.db.close()
     },
   }
@@ -168,6 +173,8 @@ interface SqliteHandle {
   stats: ScopeStatsCache
   /** Partition ids by key. */
   partitions: PartitionIds
+  /** The FTS5 index's tail: records written, not yet indexed. */
+  fts: FtsTail
 }
 
 const handles = new Map<string, SqliteHandle>()
@@ -203,7 +210,16 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     throw agentError('MEMORY_SQLITE_OPEN_FAILED', `the memory database "${file}" could not be opened: ${error instanceof Error ? error.message : String(error)}`, 'check that the folder exists and is writable and that the file is a SQLite database', { file }, error)
   }
   const statements = prepare(db)
-  const handle: SqliteHandle = { file, db, queue: Promise.resolve(), statements, partitions: new PartitionIds(statements), stats: new ScopeStatsCache(() => statements.dataVersion.get()!.data_version) }
+  const dataVersion = () => statements.dataVersion.get()!.data_version
+  const handle: SqliteHandle = {
+    file,
+    db,
+    queue: Promise.resolve(),
+    statements,
+    partitions: new PartitionIds(statements),
+    stats: new ScopeStatsCache(dataVersion),
+    fts: new FtsTail(db, dataVersion, task => void exclusive(handle, async () => task())),
+  }
   handles.set(file, handle)
   return handle
 }
@@ -239,12 +255,15 @@ function prepare(db: Database.Database) {
     // A new partition's id (the key is unique: a write of another connection cannot add it while this one holds the write lock).
     addPartition: db.prepare<[string]>('INSERT INTO memory_partitions (key) VALUES (?)'),
     partitionId: db.prepare<[string], { id: number }>('SELECT id FROM memory_partitions WHERE key = ?'),
+    partitionIds: db.prepare<[number], { id: number; key: string }>('SELECT id, key FROM memory_partitions ORDER BY id LIMIT ?'),
     // What BM25F needs of a scope, summed from the covering index memory_events_partition.
     stats: db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>(`SELECT count(*) AS active,
       coalesce(sum(title_len), 0) AS title_sum, coalesce(sum(content_len), 0) AS content_sum, coalesce(sum(tags_len), 0) AS tags_sum,
       coalesce(sum(title_len > 0), 0) AS title_docs, coalesce(sum(content_len > 0), 0) AS content_docs, coalesce(sum(tags_len > 0), 0) AS tags_docs
       FROM memory_events WHERE partition = ${PARTITION} AND status = 'active'`),
     insertFts: db.prepare<[number, string, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags, dates) VALUES (?, ?, ?, ?, ?)'),
+    // Import indexes every record it writes.
+    markIndexed: db.prepare('UPDATE memory_fts_state SET indexed_seq = (SELECT coalesce(max(seq), 0) FROM memory_events) WHERE id = 1'),
     deleteFts: db.prepare<[number]>('DELETE FROM memory_fts WHERE rowid = ?'),
     termCount: db.prepare<[string], { count: number }>('SELECT count(*) AS count FROM memory_fts WHERE memory_fts MATCH ?'),
     // FTS5's BM25 with the field weights of the default ranking (title 2, content 1, tags 2, dates 1.5): the order the top-k cut takes candidates in.
@@ -292,18 +311,27 @@ function insertTerms(statements: SqliteHandle['statements'], seq: number, row: S
 
 /**
  * The ids of partition keys: committed ones kept per connection (an id never changes once
- * committed), the ones a write transaction created kept apart until it commits.
+ * committed), the ones a write transaction created kept apart until it commits. The first key a
+ * connection does not know loads the ids of every partition at once (up to
+ * {@link PartitionIds.MAX}), so the first write into each scope does not ask for its id alone.
  */
 class PartitionIds {
   static readonly MAX = 100_000
   private readonly committed = new Map<string, number>()
   private pending = new Map<string, number>()
+  private loaded = false
   constructor(private readonly statements: ReturnType<typeof prepare>) {}
 
   /** The id of `key`, adding its row when missing (inside a write transaction). */
   of(key: string): number {
     const known = this.committed.get(key) ?? this.pending.get(key)
     if (known !== undefined) return known
+    if (!this.loaded) {
+      this.loaded = true
+      for (const row of this.statements.partitionIds.all(PartitionIds.MAX)) if (!this.committed.has(row.key)) this.keep(row.key, row.id)
+      const found = this.committed.get(key)
+      if (found !== undefined) return found
+    }
     // A row this transaction did not add was committed (by this connection or another).
     const stored = this.statements.partitionId.get(key)?.id
     if (stored !== undefined) {
@@ -426,20 +454,31 @@ function ftsPhrase(term: string): string {
 /** The {@link SqlBackend} of one file: each operation runs on the file's connection, in its queue. */
 function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
   const readOnly = <T>(task: (h: SqliteHandle) => T) => exclusive(handle(), async h => query(h, () => task(h)))
+  // A read of the FTS5 postings: the tail of records not yet indexed is indexed first (fts-tail.ts).
+  const readIndex = <T>(task: (h: SqliteHandle) => T) => readOnly((h) => {
+    h.fts.catchUp()
+    return task(h)
+  })
   return {
-    write: task => exclusive(handle(), h => transaction(h, async () => {
+    // The postings are derived from the lines by fts-tail.ts: a write counts the field lengths only.
+    deferredTerms: true,
+    write: task => exclusive(handle(), async (h) => {
       const tx = writeTx(h)
-      const written = await task(tx)
-      tx.flush()
+      const written = await transaction(h, async () => {
+        const result = await task(tx)
+        tx.flush()
+        return result
+      })
+      if (tx.created) h.fts.wrote()
       return written
-    })),
+    }),
     read: (partition, id) => readOnly((h) => {
       const row = h.statements.read.get(id, partition)
       return row ? recordOf(h.statements, row) : undefined
     }),
     export: partition => readOnly(h => h.statements.export.all(partition).map(row => recordOf(h.statements, row))),
     substring: (partition, needle, page) => readOnly(h => h.statements.substring.all({ partition, needle, limit: page.limit, offset: page.offset }).map(row => ({ record: recordOfLines([row.line]), score: row.score }))),
-    postings: (partition, terms) => readOnly((h) => {
+    postings: (partition, terms) => readIndex((h) => {
       // The occurrences counted first, then the record's row read once per term and field (not once per occurrence).
       const sql = `SELECT v.doc AS seq, r.record_id AS id, r.created_ms AS createdMs, r.title_len AS t, r.content_len AS c, r.tags_len AS g, v.term AS term, v.col AS col, v.n AS n
         FROM (SELECT doc, term, col, count(*) AS n FROM memory_fts_instance WHERE term IN (${terms.map(() => '?').join(', ')}) GROUP BY doc, col, term) v JOIN memory_events r ON r.seq = v.doc
@@ -455,7 +494,7 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
       for (const row of rows) found.set(row.seq, recordOf(h.statements, row))
       return found
     }),
-    documentFrequencies: (partition, terms) => readOnly((h) => {
+    documentFrequencies: (partition, terms) => readIndex((h) => {
       const found = new Map<string, number>()
       for (const term of terms) {
         const count = h.statements.termCount.get(ftsPhrase(term))!.count
@@ -463,7 +502,7 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
       }
       return found
     }),
-    termCandidates: (partition, terms, limit) => readOnly(h => h.statements.termCandidates.all(terms.map(ftsPhrase).join(' OR '), limit).map(row => row.seq)),
+    termCandidates: (partition, terms, limit) => readIndex(h => h.statements.termCandidates.all(terms.map(ftsPhrase).join(' OR '), limit).map(row => row.seq)),
     changesSince: (partition, since) => readOnly((h) => {
       const row = h.statements.head.get()
       const head = row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
@@ -495,6 +534,8 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
 interface WriteTx extends SqlWriteTx {
   /** Inserts the event rows still waiting. */
   flush(): void
+  /** Whether the transaction created records (their postings are written later: fts-tail.ts). */
+  readonly created: boolean
 }
 
 function writeTx(h: SqliteHandle): WriteTx {
@@ -504,8 +545,10 @@ function writeTx(h: SqliteHandle): WriteTx {
     for (const row of pending.values()) s.insertEvent.run(row.seq, row.type, row.recordId, row.digest, row.line)
     pending.clear()
   }
+  let created = false
   return {
     flush,
+    get created() { return created },
     async head() {
       flush()
       const row = s.head.get()
@@ -530,7 +573,8 @@ function writeTx(h: SqliteHandle): WriteTx {
     async putRecords(rows) {
       for (const row of rows) {
         if (row.seq > 0) {
-          // A new record: its `remember` line and its columns, one row.
+          // A new record: its `remember` line and its columns, one row; its postings come later (fts-tail.ts).
+          created = true
           const event = pending.get(row.seq)
           const columns = recordColumns(row, h.partitions.of(row.partition))
           if (event) {
@@ -540,14 +584,13 @@ function writeTx(h: SqliteHandle): WriteTx {
           else {
             s.setRecord.run(...columns, row.seq)
           }
-          insertTerms(s, row.seq, row)
           continue
         }
         flush()
         const updated = s.updateRecord.get(row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, row.events.join(' '), row.id)
         if (!updated) throw agentError('MEMORY_SQLITE_FAILED', `record "${row.id}" has no row in the memory database "${h.file}"`, 'run verify(); the write was rolled back', { file: h.file })
+        // A later event never leaves a record active: its postings go (none yet when it is in the tail).
         s.deleteFts.run(updated.seq)
-        insertTerms(s, updated.seq, row)
       }
       flush()
     },
@@ -618,6 +661,7 @@ async function importRows(handle: SqliteHandle, text: string): Promise<number> {
     }
     for (const row of events) handle.statements.insertEvent.run(row.seq, row.type, row.recordId, row.digest, row.line)
     writeRows(handle.statements, handle.partitions, records)
+    handle.statements.markIndexed.run()
     handle.stats.clear()
     return verification.lines
   })

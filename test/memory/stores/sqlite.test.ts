@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -285,6 +286,94 @@ describe('sqliteMemoryStore across processes', () => {
   }, 60_000)
 })
 
+/** `indexed_seq` of the FTS5 index and the last `seq` of the file. */
+function ftsMark(file: string): { indexed: number; head: number } {
+  const db = new Database(file, { readonly: true })
+  try {
+    return db.prepare('SELECT (SELECT indexed_seq FROM memory_fts_state) AS indexed, (SELECT max(seq) FROM memory_events) AS head').get() as { indexed: number; head: number }
+  }
+  finally {
+    db.close()
+  }
+}
+
+/** Runs the child with tag `unindexed` (it kills itself with SIGKILL after its last write) and resolves with its output. */
+function runUnindexedChild(file: string, count: number): Promise<string> {
+  const go = join(tempDir(), 'go')
+  writeFileSync(go, '')
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, file, String(count), 'unindexed', go], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+    child.stderr.on('data', (chunk: Buffer) => { err += chunk.toString() })
+    child.on('exit', (_code, signal) => (signal === 'SIGKILL' ? resolve(out) : reject(new Error(`child ended without SIGKILL: ${err}`))))
+  })
+}
+
+describe('sqliteMemoryStore FTS5 index written after the lines', () => {
+  it('records another process wrote and never indexed (killed after its writes) are found by the next ranked search here, scored as in a store indexed at write', async () => {
+    const file = join(tempDir(), 'memory.db')
+    const factory = store(file)
+    const adapter = factory.create()
+    await adapter.append(alice, { kind: 'semantic', content: 'an indexed fact about tea' }, { audit })
+    await adapter.search(alice, { query: 'tea' })
+    expect(await runUnindexedChild(file, 20)).toBe('done 20\n')
+    // The child's records are in the lines only: the FTS5 index stops before them.
+    expect(ftsMark(file)).toEqual({ indexed: 1, head: 21 })
+    const hits = (await adapter.search(alice, { query: 'unindexed fact tea' })).map(hit => [hit.record.content, hit.score])
+    expect(ftsMark(file)).toEqual({ indexed: 21, head: 21 })
+    // The same log imported into a new file is indexed as it is written.
+    const reference = store(join(tempDir(), 'reference.db'))
+    await reference.importLog(await factory.exportLog())
+    expect(hits).toHaveLength(10)
+    expect(hits).toEqual((await reference.create().search(alice, { query: 'unindexed fact tea' })).map(hit => [hit.record.content, hit.score]))
+    expect(await factory.verify()).toEqual({ ok: true, lines: 21 })
+  }, 60_000)
+
+  it('a process that never wrote finds, by a ranked search, the records another process left unindexed', async () => {
+    const file = join(tempDir(), 'memory.db')
+    await store(file).create().search(alice, { query: 'warm up' })
+    expect(await runUnindexedChild(file, 5)).toBe('done 5\n')
+    expect(ftsMark(file)).toEqual({ indexed: 0, head: 5 })
+    const lines = (await runChild(file, 'unindexed fact', 'search')).trim().split('\n').map(line => JSON.parse(line) as [string, number])
+    expect(lines.map(([content]) => content).sort()).toEqual(Array.from({ length: 5 }, (_, n) => `unindexed fact ${n}`))
+    expect(ftsMark(file)).toEqual({ indexed: 5, head: 5 })
+  }, 60_000)
+
+  it('the records a process wrote are indexed on an idle turn after its writes, without a search', async () => {
+    const file = join(tempDir(), 'memory.db')
+    const adapter = store(file).create()
+    for (let n = 0; n < 3; n++) await adapter.append(alice, { kind: 'semantic', content: `idle fact ${n}` }, { audit })
+    expect(ftsMark(file)).toEqual({ indexed: 0, head: 3 })
+    await new Promise(resolve => setTimeout(resolve, 200))
+    expect(ftsMark(file)).toEqual({ indexed: 3, head: 3 })
+  })
+
+  it.each([['before', false], ['after', true]])('a record erased %s the FTS5 index took it leaves nothing of it in a row or in the files', async (_when, indexedFirst) => {
+    const factory = store()
+    const adapter = factory.create()
+    const kept = await adapter.append(alice, { kind: 'semantic', content: 'alice keeps qwmpfact' }, { audit })
+    const secret = await adapter.append(alice, { kind: 'semantic', content: 'alice secret zqxjvv', tags: ['zqxjvvtag'] }, { audit })
+    if (indexedFirst) expect((await adapter.search(alice, { query: 'zqxjvv' })).map(hit => hit.record.id)).toEqual([secret.id])
+    expect(await adapter.hardDelete(alice, secret.id, { audit })).toBe(true)
+    expect(await adapter.search(alice, { query: 'zqxjvv' })).toEqual([])
+    expect((await adapter.search(alice, { query: 'qwmpfact' })).map(hit => hit.record.id)).toEqual([kept.id])
+    await factory.close()
+    const db = new Database(factory.file, { readonly: true })
+    try {
+      for (const { name } of db.prepare('SELECT name FROM sqlite_master WHERE type = \'table\'').all() as Array<{ name: string }>) {
+        for (const row of db.prepare(`SELECT * FROM "${name}"`).raw().all() as unknown[][]) expect(row.some(value => String(value).includes('zqxjvv') || (Buffer.isBuffer(value) && value.includes('zqxjvv')))).toBe(false)
+      }
+    }
+    finally {
+      db.close()
+    }
+    for (const path of [factory.file, `${factory.file}-wal`]) if (existsSync(path)) expect(readFileSync(path).includes('zqxjvv')).toBe(false)
+    expect(await store(factory.file).verify()).toMatchObject({ ok: true, lines: 3 })
+  })
+})
+
 describe('sqliteMemoryStore faults', () => {
   it('a process killed with SIGKILL in the middle of a write keeps every acknowledged write, and the chain verifies', async () => {
     const file = join(tempDir(), 'memory.db')
@@ -501,7 +590,7 @@ describe('sqliteMemoryStore schema 3 files', () => {
   })
 })
 
-describe('sqliteMemoryStore schema 4 files', () => {
+describe('sqliteMemoryStore schema 4 files with date words', () => {
   // fixtures/sqlite-schema-4-event-time.db was written by the schema 4 store (commit 7d27768), whose content
   // terms and substring text held the date words of `occurredAt`: in scope alice a record with
   // occurredAt 2023-06-03 (a Saturday) and one created 2023-05-08 without it; in scope bob a record
@@ -531,6 +620,59 @@ describe('sqliteMemoryStore schema 4 files', () => {
     }
     finally {
       db.close()
+    }
+  })
+})
+
+describe('sqliteMemoryStore schema 4 files', () => {
+  // fixtures/sqlite-schema-4.db was written by the schema 4 store (main 7d27768), which indexed
+  // each record in the transaction that wrote it: a supersede with a title, tags, an episode and
+  // an event time, non-ASCII text with keywords, an erase, and a delete, in two scopes.
+  const FIXTURE = fileURLToPath(new URL('./fixtures/sqlite-schema-4.db', import.meta.url))
+
+  function copyFixture(): string {
+    const file = join(tempDir(), 'memory.db')
+    copyFileSync(FIXTURE, file)
+    return file
+  }
+
+  it('a schema 4 file is upgraded on open: its index counts as complete, the records are found, the chain continues and verifies', async () => {
+    const file = copyFixture()
+    const factory = store(file)
+    const adapter = factory.create()
+    expect((await adapter.search(alice, { query: 'oolong' })).map(hit => hit.record.content)).toEqual(['Alice likes oolong tea now'])
+    expect((await adapter.search(alice, { query: 'schule' })).map(hit => hit.record.content)).toEqual(['ÉCOLE Über straße'])
+    expect((await adapter.search(alice, { query: 'old town', mode: 'substring' })).map(hit => hit.record.content)).toEqual(['Trip to Lyon'])
+    expect((await adapter.search(bob, { query: 'weekend' })).map(hit => hit.record.content)).toEqual(['Bob plays the piano on the weekend'])
+    expect(await adapter.search(alice, { query: 'secret' })).toEqual([])
+    expect(ftsMark(file)).toEqual({ indexed: 10, head: 10 })
+    await adapter.append(bob, { kind: 'semantic', content: 'Bob after the upgrade' }, { audit })
+    expect((await adapter.search(bob, { query: 'upgrade' })).map(hit => hit.record.content)).toEqual(['Bob after the upgrade'])
+    expect(await factory.verify()).toEqual({ ok: true, lines: 11 })
+    const db = new Database(file, { readonly: true })
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(5)
+      expect((db.prepare('SELECT name FROM pragma_table_info(\'memory_events\')').all() as Array<{ name: string }>).map(row => row.name)).toEqual(EVENT_COLUMNS)
+    }
+    finally {
+      db.close()
+    }
+  })
+
+  it('an upgrade that fails part way leaves the schema 4 file as it was', async () => {
+    const file = copyFixture()
+    const db = new Database(file)
+    // A real fault in the upgrade: a table of the name it creates, without its columns.
+    db.exec('CREATE TABLE memory_fts_state (x)')
+    db.close()
+    await expect(store(file).create().search(alice, { query: 'tea' })).rejects.toMatchObject({ code: 'MEMORY_SQLITE_OPEN_FAILED' })
+    const after = new Database(file, { readonly: true })
+    try {
+      expect(after.pragma('user_version', { simple: true })).toBe(4)
+      expect(after.prepare('SELECT * FROM memory_fts_state').all()).toEqual([])
+    }
+    finally {
+      after.close()
     }
   })
 })

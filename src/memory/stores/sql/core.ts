@@ -22,7 +22,7 @@ import { sameContent } from '../../dedupe.ts'
 import { sameScope } from '../../scope.ts'
 import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, snippetOf } from '../../../search/search.ts'
 import { searchRecords } from '../../search-index.ts'
-import { tokenize } from '../../../search/text.ts'
+import { forEachSurface, tokenize } from '../../../search/text.ts'
 import { synonymsOf } from '../../../search/synonyms.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryTarget } from '../../types.ts'
 import type { MemoryScopeView, MemoryScopeWriter } from '../../scope-write.ts'
@@ -62,7 +62,7 @@ export interface SqlRecordRow {
   record: MemoryRecord | null
   /** The seqs of this write's events of the record (for a new row, its `remember` line first), in order. */
   events: number[]
-  /** Search terms per field, each prefixed with the partition token (see {@link scopedTerms}). */
+  /** Search terms per field, each prefixed with the partition token (see {@link scopedTerms}); empty for a backend that derives them itself ({@link SqlBackend.deferredTerms}). */
   titleTerms: string[]
   contentTerms: string[]
   tagTerms: string[]
@@ -118,6 +118,12 @@ export interface SqlWriteTx {
 
 /** The database side of a SQL memory store. */
 export interface SqlBackend {
+  /**
+   * The backend derives each record's search terms from its lines after the write (SQLite:
+   * sqlite/fts-tail.ts), so the record rows of a write carry empty term lists and only the
+   * field lengths. Default `false`: the rows carry the terms.
+   */
+  readonly deferredTerms?: boolean
   /** Runs `task` in one transaction holding the store's write lock; rolls back when it throws. */
   write<T>(task: (tx: SqlWriteTx) => Promise<T>): Promise<T>
   read(partition: string, id: string): Promise<MemoryRecord | undefined>
@@ -200,19 +206,18 @@ export function scopedTerms(token: string, terms: readonly string[]): string[] {
   return terms.map(term => `${token}q${term}`)
 }
 
-/** The search and filter columns of a record's row (status `erased`: `record` omitted, all text empty); `events`: the seqs of the write's events of the record. */
-export function recordRow(record: MemoryRecord, seq: number, partition: string, erased = false, events: number[] = []): SqlRecordRow {
+/**
+ * The search and filter columns of a record's row (status `erased`: `record` omitted, all text
+ * empty); `events`: the seqs of the write's events of the record; `terms: false` leaves the term
+ * lists empty and counts the field lengths only.
+ */
+export function recordRow(record: MemoryRecord, seq: number, partition: string, erased = false, events: number[] = [], terms = true): SqlRecordRow {
   if (erased) {
     return { id: record.id, partition, seq, status: 'erased', kind: record.kind, createdMs: parseInstant(record.createdAt) ?? 0, contentHash: null, record: null, events, titleTerms: [], contentTerms: [], tagTerms: [], dateTerms: [], lengths: [0, 0, 0] }
   }
-  const token = partitionToken(partition)
-  const content = searchableContent(record)
-  const tags = searchableTags(record)
   const active = record.status === 'active'
-  const titleTerms = active ? scopedTerms(token, tokenize(record.title ?? '')) : []
-  const contentTerms = active ? scopedTerms(token, tokenize(content)) : []
-  const tagTerms = active ? scopedTerms(token, tokenize(tags.join('\n'))) : []
-  const dateTerms = active ? scopedTerms(token, tokenize(recordDateWords(record))) : []
+  const [titleTerms, contentTerms, tagTerms, dateTerms]: [string[], string[], string[], string[]] = active && terms ? fieldTerms(record, partitionToken(partition)) : [[], [], [], []]
+  const lengths: [number, number, number] = !active ? [0, 0, 0] : terms ? [titleTerms.length, contentTerms.length, tagTerms.length] : fieldLengths(record)
   return {
     id: record.id,
     partition,
@@ -227,8 +232,44 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
     contentTerms,
     tagTerms,
     dateTerms,
-    lengths: [titleTerms.length, contentTerms.length, tagTerms.length],
+    lengths,
   }
+}
+
+/**
+ * The index tokens of a record's fields (title, content with the episode, tags with keywords and
+ * topics, the ranking-only date words of `recordDateWords`): {@link scopedTerms} of `tokenize()`.
+ */
+function fieldTerms(record: MemoryRecord, token: string): [string[], string[], string[], string[]] {
+  return [
+    scopedTerms(token, tokenize(record.title ?? '')),
+    scopedTerms(token, tokenize(searchableContent(record))),
+    scopedTerms(token, tokenize(searchableTags(record).join('\n'))),
+    scopedTerms(token, tokenize(recordDateWords(record))),
+  ]
+}
+
+/** The number of tokens of the title, content and tags of {@link fieldTerms}, counted without making them (each surface word is one token). */
+function fieldLengths(record: MemoryRecord): [number, number, number] {
+  return [countTokens(record.title ?? ''), countTokens(searchableContent(record)), countTokens(searchableTags(record).join('\n'))]
+}
+
+let counted = 0
+const countOne = () => { counted++ }
+function countTokens(text: string): number {
+  if (text === '') return 0
+  counted = 0
+  forEachSurface(text, countOne)
+  return counted
+}
+
+/**
+ * The text of an active record's FTS5 row (title, content, tags, dates: its index tokens, space
+ * separated, as {@link recordRow} gives them), `undefined` when it has no token (no row).
+ */
+export function indexTerms(record: MemoryRecord, partition: string): [string, string, string, string] | undefined {
+  const [title, content, tags, dates] = fieldTerms(record, partitionToken(partition))
+  return title.length + content.length + tags.length + dates.length > 0 ? [title.join(' '), content.join(' '), tags.join(' '), dates.join(' ')] : undefined
 }
 
 /**
@@ -277,7 +318,7 @@ export function foldLines(text: string): { events: SqlEventRow[]; records: SqlRe
  * @throws AgentError `MEMORY_WRITE_CONFLICT` when an event cannot apply (nothing is written),
  * `MEMORY_SQL_V1_ERASE` when an erased record has lines of log format version 1.
  */
-export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], known: Map<string, SqlStoredRecord>, hash: (text: string) => string): Promise<MemoryRecord[]> {
+export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], known: Map<string, SqlStoredRecord>, { hash, terms }: { hash: (text: string) => string; terms: boolean }): Promise<MemoryRecord[]> {
   let { seq, digest } = await tx.head()
   const events: SqlEventRow[] = []
   const changed = new Map<string, { record: MemoryRecord; seq: number; partition: string; erased: boolean; events: number[] }>()
@@ -304,9 +345,9 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
   const deltas = new Map<string, SqlPartitionStats>()
   for (const [id, { record, seq: created, partition, erased: gone, events: seqs }] of changed) {
     // A record changed by a later event keeps its creation seq: 0 here means "keep the stored one".
-    const row = recordRow(record, created, partition, gone, seqs)
+    const row = recordRow(record, created, partition, gone, seqs, terms)
     const before = known.get(id)?.record
-    const delta = addStats(rowStats(row), rowStats(before && recordRow(before, 0, partition)), -1)
+    const delta = addStats(rowStats(row), rowStats(before && recordRow(before, 0, partition, false, [], false)), -1)
     deltas.set(partition, addStats(deltas.get(partition) ?? rowStats(undefined), delta))
     rows.push(row)
   }
@@ -349,7 +390,8 @@ export type SqlStoreAdapter = Omit<MemoryLogStoreAdapter, 'log'> & MemoryScopeWr
  * retention (`maxAge`, `maxItems`, `hardDelete`), scope erasure and import in one transaction.
  */
 export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions): SqlStoreAdapter {
-  const { hash } = options
+  // How commitDrafts writes: the chain's hash, and whether the rows carry their terms.
+  const writing = { hash: options.hash, terms: !backend.deferredTerms }
   const scopeSizes = new ScopeSizes()
 
   async function findDuplicate(tx: SqlWriteTx, target: MemoryTarget, input: { kind: string; content: string }, supersedes: readonly string[]): Promise<MemoryRecord | undefined> {
@@ -369,7 +411,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       checkInput(input)
       const audit = checkAudit(appendOptions)
       const at = currentInstant()
-      const recordId = newRecordId()
+      const recordId = timeOrderedRecordId()
       const supersedes = input.supersedes && input.supersedes.length > 0 ? [...new Set(input.supersedes)] : []
       const outcome = await backend.write<{ duplicate: MemoryRecord } | { record: MemoryRecord }>(async (tx) => {
         if (appendOptions.duplicates === 'skip') {
@@ -383,7 +425,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
         const drafts = rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: id => known.get(id)!.record!.version })
-        const [record] = await commitDrafts(tx, drafts, known, hash)
+        const [record] = await commitDrafts(tx, drafts, known, writing)
         return { record: record! }
       })
       if ('duplicate' in outcome) {
@@ -401,7 +443,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         const known = await tx.records([id])
         const existing = inScope(known.get(id), target)
         if (!existing || existing.status === 'deleted') return undefined
-        const [record] = await commitDrafts(tx, [tombstone('delete', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known, hash)
+        const [record] = await commitDrafts(tx, [tombstone('delete', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known, writing)
         return record
       })
     },
@@ -415,7 +457,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         const existing = inScope(known.get(id), target)
         if (!existing) return false
         // The erase event and the compaction of the record's lines, in one transaction.
-        await commitDrafts(tx, [tombstone('erase', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known, hash)
+        await commitDrafts(tx, [tombstone('erase', target, existing, audit, deleteOptions.reason) as MemoryEventDraft], known, writing)
         return true
       })
       if (erased) await backend.afterCompaction?.()
@@ -435,7 +477,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
           ids.add(draft.recordId)
           if (draft.type === 'supersede') ids.add(draft.supersededBy)
         }
-        return commitDrafts(tx, drafts, await tx.records([...ids]), hash)
+        return commitDrafts(tx, drafts, await tx.records([...ids]), writing)
       })
       if (erasing) await backend.afterCompaction?.()
       return written
@@ -482,6 +524,16 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       return rankedSearch(backend, partition, query, limit, bySubstring, needle, scopeSizes)
     },
   }
+}
+
+/**
+ * A new record id as {@link newRecordId} makes it (`mem_` and 32 hex digits), its first 12 digits
+ * the current time in milliseconds: a SQL store's unique index on record ids then grows at its
+ * right edge, where a random id touches a random leaf page (a page read and a page written per
+ * write). The other 80 bits stay random.
+ */
+function timeOrderedRecordId(): string {
+  return `mem_${Date.now().toString(16).padStart(12, '0').slice(-12)}${newRecordId().slice(16)}`
 }
 
 /** The {@link MemoryScopeView} of one partition inside a write transaction. */

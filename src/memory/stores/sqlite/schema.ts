@@ -12,6 +12,10 @@
  * ranking-only date words of a record (never in the substring text). A scope's statistics for BM25F (active
  * records, field lengths) are summed from the scope index when a search asks, so a write updates
  * no counter row.
+ *
+ * The FTS5 postings are derived from the lines and written after them, in batches
+ * (`./fts-tail.ts`); `memory_fts_state` holds the high-water mark, the last `seq` whose records
+ * are in `memory_fts`.
  */
 import type Database from 'better-sqlite3'
 import { agentError } from '../../../errors.ts'
@@ -21,8 +25,8 @@ import { laterSeqs, recordOfLines } from './lines.ts'
 /**
  * Schema version kept in SQLite's `user_version` (1: events only; 2: events, records as JSON,
  * FTS5; 3: a records table read from the lines; 4: the record columns on the `remember` row; 5:
- * the `dates` column of `memory_fts`, and date words out of the substring text). Files of 1 to 4
- * are upgraded on open.
+ * the `dates` column of `memory_fts`, date words out of the substring text, and the FTS5 postings
+ * written in batches after the lines, `memory_fts_state`). Files of 1 to 4 are upgraded on open.
  */
 export const SCHEMA_VERSION = 5
 
@@ -49,6 +53,16 @@ const EVENTS_TABLE = `
     ${RECORD_COLUMNS.map(([name, type]) => `${name} ${type}`).join(',\n    ')}
   );`
 
+/**
+ * The high-water mark of the FTS5 index: one row, `indexed_seq` the last `seq` whose records are
+ * in `memory_fts` (every active record created after it is not yet).
+ */
+const FTS_STATE_TABLE = `
+  CREATE TABLE IF NOT EXISTS memory_fts_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    indexed_seq INTEGER NOT NULL
+  );`
+
 /** The indexes and tables besides `memory_events` and the FTS5 index; a record row is one whose `status` is set. */
 const REST = `
   CREATE UNIQUE INDEX IF NOT EXISTS memory_events_record ON memory_events (record_id) WHERE status IS NOT NULL;
@@ -64,9 +78,15 @@ const FTS = `
   CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5 (title, content, tags, dates, content = '', contentless_delete = 1, tokenize = 'ascii');
   CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts_instance USING fts5vocab (memory_fts, 'instance');
   INSERT INTO memory_fts (memory_fts, rank) VALUES ('secure-delete', 1);
+${FTS_STATE_TABLE}
 `
 
 export const SCHEMA = EVENTS_TABLE + REST + FTS
+
+/** The high-water mark's row, at the last event: every schema before 5 indexed a record in the transaction that wrote it, and an upgrade indexes what it folds. */
+const FTS_STATE = `${FTS_STATE_TABLE}
+  INSERT OR IGNORE INTO memory_fts_state (id, indexed_seq) SELECT 1, coalesce(max(seq), 0) FROM memory_events;
+`
 
 /** Writes record rows and their partitions (the store's statements), as import does. */
 export type RowWriter = (rows: readonly SqlRecordRow[]) => void
@@ -77,7 +97,8 @@ export type RowWriter = (rows: readonly SqlRecordRow[]) => void
  * rows onto the event rows and dropping the old tables (the record JSON, the counters); schema 3
  * by moving the columns of `memory_records` onto the rows of the `remember` lines and dropping
  * that table; schemas 2 to 4 then get a new FTS5 index (with `dates`) and each record's substring
- * text and field lengths again, from its lines, a page of records at a time. Any failure rolls the
+ * text and field lengths again, from its lines, a page of records at a time; every one of them
+ * gets `memory_fts_state`, its mark at the last event (all indexed). Any failure rolls the
  * whole upgrade back.
  *
  * @throws AgentError `MEMORY_SQLITE_OPEN_FAILED` for a file of a newer schema.
@@ -91,7 +112,10 @@ export function migrate(db: Database.Database, file: string, write: RowWriter): 
     }
     if (version === 0) db.exec(SCHEMA)
     else if (version < SCHEMA_VERSION) upgrade(db, version, write)
-    if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`)
+    if (version < SCHEMA_VERSION) {
+      db.exec(FTS_STATE)
+      db.pragma(`user_version = ${SCHEMA_VERSION}`)
+    }
     db.exec('COMMIT')
   }
   catch (error) {
@@ -100,7 +124,7 @@ export function migrate(db: Database.Database, file: string, write: RowWriter): 
   }
 }
 
-/** Schema 1 to 4 to 5, inside the upgrade's transaction. */
+/** Schema 1 to 4 to 5 (then {@link migrate} adds the mark of `memory_fts_state`), inside the upgrade's transaction. */
 function upgrade(db: Database.Database, version: number, write: RowWriter): void {
   if (version <= 3) toRecordColumns(db, version, write)
   if (version >= 2) reindexRecords(db, write)
