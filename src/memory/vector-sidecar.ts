@@ -12,6 +12,7 @@
 import type { Workspace } from '../workspace/types.ts'
 import type { MemoryVectorEntry, MemoryVectorStore } from './types.ts'
 import { decodeVector, encodeVector } from '../search/vectors.ts'
+import { LINE_INDEX_SAVE_BYTES, lineIndexKeyOf, loadLineIndex, saveLineIndex, type LineIndex } from './vector-line-index.ts'
 
 const decoder = new TextDecoder()
 const workspaceStores = new WeakMap<Workspace, Map<string, MemoryVectorStore>>()
@@ -27,14 +28,6 @@ export function rewriteKeyOf(key: string): string {
   return `${key}.rewrite`
 }
 
-/** Where each entry's line lies in the sidecar: per model, record id → line number, whose bytes are `starts[n]` to `ends[n]` (no newline); `end` is the byte after the last complete line indexed. */
-interface LineIndex {
-  identity: string | undefined
-  end: number
-  lines: Map<string, Map<string, number>>
-  starts: number[]
-  ends: number[]
-}
 
 /** What one fetch wants of the scan that brings the line index up to date: the entries of `ids` of `model` whose last line it reads (`undefined`: that line is no vector), and where it started. */
 interface Want {
@@ -67,13 +60,21 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
   if (known) return known
   let index: LineIndex | undefined
   let indexing: Promise<LineIndex | undefined> | undefined
+  // The `end` of the line index on storage as this process last read or wrote it (0: none).
+  let storedEnd = 0
 
   async function upToDate(stale: boolean, want: Want | undefined): Promise<LineIndex | undefined> {
     const stat = await workspace.stat(key)
     if (!stat) return index = undefined
     let current = index
+    if (!current && !stale) {
+      // A cold start: the line index on storage, when valid for this sidecar, spares the scan of what it covers.
+      current = await loadLineIndex(workspace, key, stat)
+      storedEnd = current?.end ?? 0
+    }
     if (stale || !current || stat.id !== current.identity || stat.size < current.end || !(await endsALine(workspace, key, current, stat.id))) {
       current = { identity: stat.id, end: 0, lines: new Map(), starts: [], ends: [] }
+      storedEnd = 0
     }
     if (want) want.from = current.end
     if (current.end < stat.size) {
@@ -104,6 +105,10 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
           start = end
         }
       })
+      if (workspace.writable && current.end - storedEnd >= LINE_INDEX_SAVE_BYTES) {
+        // Stored for the next cold process; a failed write only means that process scans.
+        if (await saveLineIndex(workspace, key, current, stat.size).catch(() => false)) storedEnd = current.end
+      }
     }
     return index = current
   }
@@ -198,6 +203,17 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
  * is not kept. Cost: one read and one write of the sidecar; nothing when no line is of `gone`.
  */
 export async function rewriteWithout(workspace: Workspace, key: string, gone: ReadonlySet<string>, chunkBytes = VECTOR_READ_CHUNK_BYTES): Promise<void> {
+  // The stored line index names the erased ids too: removed before the rewrite, and after it for one a reader stored meanwhile.
+  await workspace.remove(lineIndexKeyOf(key))
+  try {
+    await rewriteLines(workspace, key, gone, chunkBytes)
+  }
+  finally {
+    await workspace.remove(lineIndexKeyOf(key))
+  }
+}
+
+async function rewriteLines(workspace: Workspace, key: string, gone: ReadonlySet<string>, chunkBytes: number): Promise<void> {
   const temporary = rewriteKeyOf(key)
   for (;;) {
     await workspace.remove(temporary)
