@@ -103,6 +103,12 @@ export interface Fusion {
   prfWeight: number
   /** The vector side's date ordering (records in a period the query names first). */
   dateOrder: boolean
+  /** A second embedded text: a record's similarity is the greater of its two texts'. */
+  secondText?: string
+  /** A second query text: the query vector is the mean of the two. */
+  secondQuery?: string
+  /** Context: a record's similarity plus this × the greatest similarity among the other records of its event day. */
+  dayContext?: number
 }
 
 const DEFAULT: Fusion = { mode: 'rrf', k: 10, lexicalDepth: 100, vectorDepth: 100, vectorWeight: 0.75, alpha: 0.4, text: 'title+content+tags', query: 'as asked', floor: 0, prfRecords: 0, prfWeight: 0, dateOrder: true }
@@ -119,7 +125,23 @@ function vectorRanking(c: Conversation, q: Question, f: Fusion): Array<{ record:
     }
     qv = unit(moved)
   }
-  const sims = c.records.map((record, i) => ({ record, similarity: dot(vectors[i]!, qv), i }))
+  if (f.secondQuery) {
+    const other = q.vectors[f.secondQuery]!
+    qv = unit(qv.map((x, d) => x + other[d]!))
+  }
+  const second = f.secondText ? c.texts[f.secondText]! : undefined
+  const sims = c.records.map((record, i) => ({ record, similarity: second ? Math.max(dot(vectors[i]!, qv), dot(second[i]!, qv)) : dot(vectors[i]!, qv), i }))
+  if (f.dayContext) {
+    const day = (r: MemoryRecord) => (r.occurredAt ?? r.createdAt).slice(0, 10)
+    const best = new Map<string, [number, number]>()
+    for (const x of sims) {
+      const b = best.get(day(x.record)) ?? [-1, -1]
+      if (x.similarity > b[0]) best.set(day(x.record), [x.similarity, b[0]])
+      else if (x.similarity > b[1]) best.set(day(x.record), [b[0], x.similarity])
+    }
+    const raw = sims.map(x => x.similarity)
+    sims.forEach((x, n) => { const b = best.get(day(x.record))!; x.similarity = raw[n]! + f.dayContext! * Math.max(0, b[0] === raw[n] ? b[1] : b[0]) })
+  }
   sims.sort((a, b) => b.similarity - a.similarity || a.i - b.i)
   const floor = Math.max(f.floor, 1e-12)
   let ranked = sims.filter(x => x.similarity >= floor).slice(0, f.vectorDepth)
@@ -227,6 +249,10 @@ export const VARIANTS: Array<[string, Partial<Fusion>]> = [
   ...[0.2, 0.3, 0.4].map((floor): [string, Partial<Fusion>] => [`vector floor ${floor}`, { floor }]),
   ...[0.3, 0.4, 0.5, 0.6].map((alpha): [string, Partial<Fusion>] => [`score fusion, cosine ${alpha}`, { mode: 'score', alpha }]),
   ...[0.3, 0.4, 0.5].map((alpha): [string, Partial<Fusion>] => [`score fusion, cosine ${alpha}, depth 20`, { mode: 'score', alpha, vectorDepth: 20, lexicalDepth: 20 }]),
+  ['vector: greater similarity of title+content+tags and "tags: content"', { secondText: 'tags: content' }],
+  ['vector: greater similarity of title+content+tags and content', { secondText: 'content' }],
+  ['vector: query as asked and without stop-words, averaged', { secondQuery: 'stop-words out' }],
+  ...[0.1, 0.25, 0.5].map((dayContext): [string, Partial<Fusion>] => [`vector: + ${dayContext} × best similarity of the same event day`, { dayContext }]),
   ...[[3, 0.5], [3, 1], [5, 0.5], [5, 1], [10, 1]].map(([m, w]): [string, Partial<Fusion>] => [`vector PRF ${m} records × ${w}`, { prfRecords: m!, prfWeight: w! }]),
 ]
 
