@@ -152,7 +152,7 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
       const bytes = await workspace.readBytes(key, from, wanted[last]!.end)
       for (let i = at; i <= last; i++) {
         const line = wanted[i]!
-        const entry = bytes && bytes.length >= line.end - from ? parseEntry(decoder.decode(bytes.subarray(line.start - from, line.end - from))) : undefined
+        const entry = bytes && bytes.length >= line.end - from ? knownLineEntry(asBuffer(bytes), line.start - from, line.end - from, line.id, model) : undefined
         // A line not where the index put it: the sidecar was replaced since the index was made.
         if (entry && (entry.id !== line.id || entry.model !== model)) return { entries: [], moved: true }
         if (!bytes || bytes.length < line.end - from) return { entries: [], moved: true }
@@ -367,6 +367,27 @@ function entryIdOf(line: string): string {
     // Not JSON: the first id-looking field decides.
   }
   return match ? match[1]! : ''
+}
+
+const DIMS_FIELD = '{"dims":'
+
+/**
+ * The entry of the line from `start` to `end` (no newline) of `buffer` that the line index says
+ * is `id`'s of `model`: a line of the canonical shape naming them is sliced (its vector decoded
+ * from the bytes, no JSON parse of the whole line), any other is parsed as {@link parseEntry} does.
+ */
+function knownLineEntry(buffer: Buffer, start: number, end: number, id: string, model: string): MemoryVectorEntry | undefined {
+  const head = `,"id":${JSON.stringify(id)},"model":${JSON.stringify(model)},"vector":"`
+  let at = start + DIMS_FIELD.length
+  let dims = 0
+  while (at < end && buffer[at]! >= 48 && buffer[at]! <= 57 && at - start < DIMS_FIELD.length + 6) dims = dims * 10 + buffer[at++]! - 48
+  const vectorAt = at + head.length
+  const canonical = buffer.toString('latin1', start, start + DIMS_FIELD.length) === DIMS_FIELD && buffer[start + DIMS_FIELD.length] !== 48
+    && buffer.toString('latin1', at, vectorAt) === head && end - vectorAt >= 2 && buffer[end - 2] === 34 && buffer[end - 1] === 125
+    // No quote or backslash inside the vector's string: the line is then that JSON object and nothing else.
+    && !buffer.subarray(vectorAt, end - 2).includes(34) && !buffer.subarray(vectorAt, end - 2).includes(92)
+  const vector = canonical && dims > 0 ? decodeVector(buffer.toString('latin1', vectorAt, end - 2), dims) : undefined
+  return vector ? { id, model, vector } : parseEntry(buffer.toString('utf8', start, end))
 }
 
 /** The sidecar line of an entry: canonical JSON (keys in sorted order), like the log's. */

@@ -3,8 +3,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
-import { rewriteKeyOf, rewriteWithout, workspaceVectorStore } from '../../src/memory/vector-sidecar.ts'
+import { entryLine, parseEntry, rewriteKeyOf, rewriteWithout, workspaceVectorStore } from '../../src/memory/vector-sidecar.ts'
 import { LINE_INDEX_SAVE_BYTES, lineIndexKeyOf } from '../../src/memory/vector-line-index.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
 import { encodeVector, normalizeVector } from '../../src/search/vectors.ts'
@@ -137,6 +138,37 @@ describe('vector sidecar fetch by record id', () => {
     expect(await store.fetch!('test/model', ['mem_1'])).toHaveLength(1)
     await workspace.replace(KEY, [5, 6, 7].map(n => lineOf(n, 16)).join(''))
     expect((await store.fetch!('test/model', ['mem_1', 'mem_6'])).map(entry => entry.id)).toEqual(['mem_6'])
+  })
+})
+
+describe('vector sidecar reads by offset', () => {
+  it('a fetch at the indexed offsets gives, for every line, what a JSON parse of the line gives (canonical lines, escaped ids and models, spaced or escaped lines)', async () => {
+    const { createStorage } = await import('unstorage')
+    const { default: memoryDriver } = await import('unstorage/drivers/memory')
+    const line = fc.record({
+      id: fc.string({ minLength: 1, maxLength: 8, unit: fc.constantFrom('a', 'b', '"', '\\', 'é', '😀', '_') }),
+      model: fc.constantFrom('test/model', 'm"odel', 'modèle'),
+      dims: fc.integer({ min: 1, max: 9 }),
+      shape: fc.constantFrom('canonical', 'spaced', 'escaped vector', 'quote in vector', 'wrong dims'),
+    })
+    await fc.assert(fc.asyncProperty(fc.uniqueArray(line, { minLength: 1, maxLength: 12, selector: entry => `${entry.model}\n${entry.id}` }), async (lines) => {
+      const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
+      const texts = lines.map(({ id, model, dims, shape }) => {
+        const canonical = entryLine({ id, model, vector: vectorOf(id.length, dims) }).slice(0, -1)
+        if (shape === 'spaced') return canonical.replace('{"dims":', '{ "dims": ')
+        if (shape === 'escaped vector') return canonical.replace(/"vector":"(.)/, (_, first: string) => `"vector":"\\u00${first.charCodeAt(0).toString(16)}`)
+        if (shape === 'quote in vector') return canonical.replace(/"vector":"(.)/, '"vector":"\\"')
+        return shape === 'wrong dims' ? canonical.replace(`{"dims":${dims}`, `{"dims":${dims + 1}`) : canonical
+      })
+      await workspace.append(KEY, texts.map(text => `${text}\n`).join(''))
+      const store = workspaceVectorStore(workspace, KEY)
+      // The first fetch indexes the sidecar; the next ones read at the offsets.
+      await store.fetch!('none', ['none'])
+      for (const [n, { id, model }] of lines.entries()) {
+        const parsed = parseEntry(texts[n]!)
+        expect(await store.fetch!(model, [id])).toEqual(parsed && parsed.id === id && parsed.model === model ? [parsed] : [])
+      }
+    }), { numRuns: 60 })
   })
 })
 
