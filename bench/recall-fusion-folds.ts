@@ -103,6 +103,8 @@ export interface Fusion {
   prfWeight: number
   /** The vector side's date ordering (records in a period the query names first). */
   dateOrder: boolean
+  /** The date ordering reads `createdAt` for a record without `occurredAt` (as `hybridSearch`). */
+  createdAtDates?: boolean
   /** A second embedded text: a record's similarity is the greater of its two texts'. */
   secondText?: string
   /** A second query text: the query vector is the mean of the two. */
@@ -111,7 +113,7 @@ export interface Fusion {
   dayContext?: number
 }
 
-const DEFAULT: Fusion = { mode: 'rrf', k: 10, lexicalDepth: 100, vectorDepth: 100, vectorWeight: 0.75, alpha: 0.4, text: 'title+content+tags', query: 'as asked', floor: 0, prfRecords: 0, prfWeight: 0, dateOrder: true }
+const DEFAULT: Fusion = { mode: 'rrf', k: 10, lexicalDepth: 100, vectorDepth: 100, vectorWeight: 0.75, alpha: 0.4, text: 'title+content+tags', query: 'as asked', floor: 0, prfRecords: 0, prfWeight: 0, dateOrder: true, createdAtDates: true }
 
 function vectorRanking(c: Conversation, q: Question, f: Fusion): Array<{ record: MemoryRecord; similarity: number }> {
   const vectors = c.texts[f.text]!
@@ -147,7 +149,8 @@ function vectorRanking(c: Conversation, q: Question, f: Fusion): Array<{ record:
   let ranked = sims.filter(x => x.similarity >= floor).slice(0, f.vectorDepth)
   const periods = f.dateOrder ? namedPeriods(q.question) : []
   if (periods.length > 0) {
-    const first = sims.filter(x => x.similarity >= floor && occurredIn(x.record, periods)).slice(0, f.vectorDepth)
+    const when = (r: MemoryRecord) => f.createdAtDates ? { occurredAt: r.occurredAt ?? r.createdAt } : r
+    const first = sims.filter(x => x.similarity >= floor && occurredIn(when(x.record), periods)).slice(0, f.vectorDepth)
     const ids = new Set(first.map(x => x.record.id))
     ranked = [...first, ...ranked.filter(x => !ids.has(x.record.id))].slice(0, f.vectorDepth)
   }
@@ -242,6 +245,7 @@ export const VARIANTS: Array<[string, Partial<Fusion>]> = [
   ['content embedded', { text: 'content' }],
   ['question without stop-words', { query: 'stop-words out' }],
   ['no date ordering on the vector side', { dateOrder: false }],
+  ['date ordering from occurredAt only (none for a record without it)', { createdAtDates: false }],
   ...[5, 20].map((k): [string, Partial<Fusion>] => [`RRF k ${k}`, { k }]),
   ...[0.5, 0.6, 1].map((vectorWeight): [string, Partial<Fusion>] => [`vector weight ${vectorWeight}`, { vectorWeight }]),
   ...[20, 50].map((d): [string, Partial<Fusion>] => [`depth ${d} / ${d}`, { lexicalDepth: d, vectorDepth: d }]),
