@@ -5,8 +5,9 @@
  * 1,024 dimensions passes V8's longest string, about 2^29 characters).
  *
  * Three ways in: `read` (every entry since a cursor), `fetch` (the entries of some record ids,
- * by ranged reads at the byte offsets a line index of the sidecar keeps: the vectors of one scope
- * without decoding every other scope's), and `remove` (the erasure rewrite: kept lines streamed
+ * by ranged reads at the byte offsets a line index of the sidecar keeps, stored beside it for the
+ * next cold process by vector-line-index.ts: the vectors of one scope without decoding every other
+ * scope's), and `remove` (the erasure rewrite: kept lines streamed
  * into `<key>.rewrite`, swapped in by `Workspace.replaceWith`).
  */
 import type { Workspace } from '../workspace/types.ts'
@@ -27,7 +28,6 @@ const FETCH_GAP_BYTES = 16 * 1024
 export function rewriteKeyOf(key: string): string {
   return `${key}.rewrite`
 }
-
 
 /** What one fetch wants of the scan that brings the line index up to date: the entries of `ids` of `model` whose last line it reads (`undefined`: that line is no vector), and where it started. */
 interface Want {
