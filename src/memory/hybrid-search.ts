@@ -32,8 +32,11 @@ import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapt
  *   and 5 feedback records, the vector rank counts 0.75 of the lexical one; chosen in two folds of
  *   the dev conversations (conv-26; conv-30 + conv-41: tuned on either, it won on the other), with
  *   event dates recall@5 / @10 0.697 / 0.747 against 0.684 / 0.739 at 1 (`bench/recall-folds.ts`).
- * No other setting, embedded text or score fusion measured did better by more than 2 of 383
- * dev questions.
+ * Per fold (A: conv-26, 150 questions; B: conv-30 + conv-41, 233), recall@5 / @10: without event
+ * dates A 0.620 / 0.707, B 0.704 / 0.747; with them A 0.647 / 0.713, B 0.730 / 0.768
+ * (`bench/recall-fusion-folds.ts`). No other setting, embedded text, query text, vector similarity
+ * floor or score fusion chosen on one fold won on the other (docs/search-and-recall.md, "In two
+ * folds by conversation").
  */
 export const DEFAULT_FUSION = { rrfK: 10, lexicalDepth: 100, vectorDepth: 100, lexicalWeight: 1, vectorWeight: 0.75 } as const
 
@@ -48,15 +51,15 @@ export interface HybridSearchOptions {
   model: EmbeddingModel
   /** Passed to the AI SDK calls. */
   abortSignal?: AbortSignal
-  /** RRF constant `k` (> 0). */
+  /** RRF constant `k` (> 0). Default 10; on the dev folds with event dates, k 5 gives A +0 / +0 and B −2 / +1 questions at recall@5 / @10, k 20 A −2 / −1 and B −3 / −3. */
   rrfK?: number
-  /** Full-text candidates fused, 1..100 (`adapter.search` limit). */
+  /** Full-text candidates fused, 1..100 (`adapter.search` limit). Default 100; 50 / 50 with event dates: A +0 / +1, B −2 / −2 questions at recall@5 / @10. */
   lexicalDepth?: number
-  /** Vector candidates fused, >= 1. */
+  /** Vector candidates fused, >= 1. Default 100; 50 with event dates: A +0 / +1, B −1 / +0 questions at recall@5 / @10. */
   vectorDepth?: number
   /** Weight of the full-text ranking's RRF terms (>= 0). */
   lexicalWeight?: number
-  /** Weight of the vector ranking's RRF terms (>= 0). */
+  /** Weight of the vector ranking's RRF terms (>= 0). Default 0.75; with event dates 0.6 gives A +2 / +1 and B −2 / +0 questions at recall@5 / @10, 1 gives A −2 / −2 and B −3 / −1. */
   vectorWeight?: number
 }
 
@@ -140,10 +143,18 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
   return chosen.map(({ hit, score }) => ({ ...hit, score: Math.round(score * 1e6) / 1e6 }))
 }
 
+/** The date a record's event lies on for the vector side's date ordering: `occurredAt`, else `createdAt` (the time the full-text side's date words come from too). */
+function eventDateOf(record: MemoryRecord): Pick<MemoryRecord, 'occurredAt'> {
+  return { occurredAt: record.occurredAt ?? record.createdAt }
+}
+
 /**
  * The vector top `depth` of the scope's active records that pass the filters. When the query names
- * calendar periods (query-dates.ts), the records whose event date lies in one come first (their
- * own top `depth`), then the others: the embedding does not tell one date from another.
+ * calendar periods (query-dates.ts), the records whose event date (`occurredAt`, else `createdAt`)
+ * lies in one come first (their own top `depth`), then the others: the embedding does not tell
+ * one date from another. Reading `createdAt` for a record without `occurredAt`: LoCoMo dev
+ * without event dates, fold A +0 / +0, fold B +4 / +2 questions at recall@5 / @10; with them no
+ * change (bench/recall-fusion-folds.ts).
  */
 async function rankByVector(vectors: RecordVectors, scope: HybridScope, text: string, depth: number, passes: (record: MemoryRecord) => boolean, options: HybridSearchOptions): Promise<MemoryRecord[]> {
   if (scope.records.size === 0) return []
@@ -156,7 +167,7 @@ async function rankByVector(vectors: RecordVectors, scope: HybridScope, text: st
   let ranked = (await vectors.search(scope.partition, queryVector, depth, { accept, ids })).filter(match => match.similarity > 0)
   const periods = namedPeriods(text)
   if (periods.length > 0) {
-    const inPeriod = (id: string) => accept(id) && occurredIn(scope.records.get(id)!, periods)
+    const inPeriod = (id: string) => accept(id) && occurredIn(eventDateOf(scope.records.get(id)!), periods)
     const first = (await vectors.search(scope.partition, queryVector, depth, { accept: inPeriod, ids })).filter(match => match.similarity > 0)
     const firstIds = new Set(first.map(match => match.id))
     ranked = [...first, ...ranked.filter(match => !firstIds.has(match.id))].slice(0, depth)

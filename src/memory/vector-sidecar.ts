@@ -5,13 +5,15 @@
  * 1,024 dimensions passes V8's longest string, about 2^29 characters).
  *
  * Three ways in: `read` (every entry since a cursor), `fetch` (the entries of some record ids,
- * by ranged reads at the byte offsets a line index of the sidecar keeps: the vectors of one scope
- * without decoding every other scope's), and `remove` (the erasure rewrite: kept lines streamed
+ * by ranged reads at the byte offsets a line index of the sidecar keeps, stored beside it for the
+ * next cold process by vector-line-index.ts: the vectors of one scope without decoding every other
+ * scope's), and `remove` (the erasure rewrite: kept lines streamed
  * into `<key>.rewrite`, swapped in by `Workspace.replaceWith`).
  */
 import type { Workspace } from '../workspace/types.ts'
 import type { MemoryVectorEntry, MemoryVectorStore } from './types.ts'
 import { decodeVector, encodeVector } from '../search/vectors.ts'
+import { LINE_INDEX_SAVE_BYTES, lineIndexKeyOf, loadLineIndex, saveLineIndex, type LineIndex } from './vector-line-index.ts'
 
 const decoder = new TextDecoder()
 const workspaceStores = new WeakMap<Workspace, Map<string, MemoryVectorStore>>()
@@ -25,15 +27,6 @@ const FETCH_GAP_BYTES = 16 * 1024
 /** The key the erasure rewrite of sidecar `key` builds its replacement in (removed at the start of every rewrite: a crash's leftover never outlives the next erasure). */
 export function rewriteKeyOf(key: string): string {
   return `${key}.rewrite`
-}
-
-/** Where each entry's line lies in the sidecar: per model, record id → line number, whose bytes are `starts[n]` to `ends[n]` (no newline); `end` is the byte after the last complete line indexed. */
-interface LineIndex {
-  identity: string | undefined
-  end: number
-  lines: Map<string, Map<string, number>>
-  starts: number[]
-  ends: number[]
 }
 
 /** What one fetch wants of the scan that brings the line index up to date: the entries of `ids` of `model` whose last line it reads (`undefined`: that line is no vector), and where it started. */
@@ -67,13 +60,21 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
   if (known) return known
   let index: LineIndex | undefined
   let indexing: Promise<LineIndex | undefined> | undefined
+  // The `end` of the line index on storage as this process last read or wrote it (0: none).
+  let storedEnd = 0
 
   async function upToDate(stale: boolean, want: Want | undefined): Promise<LineIndex | undefined> {
     const stat = await workspace.stat(key)
     if (!stat) return index = undefined
     let current = index
+    if (!current && !stale) {
+      // A cold start: the line index on storage, when valid for this sidecar, spares the scan of what it covers.
+      current = await loadLineIndex(workspace, key, stat)
+      storedEnd = current?.end ?? 0
+    }
     if (stale || !current || stat.id !== current.identity || stat.size < current.end || !(await endsALine(workspace, key, current, stat.id))) {
       current = { identity: stat.id, end: 0, lines: new Map(), starts: [], ends: [] }
+      storedEnd = 0
     }
     if (want) want.from = current.end
     if (current.end < stat.size) {
@@ -104,6 +105,10 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
           start = end
         }
       })
+      if (workspace.writable && current.end - storedEnd >= LINE_INDEX_SAVE_BYTES) {
+        // Stored for the next cold process; a failed write only means that process scans.
+        if (await saveLineIndex(workspace, key, current, stat.size).catch(() => false)) storedEnd = current.end
+      }
     }
     return index = current
   }
@@ -147,7 +152,7 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
       const bytes = await workspace.readBytes(key, from, wanted[last]!.end)
       for (let i = at; i <= last; i++) {
         const line = wanted[i]!
-        const entry = bytes && bytes.length >= line.end - from ? parseEntry(decoder.decode(bytes.subarray(line.start - from, line.end - from))) : undefined
+        const entry = bytes && bytes.length >= line.end - from ? knownLineEntry(asBuffer(bytes), line.start - from, line.end - from, line.id, model) : undefined
         // A line not where the index put it: the sidecar was replaced since the index was made.
         if (entry && (entry.id !== line.id || entry.model !== model)) return { entries: [], moved: true }
         if (!bytes || bytes.length < line.end - from) return { entries: [], moved: true }
@@ -198,6 +203,17 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
  * is not kept. Cost: one read and one write of the sidecar; nothing when no line is of `gone`.
  */
 export async function rewriteWithout(workspace: Workspace, key: string, gone: ReadonlySet<string>, chunkBytes = VECTOR_READ_CHUNK_BYTES): Promise<void> {
+  // The stored line index names the erased ids too: removed before the rewrite, and after it for one a reader stored meanwhile.
+  await workspace.remove(lineIndexKeyOf(key))
+  try {
+    await rewriteLines(workspace, key, gone, chunkBytes)
+  }
+  finally {
+    await workspace.remove(lineIndexKeyOf(key))
+  }
+}
+
+async function rewriteLines(workspace: Workspace, key: string, gone: ReadonlySet<string>, chunkBytes: number): Promise<void> {
   const temporary = rewriteKeyOf(key)
   for (;;) {
     await workspace.remove(temporary)
@@ -351,6 +367,27 @@ function entryIdOf(line: string): string {
     // Not JSON: the first id-looking field decides.
   }
   return match ? match[1]! : ''
+}
+
+const DIMS_FIELD = '{"dims":'
+
+/**
+ * The entry of the line from `start` to `end` (no newline) of `buffer` that the line index says
+ * is `id`'s of `model`: a line of the canonical shape naming them is sliced (its vector decoded
+ * from the bytes, no JSON parse of the whole line), any other is parsed as {@link parseEntry} does.
+ */
+function knownLineEntry(buffer: Buffer, start: number, end: number, id: string, model: string): MemoryVectorEntry | undefined {
+  const head = `,"id":${JSON.stringify(id)},"model":${JSON.stringify(model)},"vector":"`
+  let at = start + DIMS_FIELD.length
+  let dims = 0
+  while (at < end && buffer[at]! >= 48 && buffer[at]! <= 57 && at - start < DIMS_FIELD.length + 6) dims = dims * 10 + buffer[at++]! - 48
+  const vectorAt = at + head.length
+  const canonical = buffer.toString('latin1', start, start + DIMS_FIELD.length) === DIMS_FIELD && buffer[start + DIMS_FIELD.length] !== 48
+    && buffer.toString('latin1', at, vectorAt) === head && end - vectorAt >= 2 && buffer[end - 2] === 34 && buffer[end - 1] === 125
+    // No quote or backslash inside the vector's string: the line is then that JSON object and nothing else.
+    && !buffer.subarray(vectorAt, end - 2).includes(34) && !buffer.subarray(vectorAt, end - 2).includes(92)
+  const vector = canonical && dims > 0 ? decodeVector(buffer.toString('latin1', vectorAt, end - 2), dims) : undefined
+  return vector ? { id, model, vector } : parseEntry(buffer.toString('utf8', start, end))
 }
 
 /** The sidecar line of an entry: canonical JSON (keys in sorted order), like the log's. */

@@ -43,13 +43,24 @@ export interface VectorIndex {
  * matches nothing: its similarity to anything is 0).
  */
 export function normalizeVector(vector: ArrayLike<number>): Float32Array {
-  const out = Float32Array.from(vector)
-  let norm = 0
-  for (let i = 0; i < out.length; i++) norm += out[i]! * out[i]!
-  if (norm === 0 || !Number.isFinite(norm)) return norm === 0 ? out : out.fill(0)
-  const scale = 1 / Math.sqrt(norm)
-  for (let i = 0; i < out.length; i++) out[i]! *= scale
+  const out = new Float32Array(vector.length)
+  normalizeInto(vector, out, 0)
   return out
+}
+
+/** Writes `vector` scaled to unit length into `out` from `offset`, as {@link normalizeVector} computes it (the same float32 values), without a new array. */
+function normalizeInto(vector: ArrayLike<number>, out: Float32Array, offset: number): void {
+  const length = vector.length
+  for (let i = 0; i < length; i++) out[offset + i] = vector[i]!
+  let norm = 0
+  for (let i = 0; i < length; i++) norm += out[offset + i]! * out[offset + i]!
+  if (norm === 0) return
+  if (!Number.isFinite(norm)) {
+    out.fill(0, offset, offset + length)
+    return
+  }
+  const scale = 1 / Math.sqrt(norm)
+  for (let i = 0; i < length; i++) out[offset + i]! *= scale
 }
 
 /** A vector as base64 of its little-endian float32 bytes (4 bytes per dimension). */
@@ -61,7 +72,7 @@ export function encodeVector(vector: Float32Array): string {
 }
 
 // Base64 without Node's Buffer where it is missing (edge runtimes), with it where it is there (faster).
-const NodeBuffer = (globalThis as { Buffer?: { from(data: Uint8Array | string, encoding?: string): Uint8Array & { toString(encoding: string): string } } }).Buffer
+const NodeBuffer = (globalThis as { Buffer?: { from(data: Uint8Array | ArrayBuffer | string, encoding?: string): Uint8Array & { toString(encoding: string): string; write(text: string, encoding: string): number } } }).Buffer
 
 function bytesToBase64(bytes: Uint8Array): string {
   if (NodeBuffer) return NodeBuffer.from(bytes).toString('base64')
@@ -83,9 +94,32 @@ function base64ToBytes(text: string): Uint8Array | undefined {
   }
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
+
+/** Characters of the padded base64 of `bytes` bytes. */
+function base64Length(bytes: number): number {
+  return Math.ceil(bytes / 3) * 4
+}
+
+function allFinite(values: Float32Array): boolean {
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]!
+    // NaN and ±Infinity are the values whose difference with themselves is not 0.
+    if (value - value !== 0) return false
+  }
+  return true
+}
+
 /** The vector {@link encodeVector} wrote, or `undefined` when `text` is not `dimensions` float32 values in base64 or holds a non-finite value. */
 export function decodeVector(text: unknown, dimensions: number): Float32Array | undefined {
   if (typeof text !== 'string' || !Number.isSafeInteger(dimensions) || dimensions < 1) return undefined
+  if (NodeBuffer && LITTLE_ENDIAN && text.length === base64Length(dimensions * 4)) {
+    // Node on a little-endian CPU (nearly all): the base64 decoded straight into the vector's bytes, then checked.
+    const out = new Float32Array(dimensions)
+    // Buffer.from(ArrayBuffer) is a view over the same memory, not a copy.
+    const written = NodeBuffer.from(out.buffer).write(text, 'base64')
+    if (written === dimensions * 4 && allFinite(out)) return out
+  }
   const bytes = base64ToBytes(text)
   if (!bytes || bytes.length !== dimensions * 4) return undefined
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -180,7 +214,7 @@ export function createVectorIndex(dimensions: number, options: VectorIndexOption
         ids.push(id)
         slots.set(id, slot)
       }
-      data.set(normalizeVector(vector), slot * dimensions)
+      normalizeInto(vector, data, slot * dimensions)
     },
     delete(id) {
       const slot = slots.get(id)

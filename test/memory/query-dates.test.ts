@@ -41,4 +41,16 @@ describe('calendar periods a query names', () => {
     // First of both rankings (1/11 + 0.75/11, the default vector weight): the full text matches the date word, and the vector side, where the two tie, puts July first.
     expect(hits.map(hit => [hit.record.id, hit.score])).toEqual([[july.id, 0.159091], [june.id, 0.145833]])
   })
+
+  it('on the vector side, a record without occurredAt lies in a period by its createdAt', async () => {
+    const adapter = await inMemoryMemoryStore().create({ store: 'agent', agent: 'support', writable: true })
+    const target: MemoryTarget = { store: 'agent', scope: { agent: 'support' } }
+    const audit = { via: 'import' }
+    // Same words, so the same vector, and July added first: without the date it ranks first among the vectors.
+    const july = await adapter.append(target, { kind: 'semantic', content: 'went camping by the lake', createdAt: '2023-07-02T10:00:00Z' }, { audit })
+    const june = await adapter.append(target, { kind: 'semantic', content: 'went camping by the lake', createdAt: '2023-06-10T10:00:00Z' }, { audit, duplicates: 'keep' })
+    // The vector ranking alone (lexical weight 0): 0.75 / (10 + rank).
+    const hits = await hybridSearch(adapter, target, { query: 'camping by the lake in June', limit: 2 }, { model: countingEmbedder(), lexicalWeight: 0 })
+    expect(hits.map(hit => [hit.record.id, hit.score])).toEqual([[june.id, 0.068182], [july.id, 0.0625]])
+  })
 })

@@ -3,8 +3,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
-import { rewriteKeyOf, rewriteWithout, workspaceVectorStore } from '../../src/memory/vector-sidecar.ts'
+import { entryLine, parseEntry, rewriteKeyOf, rewriteWithout, workspaceVectorStore } from '../../src/memory/vector-sidecar.ts'
+import { LINE_INDEX_SAVE_BYTES, lineIndexKeyOf } from '../../src/memory/vector-line-index.ts'
+import type { Workspace } from '../../src/workspace/types.ts'
 import { encodeVector, normalizeVector } from '../../src/search/vectors.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 
@@ -135,5 +138,102 @@ describe('vector sidecar fetch by record id', () => {
     expect(await store.fetch!('test/model', ['mem_1'])).toHaveLength(1)
     await workspace.replace(KEY, [5, 6, 7].map(n => lineOf(n, 16)).join(''))
     expect((await store.fetch!('test/model', ['mem_1', 'mem_6'])).map(entry => entry.id)).toEqual(['mem_6'])
+  })
+})
+
+describe('vector sidecar reads by offset', () => {
+  it('a fetch at the indexed offsets gives, for every line, what a JSON parse of the line gives (canonical lines, escaped ids and models, spaced or escaped lines)', async () => {
+    const { createStorage } = await import('unstorage')
+    const { default: memoryDriver } = await import('unstorage/drivers/memory')
+    const line = fc.record({
+      id: fc.string({ minLength: 1, maxLength: 8, unit: fc.constantFrom('a', 'b', '"', '\\', 'é', '😀', '_') }),
+      model: fc.constantFrom('test/model', 'm"odel', 'modèle'),
+      dims: fc.integer({ min: 1, max: 9 }),
+      shape: fc.constantFrom('canonical', 'spaced', 'escaped vector', 'quote in vector', 'wrong dims'),
+    })
+    await fc.assert(fc.asyncProperty(fc.uniqueArray(line, { minLength: 1, maxLength: 12, selector: entry => `${entry.model}\n${entry.id}` }), async (lines) => {
+      const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
+      const texts = lines.map(({ id, model, dims, shape }) => {
+        const canonical = entryLine({ id, model, vector: vectorOf(id.length, dims) }).slice(0, -1)
+        if (shape === 'spaced') return canonical.replace('{"dims":', '{ "dims": ')
+        if (shape === 'escaped vector') return canonical.replace(/"vector":"(.)/, (_, first: string) => `"vector":"\\u00${first.charCodeAt(0).toString(16)}`)
+        if (shape === 'quote in vector') return canonical.replace(/"vector":"(.)/, '"vector":"\\"')
+        return shape === 'wrong dims' ? canonical.replace(`{"dims":${dims}`, `{"dims":${dims + 1}`) : canonical
+      })
+      await workspace.append(KEY, texts.map(text => `${text}\n`).join(''))
+      const store = workspaceVectorStore(workspace, KEY)
+      // The first fetch indexes the sidecar; the next ones read at the offsets.
+      await store.fetch!('none', ['none'])
+      for (const [n, { id, model }] of lines.entries()) {
+        const parsed = parseEntry(texts[n]!)
+        expect(await store.fetch!(model, [id])).toEqual(parsed && parsed.id === id && parsed.model === model ? [parsed] : [])
+      }
+    }), { numRuns: 60 })
+  })
+})
+
+describe('vector sidecar line index on storage', () => {
+  const dims = 256
+  // About 1.5 KB a line: 1,200 lines pass the size from which a scan stores its index.
+  const count = 1200
+
+  /** A workspace over `dir` that counts the bytes its `readBytes` returns from the sidecar. */
+  function countingWorkspace(dir: string): { workspace: Workspace; read: () => number } {
+    const inner = createWorkspace({ dir })
+    let bytes = 0
+    const workspace: Workspace = Object.create(inner)
+    workspace.readBytes = async (key, start, end) => {
+      const got = await inner.readBytes(key, start, end)
+      if (key === KEY) bytes += got?.length ?? 0
+      return got
+    }
+    return { workspace, read: () => bytes }
+  }
+
+  async function indexedSidecar(): Promise<string> {
+    const dir = tempDir()
+    const workspace = createWorkspace({ dir })
+    await workspace.append(KEY, Array.from({ length: count }, (_, n) => lineOf(n, dims)).join(''))
+    expect(statSync(join(dir, 'memory', 'memory.jsonl.vectors')).size).toBeGreaterThan(LINE_INDEX_SAVE_BYTES)
+    expect(await workspaceVectorStore(workspace, KEY).fetch!('test/model', ['mem_5'])).toHaveLength(1)
+    expect(await workspace.has(lineIndexKeyOf(KEY))).toBe(true)
+    return dir
+  }
+
+  it('a cold process fetches a few ids through the stored line index, reading their lines and not the whole sidecar', async () => {
+    const dir = await indexedSidecar()
+    const size = statSync(join(dir, 'memory', 'memory.jsonl.vectors')).size
+    const { workspace, read } = countingWorkspace(dir)
+    const found = await workspaceVectorStore(workspace, KEY).fetch!('test/model', ['mem_3', 'mem_600', 'mem_1199', 'mem_5000'])
+    expect(found.map(entry => entry.id).sort()).toEqual(['mem_1199', 'mem_3', 'mem_600'])
+    expect(found.find(entry => entry.id === 'mem_600')!.vector).toEqual(vectorOf(600, dims))
+    expect(read()).toBeLessThan(size / 20)
+  })
+
+  it('lines another writer appended after the stored index, a later line of an indexed id included, are found by a cold process', async () => {
+    const dir = await indexedSidecar()
+    const later = `${JSON.stringify({ dims, id: 'mem_7', model: 'test/model', vector: encodeVector(vectorOf(9999, dims)) })}\n`
+    await createWorkspace({ dir }).append(KEY, lineOf(5000, dims) + later)
+    const found = await workspaceVectorStore(createWorkspace({ dir }), KEY).fetch!('test/model', ['mem_7', 'mem_8', 'mem_5000'])
+    expect(Object.fromEntries(found.map(entry => [entry.id, entry.vector]))).toEqual({ mem_7: vectorOf(9999, dims), mem_8: vectorOf(8, dims), mem_5000: vectorOf(5000, dims) })
+  })
+
+  it('a stored index of a sidecar replaced since (another writer\'s rewrite) is not used, and is removed', async () => {
+    const dir = await indexedSidecar()
+    writeFileSync(join(dir, 'memory', 'memory.jsonl.vectors.new'), [2, 3, 900].map(n => lineOf(n, dims)).join(''))
+    expect(await createWorkspace({ dir }).replaceWith(KEY, `${KEY}.new`)).toBe(true)
+    const workspace = createWorkspace({ dir })
+    const found = await workspaceVectorStore(workspace, KEY).fetch!('test/model', ['mem_0', 'mem_900'])
+    expect(found).toEqual([{ id: 'mem_900', model: 'test/model', vector: vectorOf(900, dims) }])
+    expect(await workspace.has(lineIndexKeyOf(KEY))).toBe(false)
+  })
+
+  it('an erasure rewrite removes the stored index: no file holds an erased id or vector, and a cold fetch still finds the kept lines', async () => {
+    const dir = await indexedSidecar()
+    const erased = [0, 5, 600, 1199]
+    await rewriteWithout(createWorkspace({ dir }), KEY, new Set(erased.map(n => `mem_${n}`)))
+    expect(filesHoldingErased(dir, erased, dims)).toEqual([])
+    const found = await workspaceVectorStore(createWorkspace({ dir }), KEY).fetch!('test/model', ['mem_5', 'mem_6', 'mem_1198'])
+    expect(found.map(entry => entry.id).sort()).toEqual(['mem_1198', 'mem_6'])
   })
 })

@@ -101,6 +101,15 @@ describe('vector codec', () => {
     }))
   })
 
+  it('decodeVector gives back every length, each base64 padding included, and rejects any non-finite value in it', () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 24 }).chain(dims => fc.tuple(vector(dims), fc.nat({ max: dims - 1 }), fc.constantFrom(Number.NaN, Infinity, -Infinity))), ([values, at, bad]) => {
+      const original = Float32Array.from(values)
+      expect(decodeVector(encodeVector(original), values.length)).toEqual(original)
+      original[at] = bad
+      expect(decodeVector(encodeVector(original), values.length)).toBeUndefined()
+    }))
+  })
+
   it('a text of another length or a non-finite value is not a vector', () => {
     const encoded = encodeVector(Float32Array.from([1, 2, 3]))
     expect(decodeVector(encoded, 4)).toBeUndefined()
