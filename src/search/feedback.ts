@@ -15,6 +15,7 @@ export interface FeedbackParams {
   readonly weight: number
   readonly minRecords: number
   readonly maxShare: number
+  readonly dates: boolean
 }
 
 /** Postings the lent terms may always visit, whatever the first ranking visited. */
@@ -27,16 +28,18 @@ const MIN_POSTINGS_BUDGET = 1024
 const POSTINGS_PER_TOKEN = 8
 
 /**
- * The lendable terms of record `slot` as (term id, count in all fields, dates included) pairs, in the order the
- * record first uses them: from its tokens.
+ * The lendable terms of record `slot` as (term id, count) pairs, in the order the record first
+ * uses them: from its tokens. The count is of the title, content and tags, and of the dates field
+ * when `dates`; a term with no count there is not lent.
  */
-function termsOfRecord<D extends SearchDocument>(state: IndexState<D>, slot: number, lendable: (id: number) => boolean): number[] {
+function termsOfRecord<D extends SearchDocument>(state: IndexState<D>, slot: number, lendable: (id: number) => boolean, dates: boolean): number[] {
   const tokens = state.retokenize(state.slots.records[slot]!)
   const pairs: number[] = []
   for (const id of tokens.termIds) {
     if (!lendable(id)) continue
     const local = tokens.localOf(id)
-    pairs.push(id, tokens.termCounts[local]! + tokens.termCounts[local + 1]! + tokens.termCounts[local + 2]! + tokens.termCounts[local + 3]!)
+    const count = tokens.termCounts[local]! + tokens.termCounts[local + 1]! + tokens.termCounts[local + 2]! + (dates ? tokens.termCounts[local + 3]! : 0)
+    if (count > 0) pairs.push(id, count)
   }
   return pairs
 }
@@ -47,7 +50,7 @@ function termsOfRecord<D extends SearchDocument>(state: IndexState<D>, slot: num
  * few terms are lendable); else `undefined`. A record holding several lendable terms is
  * tokenized again for the order it uses them in.
  */
-function heldLendable<D extends SearchDocument>(state: IndexState<D>, top: readonly ScoredSlot[], lendable: (id: number) => boolean): number[][] | undefined {
+function heldLendable<D extends SearchDocument>(state: IndexState<D>, top: readonly ScoredSlot[], lendable: (id: number) => boolean, dates: boolean): number[][] | undefined {
   const { slots, vocabulary } = state
   let tokens = 0
   for (const { slot } of top) tokens += slots.lengths[slot * FIELDS]! + slots.lengths[slot * FIELDS + 1]! + slots.lengths[slot * FIELDS + 2]! + slots.lengths[slot * FIELDS + 3]!
@@ -74,11 +77,12 @@ function heldLendable<D extends SearchDocument>(state: IndexState<D>, top: reado
         if (index === undefined) continue
         const slot = data[at]!
         const packed = data[at + 1]!
-        held[index]!.push(id, vocabulary.fieldCount(packed, slot, 0) + vocabulary.fieldCount(packed, slot, 1) + vocabulary.fieldCount(packed, slot, 2) + vocabulary.fieldCount(packed, slot, 3))
+        const count = vocabulary.fieldCount(packed, slot, 0) + vocabulary.fieldCount(packed, slot, 1) + vocabulary.fieldCount(packed, slot, 2) + (dates ? vocabulary.fieldCount(packed, slot, 3) : 0)
+        if (count > 0) held[index]!.push(id, count)
       }
     }
   }
-  for (const [at, pairs] of held.entries()) if (pairs.length > 2) held[at] = termsOfRecord(state, top[at]!.slot, lendable)
+  for (const [at, pairs] of held.entries()) if (pairs.length > 2) held[at] = termsOfRecord(state, top[at]!.slot, lendable, dates)
   return held
 }
 
@@ -120,10 +124,10 @@ export function lentTerms<D extends SearchDocument>(state: IndexState<D>, feedba
     const df = vocabulary.termFrequency[id]!
     return df >= feedback.minRecords && df <= maxRecords && !terms.has(names[id]!)
   }
-  const held = heldLendable(state, top, lendable) ?? top.map(({ slot }) => termsOfRecord(state, slot, lendable))
+  const held = heldLendable(state, top, lendable, feedback.dates) ?? top.map(({ slot }) => termsOfRecord(state, slot, lendable, feedback.dates))
   for (const [at, { slot, score }] of top.entries()) {
-    // A term's share is of the record's text (title, content, tags); its date words are lent too
-    // (a question about one day finds that day's other records), measured against no share of them.
+    // A term's share is of the record's text (title, content, tags); with `dates` its date words are
+    // lent too (a question about one day finds that day's other records), measured against no share of them.
     const length = slots.lengths[slot * FIELDS]! + slots.lengths[slot * FIELDS + 1]! + slots.lengths[slot * FIELDS + 2]!
     const pairs = held[at]!
     for (let pair = 0; pair < pairs.length; pair += 2) {

@@ -37,7 +37,7 @@ export const DEFAULT_SEARCH_INDEX_OPTIONS: {
   fieldWeights: { title: 2, content: 1, tags: 2, dates: 1.5 },
   k1: 1.2,
   b: 0.75,
-  feedback: { records: 5, terms: 20, weight: 0.1, minRecords: 2, maxShare: 0.1 },
+  feedback: { records: 5, terms: 20, weight: 0.1, minRecords: 2, maxShare: 0.1, dates: false },
   proximity: { window: 3, weight: 0.5 },
   tagBoost: 1.5,
   rerankDepth: 100,

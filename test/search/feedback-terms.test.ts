@@ -7,23 +7,27 @@ import { queryTerms } from '../../src/search/query-terms.ts'
 import { scratch } from '../../src/search/scratch.ts'
 import { IndexState } from '../../src/search/state.ts'
 import { FIELDS } from '../../src/search/slots.ts'
-import type { SearchDocument } from '../../src/search/types.ts'
+import type { SearchDocument, SearchText } from '../../src/search/types.ts'
 
 const WORDS = ['kayak', 'paddle', 'lake', 'river', 'trip', 'coffee', 'tea', 'note', 'note', 'jazz', 'rent', 'garden', 'paris', 'lyon', 'blues']
 const params: Bm25fParams = { weights: [2, 1, 2, 1], k1: 1.2, b: 0.75 }
 const words = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 12 })
-const corpus = fc.array(fc.record({ title: fc.option(words, { nil: undefined }), content: words, tags: fc.array(fc.constantFrom('kayak', 'tea', 'rent'), { maxLength: 2 }), removed: fc.boolean() }), { minLength: 1, maxLength: 120 })
-const settings = fc.record({ records: fc.integer({ min: 1, max: 12 }), terms: fc.integer({ min: 1, max: 20 }), weight: fc.constant(0.1), minRecords: fc.integer({ min: 0, max: 3 }), maxShare: fc.constantFrom(0.05, 0.1, 0.3, 1) })
+// Date words of a few days, one of them ('may') also a content word.
+const DAYS = ['monday 8 may 2023', 'tuesday 9 may 2023', 'saturday 3 june 2023', 'friday 1 march 2024']
+const corpus = fc.array(fc.record({ title: fc.option(words, { nil: undefined }), content: fc.array(fc.constantFrom(...WORDS, 'may'), { minLength: 1, maxLength: 12 }), tags: fc.array(fc.constantFrom('kayak', 'tea', 'rent'), { maxLength: 2 }), day: fc.constantFrom(...DAYS), removed: fc.boolean() }), { minLength: 1, maxLength: 120 })
+type Doc = SearchDocument & { day: string }
+const TEXT: SearchText<Doc> = { ...(PLAIN_TEXT as SearchText<Doc>), dates: document => document.day }
+const settings = fc.record({ records: fc.integer({ min: 1, max: 12 }), terms: fc.integer({ min: 1, max: 20 }), weight: fc.constant(0.1), minRecords: fc.integer({ min: 0, max: 3 }), maxShare: fc.constantFrom(0.05, 0.1, 0.3, 1), dates: fc.boolean() })
 
-function build(docs: Array<{ title?: string[]; content: string[]; tags: string[]; removed: boolean }>) {
-  const state = new IndexState<SearchDocument>(PLAIN_TEXT, true)
-  docs.forEach((doc, n) => state.add({ id: `r${n}`, status: 'active', kind: 'semantic', title: doc.title?.join(' '), content: doc.content.join(' '), tags: doc.tags, createdAt: '2024-01-01T00:00:00.000Z' }, state.nextPosition++))
+function build(docs: Array<{ title?: string[]; content: string[]; tags: string[]; day: string; removed: boolean }>) {
+  const state = new IndexState<Doc>(TEXT, true)
+  docs.forEach((doc, n) => state.add({ id: `r${n}`, status: 'active', kind: 'semantic', title: doc.title?.join(' '), content: doc.content.join(' '), tags: doc.tags, day: doc.day, createdAt: '2024-01-01T00:00:00.000Z' }, state.nextPosition++))
   docs.forEach((doc, n) => { if (doc.removed && state.slots.live > 1) state.remove(`r${n}`) })
   return state
 }
 
 /** The lent values of every top record tokenized again, in the order the records use the terms (before the choice of the strongest). */
-function valuesByTokens(state: IndexState<SearchDocument>, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, top: Array<{ slot: number; score: number }>) {
+function valuesByTokens(state: IndexState<Doc>, feedback: FeedbackParams, terms: ReadonlyMap<string, number>, top: Array<{ slot: number; score: number }>) {
   const { slots, vocabulary } = state
   const lent = new Map<string, number>()
   for (const { slot, score } of top) {
@@ -34,7 +38,8 @@ function valuesByTokens(state: IndexState<SearchDocument>, feedback: FeedbackPar
       const df = vocabulary.termFrequency[id]!
       if (terms.has(term) || df < feedback.minRecords || df > feedback.maxShare * slots.live) continue
       const local = tokens.localOf(id)
-      const count = tokens.termCounts[local]! + tokens.termCounts[local + 1]! + tokens.termCounts[local + 2]! + tokens.termCounts[local + 3]!
+      const count = tokens.termCounts[local]! + tokens.termCounts[local + 1]! + tokens.termCounts[local + 2]! + (feedback.dates ? tokens.termCounts[local + 3]! : 0)
+      if (count === 0) continue
       lent.set(term, (lent.get(term) ?? 0) + count / length * score / top[0]!.score * idf(slots.live, df))
     }
   }
@@ -42,7 +47,7 @@ function valuesByTokens(state: IndexState<SearchDocument>, feedback: FeedbackPar
 }
 
 describe('feedback terms', () => {
-  it('the terms lent and their weights are those of every top record tokenized again, in the same order (ties included)', () => {
+  it('the terms lent and their weights are those of every top record tokenized again, in the same order (ties included); date words only with `dates`', () => {
     fc.assert(fc.property(corpus, fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 3 }), settings, (docs, query, feedback: FeedbackParams) => {
       const state = build(docs)
       const terms = queryTerms(state.vocabulary, query.join(' '))
