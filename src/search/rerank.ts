@@ -6,6 +6,7 @@
 import { idf } from './bm25f.ts'
 import type { RankedSlot } from './max-score.ts'
 import type { IndexState } from './state.ts'
+import { beginTermNumbers, termGeneration, termNumber, termNumbers, type TermBuffer } from './term-numbers.ts'
 import { forEachSurface, stemWord, tokenizeWords } from './text.ts'
 import { TopK } from './top-k.ts'
 import type { SearchDocument } from './types.ts'
@@ -21,6 +22,9 @@ export interface RerankParams {
   /** Score multiplier of a record with a tag the query names; 1 is off. */
   readonly tagBoost: number
 }
+
+/** The term numbers of the field being read (searches are synchronous). */
+const termScratch: TermBuffer = { numbers: new Int32Array(256) }
 
 /** Most query terms whose pairs are looked for (the pairs grow with the square). */
 const MAX_PROXIMITY_TERMS = 16
@@ -50,18 +54,17 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
   const count = ids.length
   const last = new Float64Array(count)
   const found = new Uint8Array(count * count)
-  // Per surface word seen by this scorer: the place of its term among `ids`, or -1 (words repeat
-  // across the candidates: one lookup in a small map instead of two in the vocabulary's).
+  // The query terms' process-wide numbers (term-numbers.ts): an ASCII field is read as numbers.
+  beginTermNumbers()
+  const numbers = new Int32Array(count)
+  let generation = -1
+  // Per surface word of a field that is not ASCII: the place of its term among `ids`, or -1
+  // (words repeat across the candidates: one lookup in a small map instead of two in the vocabulary's).
   const places = new Map<string, number>()
   let position = 0
   let bonus = 0
-  const visit = (surface: string) => {
-    let at = places.get(surface)
-    if (at === undefined) {
-      const sid = vocabulary.surfaceIds.get(surface)
-      at = sid === undefined ? -1 : ids.indexOf(vocabulary.surfaceTerms[sid]!)
-      places.set(surface, at)
-    }
+  /** One token, of the term at place `at` among `ids` (-1: none of them). */
+  const step = (at: number) => {
     if (at >= 0) {
       for (let other = 0; other < count; other++) {
         if (other === at || position - last[other]! > params.window) continue
@@ -74,6 +77,29 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
     }
     position++
   }
+  const visit = (surface: string) => {
+    let at = places.get(surface)
+    if (at === undefined) {
+      const sid = vocabulary.surfaceIds.get(surface)
+      at = sid === undefined ? -1 : ids.indexOf(vocabulary.surfaceTerms[sid]!)
+      places.set(surface, at)
+    }
+    step(at)
+  }
+  const read = (field: string) => {
+    if (generation !== termGeneration()) {
+      // Another search since this scorer's numbers were taken emptied the tables: take them again.
+      generation = termGeneration()
+      for (let place = 0; place < count; place++) numbers[place] = termNumber(vocabulary.termNames[ids[place]!]!)
+    }
+    const tokens = termNumbers(field, state.irregular, termScratch)
+    if (tokens < 0) {
+      forEachSurface(field, visit)
+      return
+    }
+    const scanned = termScratch.numbers
+    for (let token = 0; token < tokens; token++) step(numbers.indexOf(scanned[token]!))
+  }
   const nearBonus = (record: D): number => {
     last.fill(Number.NEGATIVE_INFINITY)
     found.fill(0)
@@ -82,7 +108,7 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
     const tags = text.tags(record)
     for (const field of [text.title(record), text.content(record), tags.length === 0 ? '' : tags.join(' \n ')]) {
       if (field === '') continue
-      forEachSurface(field, visit)
+      read(field)
       // Fields are apart: no pair across them.
       position += params.window + 1
     }
