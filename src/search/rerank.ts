@@ -145,16 +145,47 @@ export function rerankBest<D extends SearchDocument>(state: IndexState<D>, param
   const score = scorer ?? candidateScorer(state, params, terms)
   const pairBonus = pairBonusBounds(state, params, terms)
   const boost = Math.max(1, params.tagBoost)
-  const bounds = new Float64Array(candidates.length)
-  const order: number[] = []
+  const bounds = boundScratch.length >= candidates.length ? boundScratch : (boundScratch = new Float64Array(Math.max(candidates.length, boundScratch.length * 2)))
+  // A candidate's bound is a function of its score alone within its group (terms held, a tag word
+  // or not, a score of 0), growing with it: candidates given best first are in bound order within
+  // each group, so the groups are merged instead of sorted (only the few read are taken).
+  const groups = 2 * pairBonus.length + 1
+  const heads = new Int32Array(groups).fill(-1)
+  const tails = new Int32Array(groups)
+  const next = nextScratch.length >= candidates.length ? nextScratch : (nextScratch = new Int32Array(Math.max(candidates.length, nextScratch.length * 2)))
+  let merged = true
   for (let at = 0; at < candidates.length; at++) {
     const { slot, score, matched } = candidates[at]!
-    const near = score === 0 ? 0 : score + pairBonus[Math.min(Math.max(matched, 0), pairBonus.length - 1)]!
-    bounds[at] = params.tagBoost !== 1 && slots.lengths[slot * 3 + 2]! > 0 ? near * boost : near
-    order.push(at)
+    const held = Math.min(Math.max(matched, 0), pairBonus.length - 1)
+    const near = score === 0 ? 0 : score + pairBonus[held]!
+    const tagged = params.tagBoost !== 1 && slots.lengths[slot * 3 + 2]! > 0
+    bounds[at] = tagged ? near * boost : near
+    const group = score === 0 ? groups - 1 : 2 * held + (tagged ? 1 : 0)
+    next[at] = -1
+    if (heads[group] === -1) heads[group] = at
+    else {
+      if (bounds[tails[group]!]! < bounds[at]!) merged = false
+      next[tails[group]!] = at
+    }
+    tails[group] = at
   }
-  order.sort((a, c) => bounds[c]! - bounds[a]! || a - c)
-  for (const at of order) {
+  const order = merged ? undefined : Array.from({ length: candidates.length }, (_, at) => at).sort((a, c) => bounds[c]! - bounds[a]! || a - c)
+  for (let taken = 0; taken < candidates.length; taken++) {
+    let at: number
+    if (order !== undefined) at = order[taken]!
+    else {
+      // The best head: greatest bound, then first given.
+      at = -1
+      let from = -1
+      for (let group = 0; group < groups; group++) {
+        const head = heads[group]!
+        if (head !== -1 && (at === -1 || bounds[head]! > bounds[at]! || (bounds[head] === bounds[at] && head < at))) {
+          at = head
+          from = group
+        }
+      }
+      heads[from] = next[at]!
+    }
     const floor = best.floor()
     // A margin over the bound: the bonus is the same points added in another order.
     if (floor !== undefined && bounds[at]! * (1 + BOUND_MARGIN) < floor.score) break
@@ -166,6 +197,10 @@ export function rerankBest<D extends SearchDocument>(state: IndexState<D>, param
 
 /** Relative slack of a re-ranking bound against rounding. */
 const BOUND_MARGIN = 1e-9
+
+// Per candidate of one rerankBest: its bound and the next of its group (searches are synchronous).
+let boundScratch = new Float64Array(128)
+let nextScratch = new Int32Array(128)
 
 /**
  * Per count `m` of query terms a record holds: the most proximity bonus it can get (the
