@@ -97,6 +97,7 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
   }
   const count = slots.count
   const own = readMasks(vocabulary, ids, bitsOf, count)
+  const several = severalScratch
   const alive = slots.alive
   // Slots per mask, estimated from every SAMPLE_STEP-th slot: the batch sizes depend on it, the result does not.
   // One slot of each SAMPLE_STEP, at a hashed offset: records written in a cycle (every sixteenth
@@ -154,17 +155,24 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
         if (next === sampled.length || expected > 2 * most) break
       }
     }
+    // Whether no mask of one term's usual bit alone is read: then only the slots listed by readMasks are visited.
+    let onlySeveral = true
     for (let mask = 1; mask < size; mask++) {
       const bound = boundOf[mask]!
       let tier = 0
       if (bound < upper) while (tier < lows.length && bound < lows[tier]!) tier++
       chosen[mask] = bound < upper && tier < lows.length ? tier + 1 : 0
+      if (chosen[mask] !== 0 && ONE_TERM[mask] === 1 && (mask & HIGH_BITS) === 0) onlySeveral = false
     }
-    // The read's slots in slot order, in a shared buffer (no array per tier); a slot's tier is its mask's.
+    // The read's slots, in a shared buffer (no array per tier); a slot's tier is its mask's.
     const read = readBuffer(count)
     let taken = 0
     let first = 0
-    for (let slot = 0; slot < count; slot++) {
+    const visited = onlySeveral ? several.length + several.highLength : count
+    for (let at = 0; at < visited; at++) {
+      const slot = onlySeveral ? several.slots[at < several.length ? at : several.slots.length - 1 - (at - several.length)]! : at
+      // A slot listed for its first term's other bit that came to hold more terms is listed again among those.
+      if (onlySeveral && at >= several.length && ONE_TERM[own[slot]!] !== 1) continue
       const mark = chosen[own[slot]!]!
       if (mark === 0 || alive[slot] === 0) continue
       if (unfiltered || (excluded?.has(slot) !== true && passesFilters(slots.records[slot]!, slots.created[slot]!, checked))) {
@@ -182,6 +190,8 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
       }
       scored += reaching.length
       if (scored > most) return undefined
+      // Slots in increasing order, as the scorer takes them (the slots holding several terms are listed as found).
+      if (onlySeveral) reaching.sort(increasing)
       for (const candidate of score(reaching)) top.push(candidate)
     }
     upper = lows[lows.length - 1]!
@@ -230,18 +240,55 @@ function readBuffer(count: number): Int32Array {
   return readScratch
 }
 
-/** The masks of the first `count` slots: each posting of list `ids[i]` sets the bit `bitsOf[i]` gives its class. */
+const increasing = (a: number, c: number) => a - c
+
+/** The bits for the postings of a term's other classes (the higher bound). */
+const HIGH_BITS = 0xaaaa
+
+/** Per mask: 1 when its bits are those of exactly one term. */
+const ONE_TERM = new Uint8Array(1 << (2 * MAX_MASKED_TERMS))
+for (let place = 0; place < MAX_MASKED_TERMS; place++) for (const bits of [1, 2, 3]) ONE_TERM[bits << (2 * place)] = 1
+
+/**
+ * Slots of the last mask pass, in the order they were found (shared like `masks`): from the start,
+ * the `length` that came to hold two terms or more; from the end, the `highLength` whose first
+ * term set its other classes' bit.
+ */
+const severalScratch = { slots: new Int32Array(1024), length: 0, highLength: 0 }
+
+/**
+ * The masks of the first `count` slots: each posting of list `ids[i]` sets the bit `bitsOf[i]`
+ * gives its class. The slots that come to hold a second term, and those whose first term set its
+ * other classes' bit, are listed in `severalScratch` (each at most once of each kind: 2 × `count`
+ * places hold both).
+ */
 function readMasks(vocabulary: Vocabulary, ids: readonly number[], bitsOf: readonly Uint16Array[], count: number): Uint16Array {
   if (masks.length < count) masks = new Uint16Array(Math.max(count, masks.length * 2))
+  if (severalScratch.slots.length < 2 * count) severalScratch.slots = new Int32Array(Math.max(2 * count, severalScratch.slots.length * 2))
   const own = masks
   own.fill(0, 0, count)
+  const several = severalScratch.slots
+  let listed = 0
+  let high = several.length
   const data = vocabulary.termPostings.data
   for (let list = 0; list < ids.length; list++) {
     const bits = bitsOf[list]!
     const ranges = vocabulary.termPostings.blocks(ids[list]!, blockScratch)
     for (let range = 0; range < ranges.length; range += 2) {
-      for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) own[data[at]!]! |= bits[postingClass(data[at + 1]!)]!
+      for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
+        const slot = data[at]!
+        const before = own[slot]!
+        const bit = bits[postingClass(data[at + 1]!)]!
+        own[slot] = before | bit
+        // A slot's mask holds one term before it holds two, once: each slot is listed once.
+        if (before === 0) {
+          if ((bit & HIGH_BITS) !== 0) several[--high] = slot
+        }
+        else if (ONE_TERM[before] === 1) several[listed++] = slot
+      }
     }
   }
+  severalScratch.length = listed
+  severalScratch.highLength = several.length - high
   return own
 }

@@ -138,7 +138,8 @@ export class PairLists {
   }
 
   /**
-   * `count` lists read back from {@link encode}, one block each.
+   * `count` lists read back from {@link encode}, one block each, in an arena with an eighth more
+   * room (at least 64 ints) for the blocks later pushes add.
    *
    * @throws Error when the bytes end early or a key is outside `[0, keyLimit)` or a value outside `[minValue, maxValue]`.
    */
@@ -153,7 +154,10 @@ export class PairLists {
     const total = input.uint()
     // A pair takes 2 bytes at least: a count the data cannot hold is refused before allocating.
     if (total * 2 > input.remaining()) throw new Error('the posting lists are longer than their data')
-    const arena = new Int32Array(Math.max(256, 2 * count + 2 * total))
+    // Room for the blocks later writes add (an eighth more): the first writes after a restore
+    // do not copy the whole arena.
+    const exact = 2 * count + 2 * total
+    const arena = new Int32Array(Math.max(256, exact + Math.max(64, exact >> 3)))
     let used = 0
     let pairs = 0
     for (let id = 0; id < count; id++) {

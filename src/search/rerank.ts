@@ -7,6 +7,7 @@ import { idf } from './bm25f.ts'
 import type { RankedSlot } from './max-score.ts'
 import { FIELDS } from './slots.ts'
 import type { IndexState } from './state.ts'
+import { beginTermNumbers, termGeneration, termNumber, termNumbers, type TermBuffer } from './term-numbers.ts'
 import { forEachSurface, stemWord, tokenizeWords } from './text.ts'
 import { TopK } from './top-k.ts'
 import type { SearchDocument } from './types.ts'
@@ -22,6 +23,9 @@ export interface RerankParams {
   /** Score multiplier of a record with a tag the query names; 1 is off. */
   readonly tagBoost: number
 }
+
+/** The term numbers of the field being read (searches are synchronous). */
+const termScratch: TermBuffer = { numbers: new Int32Array(256) }
 
 /** Most query terms whose pairs are looked for (the pairs grow with the square). */
 const MAX_PROXIMITY_TERMS = 16
@@ -51,18 +55,17 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
   const count = ids.length
   const last = new Float64Array(count)
   const found = new Uint8Array(count * count)
-  // Per surface word seen by this scorer: the place of its term among `ids`, or -1 (words repeat
-  // across the candidates: one lookup in a small map instead of two in the vocabulary's).
+  // The query terms' process-wide numbers (term-numbers.ts): an ASCII field is read as numbers.
+  beginTermNumbers()
+  const numbers = new Int32Array(count)
+  let generation = -1
+  // Per surface word of a field that is not ASCII: the place of its term among `ids`, or -1
+  // (words repeat across the candidates: one lookup in a small map instead of two in the vocabulary's).
   const places = new Map<string, number>()
   let position = 0
   let bonus = 0
-  const visit = (surface: string) => {
-    let at = places.get(surface)
-    if (at === undefined) {
-      const sid = vocabulary.surfaceIds.get(surface)
-      at = sid === undefined ? -1 : ids.indexOf(vocabulary.surfaceTerms[sid]!)
-      places.set(surface, at)
-    }
+  /** One token, of the term at place `at` among `ids` (-1: none of them). */
+  const step = (at: number) => {
     if (at >= 0) {
       for (let other = 0; other < count; other++) {
         if (other === at || position - last[other]! > params.window) continue
@@ -75,6 +78,29 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
     }
     position++
   }
+  const visit = (surface: string) => {
+    let at = places.get(surface)
+    if (at === undefined) {
+      const sid = vocabulary.surfaceIds.get(surface)
+      at = sid === undefined ? -1 : ids.indexOf(vocabulary.surfaceTerms[sid]!)
+      places.set(surface, at)
+    }
+    step(at)
+  }
+  const read = (field: string) => {
+    if (generation !== termGeneration()) {
+      // Another search since this scorer's numbers were taken emptied the tables: take them again.
+      generation = termGeneration()
+      for (let place = 0; place < count; place++) numbers[place] = termNumber(vocabulary.termNames[ids[place]!]!)
+    }
+    const tokens = termNumbers(field, state.irregular, termScratch)
+    if (tokens < 0) {
+      forEachSurface(field, visit)
+      return
+    }
+    const scanned = termScratch.numbers
+    for (let token = 0; token < tokens; token++) step(numbers.indexOf(scanned[token]!))
+  }
   const nearBonus = (record: D): number => {
     last.fill(Number.NEGATIVE_INFINITY)
     found.fill(0)
@@ -83,7 +109,7 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
     const tags = text.tags(record)
     for (const field of [text.title(record), text.content(record), tags.length === 0 ? '' : tags.join(' \n ')]) {
       if (field === '') continue
-      forEachSurface(field, visit)
+      read(field)
       // Fields are apart: no pair across them.
       position += params.window + 1
     }
@@ -120,16 +146,47 @@ export function rerankBest<D extends SearchDocument>(state: IndexState<D>, param
   const score = scorer ?? candidateScorer(state, params, terms)
   const pairBonus = pairBonusBounds(state, params, terms)
   const boost = Math.max(1, params.tagBoost)
-  const bounds = new Float64Array(candidates.length)
-  const order: number[] = []
+  const bounds = boundScratch.length >= candidates.length ? boundScratch : (boundScratch = new Float64Array(Math.max(candidates.length, boundScratch.length * 2)))
+  // A candidate's bound is a function of its score alone within its group (terms held, a tag word
+  // or not, a score of 0), growing with it: candidates given best first are in bound order within
+  // each group, so the groups are merged instead of sorted (only the few read are taken).
+  const groups = 2 * pairBonus.length + 1
+  const heads = new Int32Array(groups).fill(-1)
+  const tails = new Int32Array(groups)
+  const next = nextScratch.length >= candidates.length ? nextScratch : (nextScratch = new Int32Array(Math.max(candidates.length, nextScratch.length * 2)))
+  let merged = true
   for (let at = 0; at < candidates.length; at++) {
     const { slot, score, matched } = candidates[at]!
-    const near = score === 0 ? 0 : score + pairBonus[Math.min(Math.max(matched, 0), pairBonus.length - 1)]!
-    bounds[at] = params.tagBoost !== 1 && slots.lengths[slot * FIELDS + 2]! > 0 ? near * boost : near
-    order.push(at)
+    const held = Math.min(Math.max(matched, 0), pairBonus.length - 1)
+    const near = score === 0 ? 0 : score + pairBonus[held]!
+    const tagged = params.tagBoost !== 1 && slots.lengths[slot * FIELDS + 2]! > 0
+    bounds[at] = tagged ? near * boost : near
+    const group = score === 0 ? groups - 1 : 2 * held + (tagged ? 1 : 0)
+    next[at] = -1
+    if (heads[group] === -1) heads[group] = at
+    else {
+      if (bounds[tails[group]!]! < bounds[at]!) merged = false
+      next[tails[group]!] = at
+    }
+    tails[group] = at
   }
-  order.sort((a, c) => bounds[c]! - bounds[a]! || a - c)
-  for (const at of order) {
+  const order = merged ? undefined : Array.from({ length: candidates.length }, (_, at) => at).sort((a, c) => bounds[c]! - bounds[a]! || a - c)
+  for (let taken = 0; taken < candidates.length; taken++) {
+    let at: number
+    if (order !== undefined) at = order[taken]!
+    else {
+      // The best head: greatest bound, then first given.
+      at = -1
+      let from = -1
+      for (let group = 0; group < groups; group++) {
+        const head = heads[group]!
+        if (head !== -1 && (at === -1 || bounds[head]! > bounds[at]! || (bounds[head] === bounds[at] && head < at))) {
+          at = head
+          from = group
+        }
+      }
+      heads[from] = next[at]!
+    }
     const floor = best.floor()
     // A margin over the bound: the bonus is the same points added in another order.
     if (floor !== undefined && bounds[at]! * (1 + BOUND_MARGIN) < floor.score) break
@@ -141,6 +198,10 @@ export function rerankBest<D extends SearchDocument>(state: IndexState<D>, param
 
 /** Relative slack of a re-ranking bound against rounding. */
 const BOUND_MARGIN = 1e-9
+
+// Per candidate of one rerankBest: its bound and the next of its group (searches are synchronous).
+let boundScratch = new Float64Array(128)
+let nextScratch = new Int32Array(128)
 
 /**
  * Per count `m` of query terms a record holds: the most proximity bonus it can get (the

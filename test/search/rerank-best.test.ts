@@ -42,6 +42,8 @@ describe('re-ranking the best candidates', () => {
       const scorer = candidateScorer(state, rerank, terms)
       const everyOne = ranked.map(candidate => ({ ...candidate, score: scorer(candidate) })).sort((a, c) => state.slots.compare(c, a)).slice(0, count)
       expect(rerankBest(state, rerank, terms, ranked, count)).toEqual(everyOne)
+      // Candidates given in another order than best first: the same.
+      expect(rerankBest(state, rerank, terms, [...ranked].reverse(), count)).toEqual(everyOne)
     }), { numRuns: 500 })
   })
 })

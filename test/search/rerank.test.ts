@@ -34,6 +34,15 @@ describe('re-ranking: proximity bonus', () => {
     expect(scoreOf(on, near)!).toBeCloseTo(scoreOf(off, near)! + 0.5 * idf, 3)
   })
 
+  it('gives a record whose text is not ASCII the bonus of its ASCII twin (each field read by its own path)', () => {
+    const accented = record({ title: 'Café notes', content: 'salsa dancing lessons at the café downtown' })
+    const plain = record({ title: 'Cafe notes', content: 'salsa dancing lessons at the cafe downtown' })
+    const hits = search([accented, ...filler], 'cafe salsa dancing')
+    const twin = search([plain, ...filler], 'cafe salsa dancing')
+    expect(scoreOf(hits, accented)).toBe(scoreOf(twin, plain))
+    expect(scoreOf(hits, accented)!).toBeGreaterThan(scoreOf(search([accented, ...filler], 'cafe salsa dancing', ONLY_BM25F), accented)!)
+  })
+
   it('counts no pair across fields', () => {
     const split = record({ title: 'salsa', content: 'dancing lessons every friday evening downtown with friends' })
     const off = search([split, ...filler], 'salsa dancing', ONLY_BM25F)

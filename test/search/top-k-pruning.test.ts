@@ -113,6 +113,44 @@ describe('top-k pruning', () => {
     }), { numRuns: 600 })
   })
 
+  it('the match-mask pass keeps the same top k as scoring every posting when its first read visits only the records listed holding several terms', () => {
+    // Hundreds of records of a few words each and a small k: the first read's masks all hold two
+    // terms or one term's rarer classes (a word repeated, or in the title), and records of one
+    // word repeated compete with those holding several.
+    const repeated = fc.tuple(fc.constantFrom(...WORDS), fc.integer({ min: 2, max: 6 })).map(([word, times]) => Array.from({ length: times }, () => word))
+    const few = fc.oneof({ arbitrary: fc.array(fc.constantFrom(...WORDS), { minLength: 2, maxLength: 5 }), weight: 6 }, { arbitrary: repeated, weight: 2 })
+    const many = fc.array(fc.record({ title: fc.option(fc.constantFrom(...WORDS).map(word => [word]), { nil: undefined, freq: 8 }), content: few, tags: fc.constant<string[]>([]), day: fc.integer({ min: 0, max: 5 }), removed: fc.boolean() }), { minLength: 200, maxLength: 600 })
+    const search = fc.tuple(fc.uniqueArray(fc.constantFrom(...WORDS), { minLength: 2, maxLength: 4 }), fc.integer({ min: 1, max: 4 }))
+    fc.assert(fc.property(many, search, (docs, [text, limit]) => {
+      const state = build(docs)
+      const terms = queryTerms(state.vocabulary, text.join(' '), SYNONYM_WEIGHT)
+      if (known(state, terms) > 6) return
+      const checked = checkQuery({ query: text.join(' ') })
+      const pass = { limit, checked, excluded: new Set([2]), counted: terms.size }
+      expect(topByMatchMasks(state, params, terms, pass, Number.POSITIVE_INFINITY)!.ranked).toEqual(bruteForce(state, terms, checked, pass.excluded, limit, terms.size))
+    }), { numRuns: 150 })
+  })
+
+  it('the match-mask pass finds the one record passing the filters when it holds one word repeated, beside hundreds holding several', () => {
+    // Three words of about the same frequency in pairs and triples, some alone, and a rarer one;
+    // the only record tagged "travel" holds the rarer one, in the title and three times in the
+    // content: its bound is above the pairs', its words' usual bound below them.
+    const group = (count: number, content: string[], day: number) => Array.from({ length: count }, () => ({ content, tags: [], day, removed: false }))
+    const docs = [
+      ...group(100, ['kayak', 'paddle', 'note'], 1), ...group(100, ['paddle', 'river', 'note'], 2), ...group(100, ['kayak', 'river', 'note'], 3), ...group(100, ['kayak', 'paddle', 'river'], 4),
+      ...group(60, ['lake', 'kayak', 'note'], 1), ...group(60, ['lake', 'paddle', 'note'], 2), ...group(60, ['lake', 'river', 'note'], 3), ...group(40, ['lake', 'note', 'tea'], 4),
+      ...group(60, ['kayak', 'note', 'tea'], 1), ...group(60, ['paddle', 'note', 'tea'], 2), ...group(60, ['river', 'note', 'tea'], 3),
+      { title: ['lake'], content: ['lake', 'lake', 'lake'], tags: ['travel'], day: 0, removed: false },
+    ]
+    const state = build(docs)
+    const terms = queryTerms(state.vocabulary, 'kayak paddle river lake', SYNONYM_WEIGHT)
+    const checked = checkQuery({ query: 'kayak paddle river lake', tags: ['travel'] })
+    const pass = { limit: 1, checked, counted: terms.size }
+    const ranked = topByMatchMasks(state, params, terms, pass, Number.POSITIVE_INFINITY)!.ranked
+    expect(ranked.map(candidate => candidate.slot)).toEqual([docs.length - 1])
+    expect(ranked).toEqual(bruteForce(state, terms, checked, new Set(), 1, terms.size))
+  })
+
   it('ranked candidates with feedback and re-ranking on are the same by either first pass and as an exhaustive ranking of every record', () => {
     fc.assert(fc.property(corpus, query, fc.integer({ min: 0, max: 3 }), fc.constantFrom(0.1, 1, 4), (docs, [text, tag, depth], keptCount, weight) => {
       const feedback = { ...lending, weight }

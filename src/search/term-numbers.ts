@@ -1,0 +1,180 @@
+/**
+ * The index terms of an ASCII text in token order as process-wide numbers, without making a
+ * string per word: what the proximity re-rank reads of each candidate (rerank.ts).
+ *
+ * A term is a pure function of its folded word (`stemWord`; a stop-word has none), so one table
+ * of the process serves every index: a word's characters, hashed as they are scanned, find its
+ * term number. Only a word not in the table yet is made a string, classified and added. The scan
+ * follows the ASCII scanner of text.ts (`forEachSurface`) token for token; a property test
+ * (test/search/term-numbers.test.ts) holds it to it.
+ */
+import { ENGLISH_STOP_WORDS, MONTH_MAY, stemWord } from './text.ts'
+
+/**
+ * Table slots (a power of two); the words a table holds before it is emptied at the next
+ * {@link beginTermNumbers}; and the most it holds in between (a word met past that is classified
+ * without being added), so that a probe stays short.
+ */
+const CAPACITY = 1 << 15
+const MOST_WORDS = CAPACITY >> 1
+const FULL = (CAPACITY >> 2) * 3
+/** The number of a stop-word (no term). */
+const STOP = -1
+
+/** One table per `irregular` setting (a word's term depends on it). */
+class WordTable {
+  readonly hashes = new Int32Array(CAPACITY)
+  /** Per slot: the folded word, or `undefined` when free. */
+  readonly words: Array<string | undefined> = new Array<string | undefined>(CAPACITY).fill(undefined)
+  /** Per slot: the word's term number, or {@link STOP}. */
+  readonly numbers = new Int32Array(CAPACITY)
+  size = 0
+  constructor(readonly irregular: boolean) {}
+
+  clear(): void {
+    this.words.fill(undefined)
+    this.size = 0
+  }
+}
+
+const tables = [new WordTable(true), new WordTable(false)] as const
+/** Term text -> number, for every term a table holds and every term asked for; emptied with the tables. */
+let numbers = new Map<string, number>()
+
+/** Times the tables were emptied: numbers given before a change of it are void. */
+let generation = 0
+
+/** The current generation of term numbers (a number of {@link termNumber} is valid while this stays the same). */
+export function termGeneration(): number {
+  return generation
+}
+
+/** The process-wide number of index term `term`, valid while {@link termGeneration} stays the same. */
+export function termNumber(term: string): number {
+  let number = numbers.get(term)
+  if (number === undefined) {
+    number = numbers.size
+    numbers.set(term, number)
+  }
+  return number
+}
+
+/**
+ * Starts a use of term numbers (a search): empties the tables once they hold
+ * {@link MOST_WORDS} words (a new {@link termGeneration}); numbers are never voided otherwise.
+ */
+export function beginTermNumbers(): void {
+  if (tables[0].size < MOST_WORDS && tables[1].size < MOST_WORDS && numbers.size < 4 * MOST_WORDS) return
+  tables[0].clear()
+  tables[1].clear()
+  numbers = new Map()
+  generation++
+}
+
+/** A growable buffer of term numbers. */
+export interface TermBuffer {
+  numbers: Int32Array
+}
+
+/**
+ * Writes into `out` the term number of every token of `text` (the tokens `forEachSurface` gives,
+ * in order; a token's term is `stemWord(surface, irregular)`) and returns how many, or -1 when
+ * `text` is not ASCII (the caller takes the general path).
+ */
+export function termNumbers(text: string, irregular: boolean, out: TermBuffer): number {
+  const table = tables[irregular ? 0 : 1]
+  const length = text.length
+  let count = 0
+  // Where the next word may start: a word ending in "'letters" takes part of the next run.
+  let wordFrom = 0
+  let at = 0
+  while (at < length) {
+    let code = text.charCodeAt(at)
+    if (!isAlphanumeric(code)) {
+      if (code > 0x7f) return -1
+      at++
+      continue
+    }
+    const start = at
+    let upper = false
+    let hash = 0x811c9dc5 | 0
+    do {
+      if (code <= 90 && code >= 65) upper = true
+      // Letters and digits of ASCII: `| 0x20` lower-cases a letter and keeps a digit.
+      hash = Math.imul(hash ^ (code | 0x20), 0x01000193)
+      code = ++at < length ? text.charCodeAt(at) : 0
+    } while (isAlphanumeric(code))
+    const wordStart = wordFrom > start ? wordFrom : start
+    // The whole run was the letters after an apostrophe of the word before.
+    if (wordStart >= at) continue
+    const apostrophe = code === 39 && at + 1 < length && isLetter(text.charCodeAt(at + 1))
+    let number: number
+    if (!apostrophe && wordStart === start) {
+      wordFrom = at
+      // "May" with a capital is the month, a word; any other "may" is the stop-word.
+      if (upper && at - start === 3 && isCapital(text.charCodeAt(start)) && (text.charCodeAt(start + 1) | 0x20) === 97 && (text.charCodeAt(start + 2) | 0x20) === 121 && (text.charCodeAt(start) | 0x20) === 109) number = classify(table, MONTH_MAY, true)
+      else number = runNumber(table, text, start, at, upper, hash)
+    }
+    else {
+      // A word glued to an apostrophe suffix: as text.ts's scanner spells it.
+      let word = text.slice(wordStart, at).toLowerCase()
+      wordFrom = at
+      if (apostrophe) {
+        let end = at + 1
+        while (end < length && isLetter(text.charCodeAt(end))) end++
+        const tail = text.slice(at + 1, end).toLowerCase()
+        if (!CLITICS.has(tail)) word += tail
+        wordFrom = end
+      }
+      number = classify(table, word, word === MONTH_MAY && isCapital(text.charCodeAt(wordStart)))
+    }
+    if (number === STOP) continue
+    if (count >= out.numbers.length) {
+      const next = new Int32Array(out.numbers.length * 2)
+      next.set(out.numbers)
+      out.numbers = next
+    }
+    out.numbers[count++] = number
+  }
+  return count
+}
+
+/** The number of the run `text[start, end)` (`hash`: its folded characters' hash), found in `table` or added to it. */
+function runNumber(table: WordTable, text: string, start: number, end: number, upper: boolean, hash: number): number {
+  const { hashes, words } = table
+  const size = end - start
+  let slot = hash & (CAPACITY - 1)
+  for (;;) {
+    const word = words[slot]
+    if (word === undefined) break
+    if (hashes[slot] === hash && word.length === size && sameFolded(word, text, start)) return table.numbers[slot]!
+    slot = (slot + 1) & (CAPACITY - 1)
+  }
+  const slice = text.slice(start, end)
+  const word = upper ? slice.toLowerCase() : slice
+  const number = classify(table, word, false)
+  if (table.size < FULL) {
+    hashes[slot] = hash
+    words[slot] = word
+    table.numbers[slot] = number
+    table.size++
+  }
+  return number
+}
+
+/** The number of a folded `word`, or {@link STOP} (`month`: a "May" that is the month, never the stop-word). */
+function classify(table: WordTable, word: string, month: boolean): number {
+  return !month && ENGLISH_STOP_WORDS.has(word) ? STOP : termNumber(stemWord(word, table.irregular))
+}
+
+/** Whether `text` from `start` folds to `word` (ASCII letters and digits, `word.length` of them). */
+function sameFolded(word: string, text: string, start: number): boolean {
+  for (let at = 0; at < word.length; at++) if ((text.charCodeAt(start + at) | 0x20) !== word.charCodeAt(at)) return false
+  return true
+}
+
+const isLetter = (code: number) => (code >= 97 && code <= 122) || (code >= 65 && code <= 90)
+const isAlphanumeric = (code: number) => (code >= 48 && code <= 57) || isLetter(code)
+const isCapital = (code: number) => code >= 65 && code <= 90
+// The clitics text.ts drops (with their apostrophe).
+const CLITICS: ReadonlySet<string> = new Set(['s', 't', 're', 've', 'll', 'd', 'm'])

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest'
+import { ByteReader, ByteWriter, fromBase64 } from '../../src/search/bytes.ts'
+import { PairLists } from '../../src/search/postings.ts'
+
+function pairsOf(lists: PairLists, id: number): number[] {
+  const pairs: number[] = []
+  lists.forEach(id, (key, value) => pairs.push(key, value))
+  return pairs
+}
+
+describe('posting lists read back from their encoding', () => {
+  it('hold the same pairs, and take the blocks of a first few pushes without copying their arena', () => {
+    const lists = new PairLists()
+    for (let id = 0; id < 50; id++) lists.create()
+    for (let key = 0; key < 2000; key++) lists.push(key % 50, key, key % 7)
+    const out = new ByteWriter(1024)
+    lists.encode(out)
+    const decoded = PairLists.decode(new ByteReader(fromBase64(out.base64())), 50, 2000, 0, 6)
+    for (let id = 0; id < 50; id++) expect(pairsOf(decoded, id)).toEqual(pairsOf(lists, id))
+    const arena = decoded.data
+    // Each push to a decoded list starts a new block of that list.
+    for (let id = 0; id < 3; id++) decoded.push(id, 2000 + id, 1)
+    expect(decoded.data).toBe(arena)
+    expect(pairsOf(decoded, 2).slice(-2)).toEqual([2002, 1])
+  })
+})
