@@ -59,6 +59,11 @@ export interface HybridSearchOptions {
   vectorDepth?: number
   /** Weight of the full-text ranking's RRF terms (>= 0). */
   lexicalWeight?: number
+  /**
+   * Called with the error when the vector side fails (the embedder, the vector store) and the
+   * full-text results are returned alone; `memory_search` turns it into a warning of its result.
+   */
+  onVectorFailure?: (error: unknown) => void
   /** Weight of the vector ranking's RRF terms (>= 0). Default 0.75; with event dates 0.6 gives A +2 / +1 and B −2 / +0 questions at recall@5 / @10, 1 gives A −2 / −2 and B −3 / −1. */
   vectorWeight?: number
 }
@@ -93,7 +98,8 @@ export function adapterVectors(adapter: MemoryStoreAdapter, model: EmbeddingMode
  * search; without it, every search reads the scope with `export`. The full-text ranking, the
  * substring rule and that sync run concurrently. Records without a stored vector are embedded
  * in one batch and stored. When the embedder fails (network, input too long), the full-text
- * results are returned alone: search degrades, it does not fail, and the next search tries again.
+ * results are returned alone (`onVectorFailure` is told): search degrades, it does not fail, and
+ * the next search tries again.
  *
  * @throws AgentError `MEMORY_QUERY_INVALID` for an invalid query (as `searchRecords`).
  */
@@ -120,7 +126,8 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
     scope = await synced
     vectorRanking = await rankByVector(vectors, scope, query.query, vectorDepth, passes, options)
   }
-  catch {
+  catch (error) {
+    options.onVectorFailure?.(error)
     return lexical.slice(0, limit)
   }
   const fused = new Map<string, { hit: MemorySearchHit; score: number }>()

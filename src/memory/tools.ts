@@ -348,9 +348,9 @@ function searchDescription(stores: readonly ActiveMemoryStore[]): string {
  * (full-text fused with vectors) when the store has `embed`, else the adapter's
  * search; `occurredAfter` / `occurredBefore` honoured for every adapter (event-time.ts).
  */
-export async function searchStore(store: ActiveMemoryStore, query: MemorySearchQuery, signal?: AbortSignal): Promise<MemorySearchHit[]> {
+export async function searchStore(store: ActiveMemoryStore, query: MemorySearchQuery, signal?: AbortSignal, onVectorFailure?: (error: unknown) => void): Promise<MemorySearchHit[]> {
   if (store.embed && store.searchMode !== 'substring') {
-    return hybridSearch(store.adapter, targetOf(store), query, { model: store.embed, ...(signal ? { abortSignal: signal } : {}) })
+    return hybridSearch(store.adapter, targetOf(store), query, { model: store.embed, ...(signal ? { abortSignal: signal } : {}), ...(onVectorFailure ? { onVectorFailure } : {}) })
   }
   return searchWithEventTime(store.adapter, targetOf(store), query)
 }
@@ -367,7 +367,8 @@ function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memo
         occurredAfter: input.occurredAfter, occurredBefore: input.occurredBefore,
         mode: store.searchMode === 'substring' ? 'substring' as const : undefined,
       })
-      const hits = await searchStore(store, query, context.signal)
+      let vectorFailure: unknown
+      const hits = await searchStore(store, query, context.signal, (error) => { vectorFailure = error })
       const terms = new Set(tokenize(input.query))
       const results = hits.slice(0, input.limit).map(({ record, score, snippet }) => {
         // Adapters may drop the index's snippet: compute it here for ranked results.
@@ -376,7 +377,9 @@ function searchTool(stores: readonly ActiveMemoryStore[]): AgentTool<typeof memo
           id: record.id, kind: record.kind, content: record.content, tags: record.tags, score, createdAt: record.createdAt, pinned: record.pinned,
         }, { occurredAt: record.occurredAt, title: record.title, snippet: shown !== undefined && shown !== record.content ? shown : undefined, episode: record.episode, keywords: record.keywords, topics: record.topics })
       })
-      return { store: store.name, results }
+      // The model learns that meaning-based matching was off for this search, and may search again with other words.
+      const warnings = vectorFailure === undefined ? {} : { warnings: [`semantic search failed (${vectorFailure instanceof Error ? vectorFailure.message : String(vectorFailure)}): these are full-text results only`] }
+      return { store: store.name, results, ...warnings }
     },
   }
 }

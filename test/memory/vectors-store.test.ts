@@ -127,7 +127,7 @@ describe('durable record vectors', () => {
     expect(sidecarLines(dir).map(line => line.id)).toEqual([created.record.id])
   })
 
-  it('a search while the embedder is down answers with the full-text results', async () => {
+  it('a search while the embedder is down answers with the full-text results and a warning naming its error; once it is back, no warning', async () => {
     const dir = tempDir()
     const model = countingEmbedder()
     const { call } = await toolsOver(dir, model)
@@ -135,6 +135,12 @@ describe('durable record vectors', () => {
     model.fail = true
     const found = await call('memory_search', { query: 'dance studio' })
     expect(found.results.map((r: { content: string }) => r.content)).toEqual([facts[2]])
+    expect(found.warnings).toHaveLength(1)
+    expect(found.warnings[0]).toMatch(/^semantic search failed \(.*embedding service unavailable.*\): these are full-text results only$/)
+    model.fail = false
+    const again = await call('memory_search', { query: 'dance studio' })
+    expect(again.results[0].content).toBe(facts[2])
+    expect(again.warnings).toBeUndefined()
   })
 
   it('each distinct query is embedded once (query cache)', async () => {
