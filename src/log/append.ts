@@ -25,7 +25,8 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
   touchPartitions(handle, partitions)
   return workspace.withLock(handle.lockKey, async () => {
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-      await sync(handle, true)
+      // The value as last read (its stat, taken in this turn): nothing to read, no promise to wait for.
+      if (!unchangedNow(handle)) await sync(handle, true)
       if (handle.skipped > 0) {
         throw agentError('MEMORY_LOG_CORRUPT', `the memory log "${key}" has corrupt lines that reads skipped, so it cannot be written`, 'run `agent memory verify`, restore the log from a backup or move the bad lines aside; then retry', { key })
       }
@@ -92,6 +93,18 @@ export async function appendEvents<State, Draft extends LogEventDraft, Result>(h
     }
     throw agentError('MEMORY_LOG_BUSY', `other writers kept appending to the memory log "${key}" while this write was retried ${MAX_WRITE_ATTEMPTS} times`, 'retry the write later', { key })
   })
+}
+
+/**
+ * Whether the value is, by one stat taken now (the workspace's synchronous `statNow`), the size
+ * and identity it had when last read, so {@link sync} would find nothing to read. `false` when
+ * the workspace cannot answer without waiting, or has not been read yet.
+ */
+function unchangedNow(handle: LogHandle<any, any, any>): boolean {
+  const { seen, workspace } = handle
+  if (seen === undefined || workspace.statNow === undefined) return false
+  const stat = workspace.statNow(handle.key)
+  return stat !== false && (stat?.size ?? 0) === seen.size && stat?.id === seen.id
 }
 
 const NONE: readonly string[] = Object.freeze([])

@@ -48,19 +48,25 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
 
   async function withLock<T>(key: string, task: () => Promise<T>): Promise<T> {
     const id = lockId(checkKey(key))
-    const previous = locks.get(id)
-    let release!: () => void
-    const current = new Promise<void>((done) => { release = done })
-    const chained = previous ? previous.then(() => current) : current
-    locks.set(id, chained)
-    // Uncontended (the common case): no turn to wait for.
-    if (previous) await previous
+    let lock = locks.get(id)
+    if (!lock) {
+      if (locks.size >= MAX_CACHED_KEYS) for (const [known, free] of locks) if (!free.held) locks.delete(known)
+      locks.set(id, lock = { held: false, waiting: [] })
+    }
+    // Uncontended (the common case): no promise made, no turn to wait for. Else in call order:
+    // the holder hands the lock to the first waiter (it stays held in between).
+    if (lock.held) {
+      const queue = lock.waiting
+      await new Promise<void>(resume => queue.push(resume))
+    }
+    lock.held = true
     try {
       return await task()
     }
     finally {
-      release()
-      if (locks.get(id) === chained) locks.delete(id)
+      const next = lock.waiting.shift()
+      if (next) next()
+      else lock.held = false
     }
   }
 
@@ -108,7 +114,7 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
       catch (error) {
         return Promise.reject(error)
       }
-      if (native && !locks.has(native.id)) return native.append(text, options)
+      if (native && !locks.get(native.id)?.held) return native.append(text, options)
       return withLock(key, async () => {
         if (native) return native.append(text, options)
         // Fallback for drivers without a native append: guarded read-modify-write (this process only).
@@ -711,7 +717,9 @@ function instanceId(value: object): number {
 
 // Locks are shared by every workspace object of this process that reaches the same value, so two
 // workspaces over one folder (an agent and the CLI, say) still serialize their appends.
-const locks = new Map<string, Promise<unknown>>()
+// An entry stays after its lock is released (no map churn per write); free ones are swept once
+// there are MAX_CACHED_KEYS of them.
+const locks = new Map<string, { held: boolean; waiting: Array<() => void> }>()
 
 function rawToText(raw: unknown): string | undefined {
   if (raw === null || raw === undefined) return undefined
