@@ -564,9 +564,11 @@ export function cloneRecord(record: MemoryRecord): MemoryRecord {
 
 function cloneJson(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value
-  if (Array.isArray(value)) return value.map(cloneJson)
+  if (Array.isArray(value)) return value.length === 0 ? [] : value.map(cloneJson)
   const copy: Record<string, unknown> = {}
-  for (const key of Object.keys(value)) {
+  // Own enumerable keys in Object.keys order, without building their list.
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue
     const item = cloneJson((value as Record<string, unknown>)[key])
     // A JSON key "__proto__" is data: keep it an own property instead of setting the prototype.
     if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true })

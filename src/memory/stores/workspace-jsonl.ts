@@ -252,7 +252,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       const recordId = newRecordId()
       const supersedes = input.supersedes && input.supersedes.length > 0 ? [...new Set(input.supersedes)] : []
       let duplicate: MemoryRecord | undefined
-      const [record] = await log.write((state) => {
+      const written = await log.write((state) => {
         // Duplicates (hosted-memory document): decided under the write lock on the current state, so parallel identical writes give one record.
         duplicate = options.duplicates === 'skip' ? findDuplicate(state, target, input, supersedes) : undefined
         if (duplicate) return []
@@ -269,7 +269,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
         return existing
       }
       settle(target)
-      return cloneRecord(record!)
+      return cloneRecord(written[0]!)
     },
     async delete(target, id, options) {
       target = scopedTarget(target)
