@@ -77,7 +77,10 @@ async function writeLocked<State, Draft extends LogEventDraft, Result>(handle: L
     const text = lines.length === 1 ? `${lines[0]}\n` : `${lines.join('\n')}\n`
     let written: boolean
     try {
-      written = await workspace.append(key, text, handle.options.fsync ? { ifSize: handle.offset, fsync: true } : { ifSize: handle.offset })
+      const options = handle.options.fsync ? { ifSize: handle.offset, fsync: true } : { ifSize: handle.offset }
+      // In this turn where the workspace can (a burst: the fs lease held), so a write to a log
+      // as last read, with its partitions loaded, waits for no promise.
+      written = workspace.appendNow?.(key, text, options) ?? await workspace.append(key, text, options)
     }
     catch (error) {
       // The append may have written part of the text: re-read everything next time.

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path'
 import { createStorage, type Driver, type Storage } from 'unstorage'
 import fsDriver from 'unstorage/drivers/fs'
 import { agentError } from '../errors.ts'
-import { dropLease, type FileLease, forgetKnownSize, isLeasedFile, noteLeasedStat, RETAKE, withFileLease } from './file-lease.ts'
+import { dropLease, type FileLease, forgetKnownSize, isLeasedFile, noteLeasedStat, RETAKE, withFileLease, withFileLeaseNow } from './file-lease.ts'
 import type { Workspace, WorkspaceOptions, WorkspaceReplaceWithOptions, WorkspaceValueStat, WorkspaceWriteOptions } from './types.ts'
 
 /** Default folder of the fs-backed workspace, relative to `process.cwd()`. */
@@ -124,6 +124,15 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
         return true
       })
     },
+    appendNow(key, text, options) {
+      if (options.ifSize === undefined) return undefined
+      key = checkKey(key)
+      requireWritable('append', key)
+      const native = nativeFor(key)
+      // Another write of this key queued in this process goes first (call order is kept).
+      if (!native?.appendNow || locks.get(native.id)?.held) return undefined
+      return native.appendNow(text, options)
+    },
     async truncate(key, length, options = {}) {
       key = checkKey(key)
       requireWritable('truncate', key)
@@ -237,6 +246,8 @@ interface NativeText {
   read(): Promise<string | undefined>
   write(text: string): Promise<void>
   append(text: string, options: WorkspaceWriteOptions): Promise<boolean>
+  /** A conditional append in this turn, or `undefined` when it cannot be done without waiting (see `Workspace.appendNow`). */
+  appendNow?(text: string, options: WorkspaceWriteOptions): boolean | undefined
   truncate(length: number, options: WorkspaceWriteOptions): Promise<boolean>
   replace(text: string, options: WorkspaceWriteOptions): Promise<boolean>
   /** Replaces this value only when `guard` is `size` bytes long, atomically against `guard`'s writers; `undefined` when this pair of drivers cannot (the caller then checks in process). */
@@ -340,20 +351,12 @@ function fsText(key: string, file: string): NativeText {
       catch (error) {
         return Promise.reject(error)
       }
-      // A conditional append: under the lease, the file's size and identity come from the stat
-      // made when the lease was taken or since its last write (the writer's look before it
-      // builds the line), or from one stat now; the line goes through the lease's kept O_APPEND
-      // descriptor, the one the lock is held through, so no open/close per write.
-      return withFileLease(file, (lease) => {
-        const size = leasedSize(lease, file)
-        // The kept stat is used up: this write changes the size.
-        lease.checked = undefined
-        if (size === RETAKE) return RETAKE
-        if (size !== options.ifSize) return false
-        writeSync(lease.fd!, text, null, 'utf8')
-        if (options.fsync) fsyncSync(lease.fd!)
-        return true
-      })
+      // A conditional append, under the lease.
+      return withFileLease(file, lease => appendLeased(lease, text, options))
+    },
+    appendNow(text, options) {
+      ensureFolder(file)
+      return withFileLeaseNow(file, lease => appendLeased(lease, text, options))
     },
     async truncate(length, options) {
       return guarded(options, () => {
@@ -418,6 +421,21 @@ function fsText(key: string, file: string): NativeText {
     async readBytes(start, end) {
       return readBytesNow(start, end)
     },
+  }
+
+  // The conditional append under the lease: the file's size and identity come from the stat
+  // made when the lease was taken or since its last write (the writer's look before it builds
+  // the line), or from one stat now; the line goes through the lease's kept O_APPEND descriptor,
+  // the one the lock is held through, so no open/close per write.
+  function appendLeased(lease: FileLease, text: string, options: WorkspaceWriteOptions): boolean | typeof RETAKE {
+    const size = leasedSize(lease, file)
+    // The kept stat is used up: this write changes the size.
+    lease.checked = undefined
+    if (size === RETAKE) return RETAKE
+    if (size !== options.ifSize) return false
+    writeSync(lease.fd!, text, null, 'utf8')
+    if (options.fsync) fsyncSync(lease.fd!)
+    return true
   }
 
   function appendUnconditionally(text: string, fsync: boolean): void {
