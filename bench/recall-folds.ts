@@ -2,7 +2,8 @@
  * `npx tsx bench/recall-folds.ts`: the lexical ranking on the LoCoMo dev conversations (protocol of
  * bench/recall.ts, index level: `createSearchIndex` of the memory layer, limit 10), with event
  * dates (`occurredAt` = the session date, what `agent memory import --locomo` sets) unless
- * `DATES=0`, in two folds by conversation (A: conv-26; B: conv-30 + conv-41) so that a ranking
+ * `DATES=0` (the records' `createdAt` is the session date either way, so the default date words,
+ * `occurredAt` else `createdAt`, are the same), in two folds by conversation (A: conv-26; B: conv-30 + conv-41) so that a ranking
  * change is judged on a half it was not tuned on. `--misses` prints the questions the default
  * ranking misses at 10 with a class each: the cited turn is in no record, near-miss (an evidence
  * record ranks 11-20), no query term in any evidence record (vocabulary), or ranked lower.
@@ -101,5 +102,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     console.log(line('synonyms off', evaluate({ synonyms: { weight: 0 } }), base))
     console.log(line('feedback from 10 records', evaluate({ feedback: { records: 10 } }), base))
     console.log(line('synonyms off, feedback from 10 records', evaluate({ synonyms: { weight: 0 }, feedback: { records: 10 } }), base))
+    console.log(line('date words off (dateWords: false)', evaluate({ dateWords: false }), base))
+    console.log(line('date words of occurredAt only', evaluate({ dateWords: 'occurred' }), base))
+    for (const dates of [1, 2]) console.log(line(`dates weight ${dates}`, evaluate({ fieldWeights: { dates } }), base))
   }
 }

@@ -62,7 +62,10 @@ export const memoryPartitions: LogPartitions<MemoryRecordState, MemoryEventDraft
   missing(state, keys) {
     const sections = state.sections
     if (!sections || sections.size === 0) return NONE_MISSING
-    return keys === undefined ? [...sections.keys()] : keys.filter(key => sections.has(key))
+    if (keys === undefined) return [...sections.keys()]
+    // One partition named (every store operation): no array made when it is loaded.
+    if (keys.length === 1) return sections.has(keys[0]!) ? keys : NONE_MISSING
+    return keys.filter(key => sections.has(key))
   },
   load: loadSections,
   deferred: (state, event) => {

@@ -3,7 +3,8 @@
  * happened, distinct from `createdAt` (when it was written). It is an ISO 8601 instant with a
  * zone or a calendar date `YYYY-MM-DD`, kept as given. This module gives its filter
  * (`occurredAfter` / `occurredBefore` of a search) and its searchable words (day, month, year and
- * weekday, fed into the record's searchable content by kinds.ts).
+ * weekday, ranked in the record's `dates` field by kinds.ts and search-index.ts; the substring rule
+ * never reads them).
  */
 import { MAX_SEARCH_LIMIT, recordMatchesFilters } from '../search/search.ts'
 import { createSearchIndex } from './search-index.ts'

@@ -6,7 +6,8 @@
  *   as part of the content (ranked index and the substring rule alike).
  * - `keywords`, `topics` and `recallTriggers` are searched as part of the tags field (same field
  *   weight as tags).
- * - the event time `occurredAt` adds its weekday, day, month and year words to the content.
+ * - the weekday, day, month and year words of the record's date (`occurredAt`, else `createdAt`)
+ *   are ranked in a field of their own (`dates`), which the substring rule never reads.
  */
 import type { MemoryEpisode, MemoryRecord } from './types.ts'
 
@@ -36,20 +37,43 @@ const WEEKDAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', '
  */
 export function eventTimeWords(occurredAt: string | undefined): string {
   if (occurredAt === undefined || !/^\d{4}-\d{2}-\d{2}/.test(occurredAt)) return ''
-  const [year, month, day] = occurredAt.slice(0, 10).split('-').map(Number) as [number, number, number]
-  const weekday = new Date(Date.UTC(year, month - 1, day)).getUTCDay()
-  return `${WEEKDAY_NAMES[weekday]} ${day} ${MONTH_NAMES[month - 1]} ${year}`
+  const date = occurredAt.slice(0, 10)
+  let words = dateWordsCache.get(date)
+  if (words === undefined) {
+    const [year, month, day] = date.split('-').map(Number) as [number, number, number]
+    const weekday = new Date(Date.UTC(year, month - 1, day)).getUTCDay()
+    words = `${WEEKDAY_NAMES[weekday]} ${day} ${MONTH_NAMES[month - 1]} ${year}`
+    // Every record of one day asks for the same words (an index build asks once per record).
+    if (dateWordsCache.size >= 4096) dateWordsCache.clear()
+    dateWordsCache.set(date, words)
+  }
+  return words
 }
 
+const dateWordsCache = new Map<string, string>()
+
 /**
- * The content field as search reads it: the content, then the episode's text on the next lines,
- * then the words of the event time (`occurredAt`) on the last line.
+ * Which date of a record gives the words of its ranking-only `dates` field:
+ * - `'event'` (default): `occurredAt`, else `createdAt` (when the record was written is the best
+ *   guess of when its content happened; LoCoMo dev recall@10 +0.03, docs/search-and-recall.md);
+ * - `'occurred'`: `occurredAt` only (a record without one has no date words);
+ * - `false`: no date words.
  */
-export function searchableContent(record: Pick<MemoryRecord, 'content' | 'episode' | 'occurredAt'>): string {
+export type MemoryDateWords = 'event' | 'occurred' | false
+
+/** The default {@link MemoryDateWords}. */
+export const DEFAULT_DATE_WORDS: MemoryDateWords = 'event'
+
+/** The `dates` field of a record under `mode` ({@link MemoryDateWords}): `eventTimeWords` of its date, or `''`. */
+export function recordDateWords(record: Pick<MemoryRecord, 'occurredAt' | 'createdAt'>, mode: MemoryDateWords = DEFAULT_DATE_WORDS): string {
+  if (mode === false) return ''
+  return eventTimeWords(mode === 'event' ? record.occurredAt ?? record.createdAt : record.occurredAt)
+}
+
+/** The content field as search reads it: the content, then the episode's text on the next lines. */
+export function searchableContent(record: Pick<MemoryRecord, 'content' | 'episode'>): string {
   const episode = episodeText(record.episode)
-  const when = eventTimeWords(record.occurredAt)
-  const text = episode === '' ? record.content : `${record.content}\n${episode}`
-  return when === '' ? text : `${text}\n${when}`
+  return episode === '' ? record.content : `${record.content}\n${episode}`
 }
 
 /**

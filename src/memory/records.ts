@@ -564,15 +564,24 @@ export function cloneRecord(record: MemoryRecord): MemoryRecord {
 
 function cloneJson(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value
-  if (Array.isArray(value)) return value.length === 0 ? [] : value.map(cloneJson)
-  const copy: Record<string, unknown> = {}
-  // Own enumerable keys in Object.keys order, without building their list.
-  for (const key in value) {
-    if (!Object.prototype.hasOwnProperty.call(value, key)) continue
-    const item = cloneJson((value as Record<string, unknown>)[key])
+  // A copy by slice or spread, then only the members that are objects copied again: most members
+  // of a record's objects are strings (tags, scope, audit), so most copies are one allocation.
+  if (Array.isArray(value)) {
+    const copy: unknown[] = value.slice()
+    for (let at = 0; at < copy.length; at++) {
+      const item = copy[at]
+      if (item !== null && typeof item === 'object') copy[at] = cloneJson(item)
+    }
+    return copy
+  }
+  const copy: Record<string, unknown> = { ...value }
+  for (const key in copy) {
+    if (!Object.hasOwn(copy, key)) continue
+    const item = copy[key]
+    if (item === null || typeof item !== 'object') continue
     // A JSON key "__proto__" is data: keep it an own property instead of setting the prototype.
-    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true })
-    else copy[key] = item
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: cloneJson(item), enumerable: true, writable: true, configurable: true })
+    else copy[key] = cloneJson(item)
   }
   return copy
 }

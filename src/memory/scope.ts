@@ -102,10 +102,19 @@ export function scopeKey(scope: MemoryScope): string {
     if (value === undefined) continue
     if (!isFilled(value)) return checkedScopeKey(scope)
     key += fields++ === 0 ? prefix : `,${prefix}`
-    key += `${JSON.stringify(value)}]`
+    key += `${quoted(value)}]`
   }
   if (fields === 0 || fields !== ownFieldCount(scope)) return checkedScopeKey(scope)
   return `${key}]`
+}
+
+/** `JSON.stringify(value)` of a string, without the call for one that needs no escape (most ids). */
+function quoted(value: string): string {
+  for (let at = 0; at < value.length; at++) {
+    const code = value.charCodeAt(at)
+    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return JSON.stringify(value)
+  }
+  return `"${value}"`
 }
 
 /** The key of a scope the fast path above did not accept: its error, or (an unusual but valid object) the key of its valid copy. */

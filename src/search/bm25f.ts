@@ -9,12 +9,13 @@
 import { scratch, scratchFor, type ScoredSlots } from './scratch.ts'
 import type { IndexState } from './state.ts'
 import type { SearchDocument } from './types.ts'
-import { TF_INLINE_MAX, type Vocabulary } from './vocabulary.ts'
+import { FIELDS } from './slots.ts'
+import { TF_BITS, TF_INLINE_MAX, type Vocabulary } from './vocabulary.ts'
 
 /** The BM25F parameters of an index. */
 export interface Bm25fParams {
-  /** Field weights: title, content, tags. */
-  readonly weights: readonly [number, number, number]
+  /** Field weights: title, content, tags, dates. */
+  readonly weights: readonly [number, number, number, number]
   readonly k1: number
   readonly b: number
 }
@@ -35,6 +36,11 @@ export interface FieldNorms {
   readonly a0: number
   readonly a1: number
   readonly a2: number
+  readonly w3: number
+  readonly a3: number
+  /** `[w0, w1, w2, w3]` and `[a0, a1, a2, a3]`, per field. */
+  readonly weights: readonly number[]
+  readonly slope: readonly number[]
   readonly base: number
   readonly k1: number
 }
@@ -42,27 +48,31 @@ export interface FieldNorms {
 /** The {@link FieldNorms} of `params` over the current average field lengths of `state`. */
 export function fieldNorms<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams): FieldNorms {
   const average = state.slots.averageLengths()
-  const [w0, w1, w2] = params.weights
+  const [w0, w1, w2, w3] = params.weights
   const { k1, b } = params
-  return { w0, w1, w2, a0: b / average[0], a1: b / average[1], a2: b / average[2], base: 1 - b, k1 }
+  const [a0, a1, a2, a3] = [b / average[0], b / average[1], b / average[2], b / average[3]]
+  return { w0, w1, w2, w3, a0, a1, a2, a3, weights: params.weights, slope: [a0, a1, a2, a3], base: 1 - b, k1 }
 }
 
-/** tf' of `slot` from its count of the term in each field (title, content, tags). */
-export function weightedTf(norms: FieldNorms, lengths: Uint32Array, slot: number, f0: number, f1: number, f2: number): number {
-  return (f0 === 0 ? 0 : norms.w0 * f0 / (norms.base + norms.a0 * lengths[slot * 3]!))
-    + (f1 === 0 ? 0 : norms.w1 * f1 / (norms.base + norms.a1 * lengths[slot * 3 + 1]!))
-    + (f2 === 0 ? 0 : norms.w2 * f2 / (norms.base + norms.a2 * lengths[slot * 3 + 2]!))
+/** tf' of `slot` from its count of the term in each field (title, content, tags, dates). */
+export function weightedTf(norms: FieldNorms, lengths: Uint32Array, slot: number, f0: number, f1: number, f2: number, f3: number): number {
+  const at = slot * FIELDS
+  return (f0 === 0 ? 0 : norms.w0 * f0 / (norms.base + norms.a0 * lengths[at]!))
+    + (f1 === 0 ? 0 : norms.w1 * f1 / (norms.base + norms.a1 * lengths[at + 1]!))
+    + (f2 === 0 ? 0 : norms.w2 * f2 / (norms.base + norms.a2 * lengths[at + 2]!))
+    + (f3 === 0 ? 0 : norms.w3 * f3 / (norms.base + norms.a3 * lengths[at + 3]!))
 }
 
 /** tf' of the posting `packed` of `slot`: its inline field counts, or the vocabulary's when one of them overflows. */
 export function postingTf(norms: FieldNorms, vocabulary: Vocabulary, lengths: Uint32Array, packed: number, slot: number): number {
   const c0 = packed & TF_INLINE_MAX
-  const c1 = (packed >>> 10) & TF_INLINE_MAX
-  const c2 = (packed >>> 20) & TF_INLINE_MAX
-  if (c0 === TF_INLINE_MAX || c1 === TF_INLINE_MAX || c2 === TF_INLINE_MAX) {
-    return weightedTf(norms, lengths, slot, vocabulary.fieldCount(packed, slot, 0), vocabulary.fieldCount(packed, slot, 1), vocabulary.fieldCount(packed, slot, 2))
+  const c1 = (packed >>> TF_BITS) & TF_INLINE_MAX
+  const c2 = (packed >>> (2 * TF_BITS)) & TF_INLINE_MAX
+  const c3 = packed >>> (3 * TF_BITS)
+  if (c0 === TF_INLINE_MAX || c1 === TF_INLINE_MAX || c2 === TF_INLINE_MAX || c3 === TF_INLINE_MAX) {
+    return weightedTf(norms, lengths, slot, vocabulary.fieldCount(packed, slot, 0), vocabulary.fieldCount(packed, slot, 1), vocabulary.fieldCount(packed, slot, 2), vocabulary.fieldCount(packed, slot, 3))
   }
-  return weightedTf(norms, lengths, slot, c0, c1, c2)
+  return weightedTf(norms, lengths, slot, c0, c1, c2, c3)
 }
 
 /** The points of a term with `termIdf` (idf × the term's weight) in a record with tf' `tf`. */
@@ -148,7 +158,7 @@ export function scoreSlot<D extends SearchDocument>(state: IndexState<D>, params
     const local = tokens.termLocal(id)
     if (local === undefined) continue
     const termIdf = weight * idf(slots.live, frequency)
-    const tf = weightedTf(norms, lengths, slot, tokens.termCounts[local]!, tokens.termCounts[local + 1]!, tokens.termCounts[local + 2]!)
+    const tf = weightedTf(norms, lengths, slot, tokens.termCounts[local]!, tokens.termCounts[local + 1]!, tokens.termCounts[local + 2]!, tokens.termCounts[local + 3]!)
     score += termPoints(termIdf, tf, norms.k1)
     if (place < counted) matched++
   }

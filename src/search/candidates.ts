@@ -136,6 +136,36 @@ function exhaustive<D extends SearchDocument>(state: IndexState<D>, params: Bm25
     const lent = lentTerms(state, feedback, terms, top.slice(0, feedback.records))
     if (lent.size > 0) accumulate(state, params, lent, ranking, false, reached)
   }
+  const stamp = ranking.stamp
+  const keptScores = new Map<number, { score: number; matched: number }>()
+  for (const slot of kept) keptScores.set(slot, stamps[slot] === stamp ? { score: scores[slot]!, matched: matched[slot]! } : { score: 0, matched: terms.size })
+  return { ranked: bestOf(state, top, reached, kept, depth, checked), kept: keptScores }
+}
+
+/**
+ * The best `depth` of the first pass's records (`top`, filters passed) and the records the lent
+ * terms reached (`reached`, repeats allowed), by their scores in the scratch, `kept` left out.
+ * When they are no more than `depth` (a small partition), all of them sorted once; else through a
+ * heap whose floor is checked before the filters. The same records and order either way.
+ */
+function bestOf<D extends SearchDocument>(state: IndexState<D>, top: readonly ScoredSlot[], reached: readonly number[], kept: ReadonlySet<number>, depth: number, checked: CheckedQuery): RankedSlot[] {
+  const { slots } = state
+  const { scores, matched } = scratch
+  if (top.length + reached.length <= depth) {
+    const all: RankedSlot[] = []
+    const offered = reached.length > 0 ? new Set<number>() : undefined
+    for (const { slot } of top) {
+      if (kept.has(slot)) continue
+      offered?.add(slot)
+      all.push({ slot, score: scores[slot]!, matched: matched[slot]! })
+    }
+    for (const slot of reached) {
+      if (kept.has(slot) || offered!.has(slot)) continue
+      offered!.add(slot)
+      if (passesFilters(slots.records[slot]!, slots.created[slot]!, checked)) all.push({ slot, score: scores[slot]!, matched: matched[slot]! })
+    }
+    return all.sort((a, c) => slots.compare(c, a))
+  }
   const final = new TopK<ScoredSlot>(depth, slots.compare)
   const offered = new Set<number>(kept)
   const consider = (slot: number) => {
@@ -145,10 +175,7 @@ function exhaustive<D extends SearchDocument>(state: IndexState<D>, params: Bm25
   }
   for (const candidate of top) consider(candidate.slot)
   for (const slot of reached) if (scores[slot]! >= (final.floor()?.score ?? Number.NEGATIVE_INFINITY)) consider(slot)
-  const stamp = ranking.stamp
-  const keptScores = new Map<number, { score: number; matched: number }>()
-  for (const slot of kept) keptScores.set(slot, stamps[slot] === stamp ? { score: scores[slot]!, matched: matched[slot]! } : { score: 0, matched: terms.size })
-  return { ranked: final.sorted().map(({ slot, score }) => ({ slot, score, matched: matched[slot]! })), kept: keptScores }
+  return final.sorted().map(({ slot, score }) => ({ slot, score, matched: matched[slot]! }))
 }
 
 /**
@@ -174,7 +201,7 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
     // Per slot, how many lent terms hold it; a lent term adds at most `lentMost` points.
     const hits = lentHits(slots.count)
     const norms = fieldNorms(state, params)
-    const slope = [norms.a0, norms.a1, norms.a2]
+    const slope = norms.slope
     const lists: number[] = []
     let lentMost = 0
     for (const [term, weight] of lent) {

@@ -4,7 +4,7 @@
  * adds their points to those of the query's terms.
  */
 import { idf } from './bm25f.ts'
-import type { ScoredSlot } from './slots.ts'
+import { FIELDS, type ScoredSlot } from './slots.ts'
 import type { IndexState } from './state.ts'
 import type { SearchDocument } from './types.ts'
 
@@ -27,7 +27,7 @@ const MIN_POSTINGS_BUDGET = 1024
 const POSTINGS_PER_TOKEN = 8
 
 /**
- * The lendable terms of record `slot` as (term id, count in all fields) pairs, in the order the
+ * The lendable terms of record `slot` as (term id, count in all fields, dates included) pairs, in the order the
  * record first uses them: from its tokens.
  */
 function termsOfRecord<D extends SearchDocument>(state: IndexState<D>, slot: number, lendable: (id: number) => boolean): number[] {
@@ -36,7 +36,7 @@ function termsOfRecord<D extends SearchDocument>(state: IndexState<D>, slot: num
   for (const id of tokens.termIds) {
     if (!lendable(id)) continue
     const local = tokens.localOf(id)
-    pairs.push(id, tokens.termCounts[local]! + tokens.termCounts[local + 1]! + tokens.termCounts[local + 2]!)
+    pairs.push(id, tokens.termCounts[local]! + tokens.termCounts[local + 1]! + tokens.termCounts[local + 2]! + tokens.termCounts[local + 3]!)
   }
   return pairs
 }
@@ -50,7 +50,7 @@ function termsOfRecord<D extends SearchDocument>(state: IndexState<D>, slot: num
 function heldLendable<D extends SearchDocument>(state: IndexState<D>, top: readonly ScoredSlot[], lendable: (id: number) => boolean): number[][] | undefined {
   const { slots, vocabulary } = state
   let tokens = 0
-  for (const { slot } of top) tokens += slots.lengths[slot * 3]! + slots.lengths[slot * 3 + 1]! + slots.lengths[slot * 3 + 2]!
+  for (const { slot } of top) tokens += slots.lengths[slot * FIELDS]! + slots.lengths[slot * FIELDS + 1]! + slots.lengths[slot * FIELDS + 2]! + slots.lengths[slot * FIELDS + 3]!
   const budget = POSTINGS_PER_TOKEN * tokens
   const termCount = vocabulary.termNames.length
   if (termCount > budget) return undefined
@@ -74,7 +74,7 @@ function heldLendable<D extends SearchDocument>(state: IndexState<D>, top: reado
         if (index === undefined) continue
         const slot = data[at]!
         const packed = data[at + 1]!
-        held[index]!.push(id, vocabulary.fieldCount(packed, slot, 0) + vocabulary.fieldCount(packed, slot, 1) + vocabulary.fieldCount(packed, slot, 2))
+        held[index]!.push(id, vocabulary.fieldCount(packed, slot, 0) + vocabulary.fieldCount(packed, slot, 1) + vocabulary.fieldCount(packed, slot, 2) + vocabulary.fieldCount(packed, slot, 3))
       }
     }
   }
@@ -122,7 +122,9 @@ export function lentTerms<D extends SearchDocument>(state: IndexState<D>, feedba
   }
   const held = heldLendable(state, top, lendable) ?? top.map(({ slot }) => termsOfRecord(state, slot, lendable))
   for (const [at, { slot, score }] of top.entries()) {
-    const length = slots.lengths[slot * 3]! + slots.lengths[slot * 3 + 1]! + slots.lengths[slot * 3 + 2]!
+    // A term's share is of the record's text (title, content, tags); its date words are lent too
+    // (a question about one day finds that day's other records), measured against no share of them.
+    const length = slots.lengths[slot * FIELDS]! + slots.lengths[slot * FIELDS + 1]! + slots.lengths[slot * FIELDS + 2]!
     const pairs = held[at]!
     for (let pair = 0; pair < pairs.length; pair += 2) {
       const id = pairs[pair]!

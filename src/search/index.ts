@@ -19,6 +19,7 @@ import { decodeSnapshot, encodeSnapshot } from './snapshot.ts'
 import { IndexState } from './state.ts'
 import { substringSearch } from './substring-index.ts'
 import { candidateScorer, rerankBest, rerankOn, type RerankParams } from './rerank.ts'
+import type { Vocabulary } from './vocabulary.ts'
 import type { SearchDocument, SearchFeedbackOptions, SearchField, SearchHit, SearchIndex, SearchIndexOptions, SearchProximityOptions, SearchQuery, SearchSynonymOptions } from './types.ts'
 
 /** Default {@link SearchIndexOptions}: the measured lexical levers on (docs/search-and-recall.md, "Ranking levers"). */
@@ -33,7 +34,7 @@ export const DEFAULT_SEARCH_INDEX_OPTIONS: {
   readonly irregularForms: boolean
   readonly synonyms: Readonly<Required<SearchSynonymOptions>>
 } = {
-  fieldWeights: { title: 2, content: 1, tags: 2 },
+  fieldWeights: { title: 2, content: 1, tags: 2, dates: 1.5 },
   k1: 1.2,
   b: 0.75,
   feedback: { records: 5, terms: 20, weight: 0.1, minRecords: 2, maxShare: 0.1 },
@@ -105,15 +106,15 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
   private pending = new Map<string, D>()
   // Built: searched (flushed) once, or restored. Only a built index is worth a snapshot.
   private isBuilt = false
-  // The weighted terms of recent query texts: they depend only on the text and the vocabulary's
-  // live words (spelling matches), so they hold until the index next changes.
-  private readonly recentTerms = new Map<string, ReadonlyMap<string, number>>()
+  // The weighted terms of recent query texts: they depend only on the text and which terms and
+  // plain Latin words live records hold, so they hold while the vocabulary's generations do.
+  private readonly recentTerms = new Map<string, RecentTerms>()
 
   /** An empty index, or the index `restored` gives (a snapshot over its partition's records). */
   constructor(options: SearchIndexOptions<D>, restored?: { snapshot: unknown; records: readonly D[] }) {
     const weights = DEFAULT_SEARCH_INDEX_OPTIONS.fieldWeights
     this.params = {
-      weights: [options.fieldWeights?.title ?? weights.title, options.fieldWeights?.content ?? weights.content, options.fieldWeights?.tags ?? weights.tags],
+      weights: [options.fieldWeights?.title ?? weights.title, options.fieldWeights?.content ?? weights.content, options.fieldWeights?.tags ?? weights.tags, options.fieldWeights?.dates ?? weights.dates],
       k1: options.k1 ?? DEFAULT_SEARCH_INDEX_OPTIONS.k1,
       b: options.b ?? DEFAULT_SEARCH_INDEX_OPTIONS.b,
     }
@@ -159,8 +160,10 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     if (query.mode === 'substring') return substringSearch(state, checked).map(({ slot, score }) => ({ record: slots.records[slot]!, score }))
     // The substring rule's top `limit` first (it uses the score scratch), then the ranking.
     const guaranteed = substringSearch(state, checked)
-    const kept = new Set(guaranteed.map(hit => hit.slot))
     const terms = this.termsOf(query.query)
+    // Nothing found by either rule (a word of other scopes, say): no ranking to set up.
+    if (guaranteed.length === 0 && !holdsAny(state, terms)) return []
+    const kept = new Set(guaranteed.map(hit => hit.slot))
     const scoreOf = new Map<number, { score: number; matched: number }>()
     const rerank = rerankOn(this.levers, terms)
     const room = checked.limit - kept.size
@@ -193,19 +196,18 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
   }
 
   private termsOf(text: string): ReadonlyMap<string, number> {
-    let terms = this.recentTerms.get(text)
-    if (terms === undefined) {
-      terms = queryTerms(this.state.vocabulary, text, this.synonymWeight)
-      if (this.recentTerms.size >= RECENT_QUERIES) this.recentTerms.clear()
-      this.recentTerms.set(text, terms)
-    }
+    const vocabulary = this.state.vocabulary
+    const recent = this.recentTerms.get(text)
+    if (recent !== undefined && recent.vocabulary === vocabulary && recent.termGeneration === vocabulary.termGeneration && recent.latinGeneration === vocabulary.latinGeneration) return recent.terms
+    const terms = queryTerms(vocabulary, text, this.synonymWeight)
+    if (recent === undefined && this.recentTerms.size >= RECENT_QUERIES) this.recentTerms.clear()
+    this.recentTerms.set(text, { terms, vocabulary, termGeneration: vocabulary.termGeneration, latinGeneration: vocabulary.latinGeneration })
     return terms
   }
 
   private flush(): void {
     this.isBuilt = true
     if (this.pending.size === 0) return
-    this.recentTerms.clear()
     const batch = this.pending
     this.pending = new Map()
     const state = this.state
@@ -216,6 +218,14 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     }
     if (state.slots.count - state.slots.live > Math.max(1024, state.slots.live)) state.rebuild()
   }
+}
+
+/** The weighted terms of a query text, and the vocabulary and generations they were read at. */
+interface RecentTerms {
+  readonly terms: ReadonlyMap<string, number>
+  readonly vocabulary: Vocabulary
+  readonly termGeneration: number
+  readonly latinGeneration: number
 }
 
 /** Whether a live record of `state` holds a term of `terms`. */

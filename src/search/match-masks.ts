@@ -195,8 +195,7 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
  * and the others'.
  */
 function termBits(stats: ClassStats, norms: FieldNorms, termIdf: number, place: number): { bits: Uint16Array; low: number; high: number } {
-  const weights = [norms.w0, norms.w1, norms.w2]
-  const slope = [norms.a0, norms.a1, norms.a2]
+  const { weights, slope } = norms
   const bounds = new Float64Array(CLASSES)
   let usual = -1
   for (let kind = 0; kind < CLASSES; kind++) {

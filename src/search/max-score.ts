@@ -64,7 +64,7 @@ class PostingCursors<D extends SearchDocument> {
   constructor(private readonly state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>) {
     const { slots, vocabulary } = state
     const norms = this.norms = fieldNorms(state, params)
-    const slope = [norms.a0, norms.a1, norms.a2]
+    const slope = norms.slope
     const places: number[] = []
     const termIdfs: number[] = []
     const bounds: number[] = []

@@ -15,20 +15,23 @@
  */
 import type { PairLists } from './postings.ts'
 import { FIELDS, type Slots } from './slots.ts'
-import type { Vocabulary } from './vocabulary.ts'
+import { TF_BITS, TF_INLINE_MAX, type Vocabulary } from './vocabulary.ts'
 import { NO_LENGTH, widenBounds } from './term-bounds.ts'
 
-/** Posting classes: counts 0, 1, 2 and 3+ in each of the three fields. */
+/**
+ * Posting classes: counts 0, 1, 2 and 3+ in each of the title, content and tags. The dates field
+ * does not split classes (its counts still bound each class: `maxCounts` has every field).
+ */
 export const CLASSES = 64
 
 /** Terms whose class statistics are kept (the least recently used dropped first). */
 const MAX_CLASSED_TERMS = 256
 
-/** The class of a posting's packed field counts (vocabulary.ts: 10 bits per field). */
+/** The class of a posting's packed field counts (vocabulary.ts: {@link TF_BITS} bits per field). */
 export function postingClass(packed: number): number {
-  const title = packed & 0x3ff
-  const content = (packed >>> 10) & 0x3ff
-  const tags = (packed >>> 20) & 0x3ff
+  const title = packed & TF_INLINE_MAX
+  const content = (packed >>> TF_BITS) & TF_INLINE_MAX
+  const tags = (packed >>> (2 * TF_BITS)) & TF_INLINE_MAX
   return (title > 3 ? 3 : title) | ((content > 3 ? 3 : content) << 2) | ((tags > 3 ? 3 : tags) << 4)
 }
 

@@ -5,7 +5,7 @@
  */
 import { editDistance, stemWord, tokenizeWords } from './text.ts'
 import { synonymsOf } from './synonyms.ts'
-import { LATIN_SURFACE, type Vocabulary } from './vocabulary.ts'
+import { LATIN_SURFACE, type NearTerms, type Vocabulary } from './vocabulary.ts'
 
 /** Weight of a query term reached through a corrected spelling. */
 export const FUZZY_WEIGHT = 0.8
@@ -18,32 +18,69 @@ export const FUZZY_WEIGHT = 0.8
  * "child") are terms too, at that weight.
  */
 export function queryTerms(vocabulary: Vocabulary, text: string, synonymWeight = 0): Map<string, number> {
-  const irregular = vocabulary.irregular
   const weighted = new Map<string, number>()
   const add = (term: string, weight: number) => weighted.set(term, Math.max(weighted.get(term) ?? 0, weight))
-  for (const token of tokenizeWords(text)) {
-    const surface = token.surface
-    const term = irregular ? token.term : stemWord(surface, false)
-    const id = vocabulary.termIds.get(term)
+  const { termIds, termFrequency } = vocabulary
+  for (const token of analysisOf(text, vocabulary.irregular)) {
+    const term = token.term
+    const id = termIds.get(term)
     if (synonymWeight > 0) {
-      for (const other of synonymsOf(term, irregular)) {
-        const otherId = vocabulary.termIds.get(other)
-        if (otherId !== undefined && vocabulary.termFrequency[otherId]! > 0) add(other, synonymWeight)
+      for (const other of token.synonyms) {
+        const otherId = termIds.get(other)
+        if (otherId !== undefined && termFrequency[otherId]! > 0) add(other, synonymWeight)
       }
     }
-    if ((id !== undefined && vocabulary.termFrequency[id]! > 0) || !LATIN_SURFACE.test(surface) || surface.length < 4) {
+    if ((id !== undefined && termFrequency[id]! > 0) || !token.spelled) {
       add(term, 1)
       continue
     }
-    const split = splitCompound(vocabulary, surface)
-    if (split) {
-      add(split[0], 1)
-      add(split[1], 1)
-      continue
-    }
-    for (const match of nearestSpellings(vocabulary, surface)) add(match, FUZZY_WEIGHT)
+    const near = nearTermsOf(vocabulary, token.surface)
+    const weight = near.split ? 1 : FUZZY_WEIGHT
+    for (const match of near.terms) add(match, weight)
   }
   return weighted
+}
+
+/** A query word as every index reads it: its folded surface, its term, the terms of its synonyms, whether it may be a misspelling. */
+interface QueryWord {
+  readonly surface: string
+  readonly term: string
+  readonly synonyms: readonly string[]
+  /** A plain Latin word of 4+ letters: when the partition never uses it, it is matched to nearby spellings. */
+  readonly spelled: boolean
+}
+
+/** The words of recent query texts, per stemming mode (they depend on the text alone: one tokenization for every scope searched). */
+const analyses = [new Map<string, readonly QueryWord[]>(), new Map<string, readonly QueryWord[]>()]
+const MAX_ANALYSES = 256
+
+function analysisOf(text: string, irregular: boolean): readonly QueryWord[] {
+  const cache = analyses[irregular ? 1 : 0]!
+  let words = cache.get(text)
+  if (words === undefined) {
+    words = tokenizeWords(text).map(({ surface, term }) => {
+      const stemmed = irregular ? term : stemWord(surface, false)
+      return { surface, term: stemmed, synonyms: synonymsOf(stemmed, irregular), spelled: LATIN_SURFACE.test(surface) && surface.length >= 4 }
+    })
+    if (cache.size >= MAX_ANALYSES) cache.clear()
+    cache.set(text, words)
+  }
+  return words
+}
+
+/**
+ * The terms a word the partition never uses was likely meant as: the two words it is written of
+ * (`split`), else the nearest spellings. Kept per vocabulary while its live plain Latin words are
+ * the same (`Vocabulary.latinGeneration`): that is all they depend on.
+ */
+function nearTermsOf(vocabulary: Vocabulary, surface: string): NearTerms {
+  const generation = vocabulary.latinGeneration
+  const known = vocabulary.nearTerms.get(surface)
+  if (known !== undefined && known.generation === generation) return known
+  const split = splitCompound(vocabulary, surface)
+  const near: NearTerms = split ? { generation, split: true, terms: split } : { generation, split: false, terms: nearestSpellings(vocabulary, surface) }
+  vocabulary.rememberNearTerms(surface, near)
+  return near
 }
 
 /** The terms of two indexed words (3+ letters each) that `surface` is written of, first cut first; else `undefined`. */

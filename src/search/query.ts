@@ -12,6 +12,9 @@ export const DEFAULT_SEARCH_LIMIT: number = 10
 /** Most results one search returns (`limit` above it is an input error). */
 export const MAX_SEARCH_LIMIT: number = 100
 
+/** No tags or keywords asked for (shared: the engine only reads a checked query). */
+const NO_WORDS: readonly string[] = Object.freeze([])
+
 /** A query as the engine reads it: lower-case needle and filters, parsed instants, the limit. */
 export interface CheckedQuery {
   /** The whole query string in lower case (the substring rule's needle). */
@@ -54,8 +57,8 @@ export function checkQuery(query: SearchQuery): CheckedQuery {
   return {
     needle: query.query.toLowerCase(),
     kinds: query.kinds ? new Set<string>(query.kinds) : undefined,
-    tags: (query.tags ?? []).map(tag => tag.toLowerCase()),
-    keywords: (query.keywords ?? []).map(keyword => keyword.toLowerCase()),
+    tags: query.tags && query.tags.length > 0 ? query.tags.map(tag => tag.toLowerCase()) : NO_WORDS,
+    keywords: query.keywords && query.keywords.length > 0 ? query.keywords.map(keyword => keyword.toLowerCase()) : NO_WORDS,
     topics: query.topics ? new Set(query.topics.map(topic => topic.toLowerCase())) : undefined,
     after: parseInstant(query.after),
     before: parseInstant(query.before),

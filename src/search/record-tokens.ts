@@ -1,29 +1,30 @@
 import { grow } from './arrays.ts'
 import type { RunIndex } from './runs.ts'
+import { DATES_FIELD } from './slots.ts'
 import { ENGLISH_STOP_WORDS, forEachTokenAndRun } from './text.ts'
 import type { TokenAndRunVisitor } from './text.ts'
 import type { SearchDocument, SearchText } from './types.ts'
-import type { Vocabulary } from './vocabulary.ts'
+import { DATE_TEXTS_MAX, type Vocabulary } from './vocabulary.ts'
 
 /**
  * The tokens of one record, tokenized into reusable scratch (no map per record): its distinct
- * term ids in first-use order with their 3 field counts, its distinct run ids in first-use order
+ * term ids in first-use order with their 4 field counts (title, content, tags, dates), its distinct run ids in first-use order
  * with their occurrences, its distinct plain Latin surfaces, and its field lengths. Entries are
  * marked with a per-record mark, never reset (marks of older records stay below it).
  */
 export class RecordTokens {
   /** Distinct term ids of the record, in first-use order. */
   readonly termIds: number[] = []
-  /** 3 field counts per distinct term, at {@link termLocal}. */
+  /** {@link FIELDS} field counts per distinct term, at {@link termLocal}. */
   readonly termCounts: number[] = []
-  /** Distinct run ids of the record, in first-use order (when tokenized with runs). */
+  /** Distinct run ids of the record, in first-use order (when tokenized with runs; never of the dates field). */
   readonly runIds: number[] = []
   /** Occurrences per run id (valid for {@link runIds}). */
   runCounts = new Int32Array(16)
   /** Distinct plain Latin surface ids of the record. */
   readonly surfaces: number[] = []
   /** Tokens per field. */
-  readonly lengths: [number, number, number] = [0, 0, 0]
+  readonly lengths: [number, number, number, number] = [0, 0, 0, 0]
 
   private termMarks = new Int32Array(16)
   private termLocals = new Int32Array(16)
@@ -32,6 +33,11 @@ export class RecordTokens {
   private field = 0
   private create = true
   private withRuns = true
+  // While a dates text is tokenized: its surface ids, and whether a word had none (not noted then).
+  private dateSids: number[] | undefined
+  private missed = false
+  // Runs of the current field are counted: the substring rule reads title, content and tags only.
+  private fieldRuns = true
   private vocabulary!: Vocabulary
   private runs!: RunIndex
   private readonly visitor: TokenAndRunVisitor
@@ -41,16 +47,17 @@ export class RecordTokens {
     this.visitor = {
       word: run => this.word(run),
       run: run => {
-        if (this.withRuns) this.countRun(this.runs.id(run))
+        if (this.fieldRuns) this.countRun(this.runs.id(run))
       },
       surface: surface => this.visitSurface(surface),
     }
   }
 
   /**
-   * Tokenizes `record` (its fields as `text` gives them) against `vocabulary` and `runs`. Runs are
-   * counted only when `withRuns`; new terms, surfaces and runs are made only when `create` (a
-   * record already indexed knows every word).
+   * Tokenizes `record` (its fields as `text` gives them; the dates field only when `text` has
+   * `dates`) against `vocabulary` and `runs`. Runs are counted only when `withRuns`, and never in
+   * the dates field; new terms, surfaces and runs are made only when `create` (a record already
+   * indexed knows every word).
    */
   tokenize<D extends SearchDocument>(record: D, text: SearchText<D>, vocabulary: Vocabulary, runs: RunIndex, withRuns: boolean, create: boolean): void {
     this.termIds.length = 0
@@ -65,9 +72,10 @@ export class RecordTokens {
     }
     this.vocabulary = vocabulary
     this.runs = runs
-    this.lengths[0] = this.lengths[1] = this.lengths[2] = 0
+    this.lengths[0] = this.lengths[1] = this.lengths[2] = this.lengths[3] = 0
     this.create = create
     this.withRuns = withRuns
+    this.fieldRuns = withRuns
     const tags = text.tags(record)
     for (let field = 0; field < 3; field++) {
       const value = field === 0 ? text.title(record) : field === 1 ? text.content(record) : tags.length === 0 ? '' : tags.join(' \n ')
@@ -75,6 +83,28 @@ export class RecordTokens {
       this.field = field
       forEachTokenAndRun(value, this.visitor)
     }
+    const dates = text.dates?.(record) ?? ''
+    if (dates !== '') this.tokenizeDates(dates)
+  }
+
+  /** The dates field: its surfaces as last found for the same text, else tokenized (no runs) and noted when every word was known. */
+  private tokenizeDates(dates: string): void {
+    this.field = DATES_FIELD
+    const vocabulary = this.vocabulary
+    const known = vocabulary.dateSurfaces.get(dates)
+    if (known !== undefined) {
+      for (const sid of known) this.countSurface(sid)
+      return
+    }
+    this.fieldRuns = false
+    this.dateSids = []
+    this.missed = false
+    forEachTokenAndRun(dates, this.visitor)
+    if (!this.missed) {
+      if (vocabulary.dateSurfaces.size >= DATE_TEXTS_MAX) vocabulary.dateSurfaces.clear()
+      vocabulary.dateSurfaces.set(dates, this.dateSids)
+    }
+    this.dateSids = undefined
   }
 
   /** The offset of term `id` in {@link termCounts} for the record last tokenized, else `undefined`. */
@@ -90,19 +120,22 @@ export class RecordTokens {
   /** A whole run that is a token: one lookup of the run gives both (most words of ASCII text). */
   private word(run: string): void {
     const runs = this.runs
-    const id = this.withRuns ? runs.id(run) : runs.known(run)
+    const id = this.fieldRuns ? runs.id(run) : runs.known(run)
     if (id === undefined) {
       if (!ENGLISH_STOP_WORDS.has(run)) this.visitSurface(run)
       return
     }
-    if (this.withRuns) this.countRun(id)
+    if (this.fieldRuns) this.countRun(id)
     if (id >= runs.surfaces.length) runs.surfaces = grow(runs.surfaces, id + 1)
     let known = runs.surfaces[id]!
     if (known === 0) {
       if (ENGLISH_STOP_WORDS.has(run)) known = 1
       else {
         const sid = this.vocabulary.surfaceId(run, this.create, true)
-        if (sid === -1) return
+        if (sid === -1) {
+          this.missed = true
+          return
+        }
         known = sid + 2
       }
       runs.surfaces[id] = known
@@ -118,10 +151,12 @@ export class RecordTokens {
     const noted = run === undefined || run >= runs.surfaces.length ? 0 : runs.surfaces[run]!
     const sid = noted >= 2 ? noted - 2 : this.vocabulary.surfaceId(surface, this.create, false)
     if (sid !== -1) this.countSurface(sid)
+    else this.missed = true
   }
 
   /** Counts one token of surface `sid` in the current field. */
   private countSurface(sid: number): void {
+    this.dateSids?.push(sid)
     const vocabulary = this.vocabulary
     const id = vocabulary.surfaceTerms[sid]!
     if (id >= this.termMarks.length) {
@@ -133,7 +168,7 @@ export class RecordTokens {
       this.termMarks[id] = this.mark
       this.termLocals[id] = local = this.termCounts.length
       this.termIds.push(id)
-      this.termCounts.push(0, 0, 0)
+      this.termCounts.push(0, 0, 0, 0)
     }
     else local = this.termLocals[id]!
     this.termCounts[local + this.field]!++

@@ -5,6 +5,7 @@
  */
 import { idf } from './bm25f.ts'
 import type { RankedSlot } from './max-score.ts'
+import { FIELDS } from './slots.ts'
 import type { IndexState } from './state.ts'
 import { forEachSurface, stemWord, tokenizeWords } from './text.ts'
 import { TopK } from './top-k.ts'
@@ -124,7 +125,7 @@ export function rerankBest<D extends SearchDocument>(state: IndexState<D>, param
   for (let at = 0; at < candidates.length; at++) {
     const { slot, score, matched } = candidates[at]!
     const near = score === 0 ? 0 : score + pairBonus[Math.min(Math.max(matched, 0), pairBonus.length - 1)]!
-    bounds[at] = params.tagBoost !== 1 && slots.lengths[slot * 3 + 2]! > 0 ? near * boost : near
+    bounds[at] = params.tagBoost !== 1 && slots.lengths[slot * FIELDS + 2]! > 0 ? near * boost : near
     order.push(at)
   }
   order.sort((a, c) => bounds[c]! - bounds[a]! || a - c)

@@ -1,5 +1,6 @@
 import { grow } from './arrays.ts'
 import { ImpactOrders, type ImpactCopy } from './impact-order.ts'
+import { CharacterPairs } from './pairs.ts'
 import { PairLists } from './postings.ts'
 import type { Slots } from './slots.ts'
 import { countLower } from './substring-rule.ts'
@@ -54,6 +55,8 @@ export class RunIndex {
   private scanned = 0
   /** Impact-ordered copies of long lists of {@link postings} (made again when the postings are replaced). */
   private impact: ImpactOrders | undefined
+  /** The pairs of adjacent characters of every run (pairs.ts): a piece holding a pair no run holds is in no run. */
+  private readonly pairs = new CharacterPairs()
 
   /** Makes room for `count` runs with `postings` postings in all. */
   reserve(count: number, postings: number): void {
@@ -82,6 +85,7 @@ export class RunIndex {
       id = this.texts.length
       this.ids.set(run, id)
       this.texts.push(run)
+      this.pairs.take(this.texts)
       this.postings.create()
       this.trigrams?.add(run, id)
     }
@@ -112,6 +116,8 @@ export class RunIndex {
         return
       }
     }
+    // A word of other scopes (most rare words): no run holds one of its pairs, nothing is read.
+    if (!this.pairs.mayHold(texts, piece)) return
     this.scanned += texts.length
     for (let run = 0; run < texts.length; run++) {
       const text = texts[run]!

@@ -6,20 +6,23 @@ export interface ScoredSlot {
   score: number
 }
 
-/** Number of fields an index keeps per slot (title, content, tags). */
-export const FIELDS = 3
+/** Number of fields an index keeps per slot (title, content, tags, dates). */
+export const FIELDS = 4
+
+/** The field number of the dates field: ranked, never read by the substring rule, proximity or snippets. */
+export const DATES_FIELD = 3
 
 /**
  * The records of one index as numbered slots, in indexing order: per slot the record (or
  * `undefined` for a tombstone), its position (ties in ranking go to the greater one), its creation
- * time in ms, its three field lengths in tokens, and whether it is live. Field statistics
+ * time in ms, its four field lengths in tokens, and whether it is live. Field statistics
  * (`lengthSums`, `fieldCounts`: records with a non-empty field) are over the live slots.
  */
 export class Slots<D> {
   records: Array<D | undefined> = []
   positions: Int32Array
   created: Float64Array
-  /** Field lengths, slot × 3 + field. */
+  /** Field lengths, slot × {@link FIELDS} + field. */
   lengths: Uint32Array
   alive: Uint8Array
   /** Slots used, live and tombstoned. */
@@ -27,9 +30,9 @@ export class Slots<D> {
   live = 0
   /** Slot of each live record id. */
   readonly ids = new Map<string, number>()
-  readonly lengthSums = [0, 0, 0]
+  readonly lengthSums = [0, 0, 0, 0]
   /** Live records with a non-empty field, per field: average lengths are over these (a missing title is no short title). */
-  readonly fieldCounts = [0, 0, 0]
+  readonly fieldCounts = [0, 0, 0, 0]
 
   constructor(capacity = 256) {
     this.positions = new Int32Array(capacity)
@@ -80,9 +83,9 @@ export class Slots<D> {
   }
 
   /** Average length per field over the live records where it is not empty (never 0). */
-  averageLengths(): [number, number, number] {
+  averageLengths(): [number, number, number, number] {
     const average = (field: number) => Math.max(this.lengthSums[field]! / Math.max(this.fieldCounts[field]!, 1), 1e-9)
-    return [average(0), average(1), average(2)]
+    return [average(0), average(1), average(2), average(3)]
   }
 
   /** The ranking order of two scored slots, lesser first: score, then creation time, then position (ties go to the newest). */

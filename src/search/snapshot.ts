@@ -8,10 +8,10 @@ import { ByteReader, ByteWriter, fromBase64 } from './bytes.ts'
 import { searchIndexFormat } from './format.ts'
 import { PairLists } from './postings.ts'
 import { RunIndex } from './runs.ts'
-import { Slots } from './slots.ts'
+import { FIELDS, Slots } from './slots.ts'
 import { IndexState } from './state.ts'
 import type { SearchDocument, SearchIndexSnapshot, SearchText } from './types.ts'
-import { LATIN_SURFACE, TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
+import { LATIN_SURFACE, TF_BITS, TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
 
 /** The snapshot of `state`; `recordNumber(record)` is the number stored for a live record. */
 export function encodeSnapshot<D extends SearchDocument>(state: IndexState<D>, recordNumber: (record: D) => number): SearchIndexSnapshot {
@@ -29,7 +29,7 @@ export function encodeSnapshot<D extends SearchDocument>(state: IndexState<D>, r
     out.int(slots.positions[slot]! - previous)
     previous = slots.positions[slot]!
   }
-  for (let at = 0; at < count * 3; at++) out.uint(slots.lengths[at]!)
+  for (let at = 0; at < count * FIELDS; at++) out.uint(slots.lengths[at]!)
   // Creation times, as differences: parsing them again is most of a restore when scopes interleave.
   let timed = true
   for (let slot = 0; slot < count && timed; slot++) timed = slots.alive[slot] === 0 || Number.isSafeInteger(slots.created[slot]!)
@@ -116,11 +116,11 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
     if (slots.alive[slot] === 1 && !(position >= 0 && position < nextPosition)) fail('has a position out of range')
     slots.positions[slot] = position
   }
-  for (let at = 0; at < count * 3; at++) {
+  for (let at = 0; at < count * FIELDS; at++) {
     const length = input.uint()
     slots.lengths[at] = length
-    if (slots.alive[(at / 3) | 0] === 0) continue
-    slots.countField(at % 3, length, 1)
+    if (slots.alive[(at / FIELDS) | 0] === 0) continue
+    slots.countField(at % FIELDS, length, 1)
   }
   const timed = input.uint()
   if (timed > 1) fail('is malformed')
@@ -137,7 +137,7 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   const vocabulary = new Vocabulary(irregular)
   vocabulary.termNames = terms.names
   vocabulary.termIds = terms.ids
-  vocabulary.termPostings = PairLists.decode(input, terms.names.length, count, 1, (1 << 30) - 1)
+  vocabulary.termPostings = PairLists.decode(input, terms.names.length, count, 1, (1 << (FIELDS * TF_BITS)) - 1)
   const runs = new RunIndex()
   runs.texts = runList.names
   runs.ids = runList.ids
@@ -162,7 +162,7 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   for (let entries = input.uint(); entries > 0; entries--) {
     const key = input.uint()
     const large = input.uint()
-    if (key >= count * 3 || large < TF_INLINE_MAX) fail('has a field count out of range')
+    if (key >= count * FIELDS || large < TF_INLINE_MAX) fail('has a field count out of range')
     vocabulary.largeCounts.set(key, large)
   }
   if (input.remaining() !== 0) fail('has data left over')
@@ -188,8 +188,8 @@ function liveFrequencies<D>(vocabulary: Vocabulary, slots: Slots<D>, fail: (why:
         if (slots.alive[slot] === 0) continue
         frequency++
         const packed = data[at + 1]!
-        for (let field = 0; field < 3; field++) {
-          if (((packed >>> (field * 10)) & TF_INLINE_MAX) === TF_INLINE_MAX && !vocabulary.largeCounts.has(slot * 3 + field)) fail('lacks a large field count')
+        for (let field = 0; field < FIELDS; field++) {
+          if (((packed >>> (field * TF_BITS)) & TF_INLINE_MAX) === TF_INLINE_MAX && !vocabulary.largeCounts.has(slot * FIELDS + field)) fail('lacks a large field count')
         }
       }
     }

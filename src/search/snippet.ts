@@ -12,6 +12,8 @@ const SNIPPET_WORD = /[\p{L}\p{N}\p{M}]+/gu
  * text was left out. Content that fits is returned whole.
  */
 export function snippetOf(content: string, terms: ReadonlySet<string>, needle = ''): string {
+  // At most as many code points as UTF-16 units: a short content fits without being split.
+  if (content.length <= SNIPPET_CODE_POINTS) return content
   const points = Array.from(content)
   if (points.length <= SNIPPET_CODE_POINTS) return content
   let unitAt = -1

@@ -5,7 +5,7 @@ import { RunIndex } from './runs.ts'
 import { FIELDS, Slots } from './slots.ts'
 import { TermBounds } from './term-bounds.ts'
 import type { SearchDocument, SearchText } from './types.ts'
-import { TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
+import { TF_BITS, TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
 
 const SHARED_TOKENS = new RecordTokens()
 
@@ -70,13 +70,13 @@ export class IndexState<D extends SearchDocument> {
           vocabulary.largeCounts.set(slot * FIELDS + field, count)
           count = TF_INLINE_MAX
         }
-        packed |= count << (field * 10)
+        packed |= count << (field * TF_BITS)
       }
       vocabulary.termPostings.push(term, slot, packed)
-      vocabulary.termFrequency[term]!++
+      vocabulary.holdTerm(term)
     }
     for (const run of tokens.runIds) this.runs.postings.push(run, slot, tokens.runCounts[run]!)
-    for (const sid of tokens.surfaces) vocabulary.surfaceCounts[sid]!++
+    for (const sid of tokens.surfaces) vocabulary.holdSurface(sid)
   }
 
   /** Tombstones the slot of record `id`; returns its position, or `undefined` when it has none. */
@@ -85,8 +85,8 @@ export class IndexState<D extends SearchDocument> {
     if (slot === undefined) return undefined
     const tokens = this.retokenize(this.slots.records[slot]!)
     const vocabulary = this.vocabulary
-    for (const term of tokens.termIds) vocabulary.termFrequency[term]!--
-    for (const sid of tokens.surfaces) vocabulary.surfaceCounts[sid]!--
+    for (const term of tokens.termIds) vocabulary.releaseTerm(term)
+    for (const sid of tokens.surfaces) vocabulary.releaseSurface(sid)
     this.slots.remove(id)
     return this.slots.positions[slot]
   }

@@ -28,7 +28,6 @@ const blockScratch: number[] = []
 export function substringSearch<D extends SearchDocument>(state: IndexState<D>, checked: CheckedQuery, impactMin = IMPACT_MIN_POSTINGS): ScoredSlot[] {
   const { slots, runs } = state
   const needle = checked.needle
-  const top = new TopK<ScoredSlot>(checked.limit, slots.compare)
   const alive = slots.alive
   if (ONLY_RUN.test(needle)) {
     const found: number[] = []
@@ -37,6 +36,9 @@ export function substringSearch<D extends SearchDocument>(state: IndexState<D>, 
       found.push(run, occurrences)
       postings += runs.postings.length(run)
     })
+    // In no run (a word of other scopes): no record holds it.
+    if (found.length === 0) return []
+    const top = new TopK<ScoredSlot>(checked.limit, slots.compare)
     if (postings >= impactMin && found.length <= 2 * MAX_IMPACT_RUNS) return byImpact(state, checked, found)
     const stamp = scratchFor(slots.count)
     const scores = scratch.scores
@@ -65,6 +67,7 @@ export function substringSearch<D extends SearchDocument>(state: IndexState<D>, 
     for (let index = touched.length - 1; index >= 0; index--) offer(slots, top, touched[index]!, scores[touched[index]!]!, checked)
     return top.sorted()
   }
+  const top = new TopK<ScoredSlot>(checked.limit, slots.compare)
   const candidates = phraseCandidates(state, needle)
   const visit = (slot: number, bound: number) => {
     // A record holds at most `bound` occurrences: verify it only when that could enter the heap.
@@ -168,6 +171,27 @@ function byImpact<D extends SearchDocument>(state: IndexState<D>, checked: Check
 
 let heldScratch = new Uint8Array(1024)
 
+/** A run of a needle, and whether other characters stand before it (`startsRun`) and after it (`endsRun`) in the needle. */
+interface NeedlePiece {
+  readonly piece: string
+  readonly startsRun: boolean
+  readonly endsRun: boolean
+}
+
+/** The pieces of recent needles (they depend on the needle alone: one split for every scope searched). */
+const needlePieces = new Map<string, readonly NeedlePiece[]>()
+const MAX_NEEDLES = 256
+
+function piecesOf(needle: string): readonly NeedlePiece[] {
+  let pieces = needlePieces.get(needle)
+  if (pieces === undefined) {
+    pieces = Array.from(needle.matchAll(RUN), match => ({ piece: match[0], startsRun: match.index > 0, endsRun: match.index + match[0].length < needle.length }))
+    if (needlePieces.size >= MAX_NEEDLES) needlePieces.clear()
+    needlePieces.set(needle, pieces)
+  }
+  return pieces
+}
+
 /** Pieces of a needle whose holders are intersected at most (the rest is left to verification). */
 const MAX_INTERSECTED = 3
 /** A further piece is intersected only when its postings are at most this many times the candidates. */
@@ -186,13 +210,11 @@ function phraseCandidates<D extends SearchDocument>(state: IndexState<D>, needle
   const { slots, runs } = state
   const pieces: Array<{ runs: number[]; postings: number }> = []
   // Pieces with other characters on both sides first: each is one run, looked up (none: no holder).
-  const ends: Array<{ piece: string; startsRun: boolean; endsRun: boolean }> = []
-  for (const match of needle.matchAll(RUN)) {
-    const piece = match[0]
-    const startsRun = match.index > 0
-    const endsRun = match.index + piece.length < needle.length
+  const ends: NeedlePiece[] = []
+  for (const needlePiece of piecesOf(needle)) {
+    const { piece, startsRun, endsRun } = needlePiece
     if (!(startsRun && endsRun)) {
-      ends.push({ piece, startsRun, endsRun })
+      ends.push(needlePiece)
       continue
     }
     const run = runs.ids.get(piece)

@@ -26,8 +26,12 @@ export interface SearchDocument {
   readonly topics?: readonly string[]
 }
 
-/** The fields ranked search reads, in the order of {@link SearchIndexOptions.fieldWeights}. */
-export const SEARCH_FIELDS = ['title', 'content', 'tags'] as const
+/**
+ * The fields ranked search reads, in the order of {@link SearchIndexOptions.fieldWeights}. `dates`
+ * is ranking-only ({@link SearchText.dates}): the substring rule, proximity and snippets read
+ * only the title, content and tags.
+ */
+export const SEARCH_FIELDS = ['title', 'content', 'tags', 'dates'] as const
 /** One of {@link SEARCH_FIELDS}. */
 export type SearchField = (typeof SEARCH_FIELDS)[number]
 
@@ -40,6 +44,12 @@ export interface SearchText<D extends SearchDocument = SearchDocument> {
   title(document: D): string
   content(document: D): string
   tags(document: D): readonly string[]
+  /**
+   * Words that ranked search indexes and weighs in a field of their own (`fieldWeights.dates`),
+   * and that the substring rule, the proximity bonus and snippets never read: the memory layer
+   * puts a record's date words here. Default: none.
+   */
+  dates?(document: D): string
 }
 
 /** A search request. `query` is required; everything else is optional. */
@@ -98,8 +108,8 @@ export interface SearchProximityOptions {
  */
 export interface SearchIndexOptions<D extends SearchDocument = SearchDocument> {
   /**
-   * Weight of a term occurrence per field (BM25F). Default `{ title: 2, content: 1, tags: 2 }`:
-   * title and tags above content.
+   * Weight of a term occurrence per field (BM25F). Default `{ title: 2, content: 1, tags: 2, dates: 1.5 }`:
+   * title and tags above content; `dates` weighs the words of {@link SearchText.dates}.
    */
   fieldWeights?: Partial<Record<SearchField, number>>
   /** BM25 term-frequency saturation, default 1.2. */
@@ -195,11 +205,11 @@ export interface SearchIndexSnapshot {
   surfaces: string[]
   /**
    * Base64 of, in order: per slot its record number + 1 (0 for a tombstone), per slot its
-   * position, per slot its 3 field lengths, then 1 and per slot its creation time in ms (0 instead,
+   * position, per slot its 4 field lengths (title, content, tags, dates), then 1 and per slot its creation time in ms (0 instead,
    * and no times, when a live record's time is not a number: times are then parsed again on
    * restore), the term and run posting lists (per list: pair count, then key delta and
    * value per pair), per surface its term id, per surface its live record count, and the field
-   * counts above the inline maximum (count, then slot × 3 + field and count per entry).
+   * counts above the inline maximum (count, then slot × 4 + field and count per entry).
    */
   data: string
 }

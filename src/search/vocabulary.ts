@@ -1,9 +1,16 @@
 import { grow } from './arrays.ts'
 import { PairLists } from './postings.ts'
+import { FIELDS } from './slots.ts'
 import { cachedStem, stemWord } from './text.ts'
 
-/** Highest term frequency a posting stores inline (10 bits per field); larger counts live in {@link Vocabulary.largeCounts}. */
-export const TF_INLINE_MAX = 0x3ff
+/** Bits of a posting's packed value per field count (4 fields in 28 bits). */
+export const TF_BITS = 7
+
+/** Highest term frequency a posting stores inline ({@link TF_BITS} bits per field); larger counts live in {@link Vocabulary.largeCounts}. */
+export const TF_INLINE_MAX = (1 << TF_BITS) - 1
+
+/** Most dates texts {@link Vocabulary.dateSurfaces} keeps. */
+export const DATE_TEXTS_MAX = 4096
 
 /** A plain Latin word: the words fuzzy matching and compound splitting consider. */
 export const LATIN_SURFACE = /^[a-z]+$/
@@ -12,7 +19,7 @@ export const LATIN_SURFACE = /^[a-z]+$/
  * The words of one index.
  *
  * Terms (stems): id by text, names by id, live document frequency, and postings of (slot, packed
- * field counts: 10 bits per field, {@link TF_INLINE_MAX} meaning "see `largeCounts`").
+ * field counts: {@link TF_BITS} bits per field, title lowest, {@link TF_INLINE_MAX} meaning "see `largeCounts`").
  *
  * Surfaces (folded words as written, stop-words excepted): id by text, with their term id, whether
  * they are plain Latin words, and for those how many live records hold them (the vocabulary fuzzy
@@ -27,8 +34,14 @@ export class Vocabulary {
   termNames: string[] = []
   termFrequency = new Int32Array(256)
   termPostings = new PairLists()
-  /** Field counts above {@link TF_INLINE_MAX}: slot × 3 + field -> count. */
+  /** Field counts above {@link TF_INLINE_MAX}: slot × `FIELDS` + field -> count. */
   largeCounts = new Map<number, number>()
+  /**
+   * The surface ids of a dates field's text, in token order (tokenizer scratch: records of one
+   * day share a text, and a surface id never changes in a vocabulary). At most
+   * {@link DATE_TEXTS_MAX} texts; emptied when full.
+   */
+  readonly dateSurfaces = new Map<string, readonly number[]>()
 
   /** Surface text by id. */
   surfaceNames: string[] = []
@@ -46,8 +59,28 @@ export class Vocabulary {
   private surfaceMap: Map<string, number> | undefined
   /** Surfaces made while {@link surfaceMap} is not made, that no whole run stands for (a word with an apostrophe suffix, "May", non-ASCII words). */
   private readonly offRun = new Map<string, number>()
-  /** Plain Latin surfaces by length, and a 26-bit mask of each one's letters: fuzzy matching visits only these. */
+  /**
+   * Plain Latin surfaces by length, and a 26-bit mask of each one's letters: fuzzy matching in a
+   * large vocabulary visits only these (made on first use).
+   */
   private latin: LatinSurfaces | undefined
+  /**
+   * Per surface id: a plain Latin surface's letter mask and length ({@link latinKey}), else 0, for
+   * the surfaces below {@link latinKeyed}. Fuzzy matching in a small vocabulary reads this one array
+   * (a few cache lines) instead of the buckets. A new surface's key is made with it (the word is at
+   * hand then); a restored vocabulary's keys are made on first use.
+   */
+  private latinKeys = new Int32Array(256)
+  private latinKeyed = 0
+  /**
+   * Changes when a plain Latin surface comes to be held by a live record or stops being held
+   * (`surfaceCounts` from or to 0): what fuzzy matching and compound splitting read.
+   */
+  latinGeneration = 0
+  /** Changes when a term comes to be held by a live record or stops being held (`termFrequency` from or to 0). */
+  termGeneration = 0
+  /** The near terms of recent query words the vocabulary does not use (query-terms.ts), valid at their `generation`. */
+  readonly nearTerms = new Map<string, NearTerms>()
 
   /** Surface id by text (made when first asked for). */
   get surfaceIds(): ReadonlyMap<string, number> {
@@ -64,6 +97,8 @@ export class Vocabulary {
   restoreSurfaces(names: string[], ids: Map<string, number>): void {
     this.surfaceNames = names
     this.surfaceMap = ids
+    this.latin = undefined
+    this.latinKeyed = 0
   }
 
   /** Makes room for `words` terms and surfaces with `postings` term postings in all. */
@@ -120,6 +155,11 @@ export class Vocabulary {
     this.surfaceTerms[sid] = id
     this.surfaceLatin[sid] = cached !== undefined || LATIN_SURFACE.test(surface) ? 1 : 0
     if (this.surfaceLatin[sid] === 1) this.latin?.add(surface, sid)
+    if (this.latinKeyed === sid) {
+      if (sid >= this.latinKeys.length) this.latinKeys = grow(this.latinKeys, sid + 1)
+      this.latinKeys[sid] = this.surfaceLatin[sid] === 1 ? latinKey(surface) : 0
+      this.latinKeyed++
+    }
     return sid
   }
 
@@ -129,12 +169,66 @@ export class Vocabulary {
    * (a necessary condition of an edit distance of at most `max`): the candidates of fuzzy matching.
    */
   forEachNearLatin(word: string, max: number, visit: (sid: number, surface: string) => void): void {
+    if (this.surfaceNames.length > FLAT_SCAN_MAX) {
+      this.latinSurfaces().forEachNear(word, max, this.surfaceCounts, visit)
+      return
+    }
+    const keys = this.keyedLatin()
+    const names = this.surfaceNames
+    const counts = this.surfaceCounts
+    const mask = letterMask(word)
+    const limit = 2 * max
+    for (let sid = 0; sid < names.length; sid++) {
+      const key = keys[sid]!
+      if (key === 0 || Math.abs(keyLength(key, names, sid) - word.length) > max || popcount((key & LETTERS) ^ mask) > limit || counts[sid] === 0) continue
+      visit(sid, names[sid]!)
+    }
+  }
+
+  /** {@link latinKeys}, made for every surface. */
+  private keyedLatin(): Int32Array {
+    const names = this.surfaceNames
+    if (this.latinKeyed < names.length) {
+      if (this.latinKeys.length < names.length) this.latinKeys = grow(this.latinKeys, names.length)
+      for (let sid = this.latinKeyed; sid < names.length; sid++) this.latinKeys[sid] = this.surfaceLatin[sid] === 1 ? latinKey(names[sid]!) : 0
+      this.latinKeyed = names.length
+    }
+    return this.latinKeys
+  }
+
+  private latinSurfaces(): LatinSurfaces {
     if (this.latin === undefined) {
       this.latin = new LatinSurfaces()
       const names = this.surfaceNames
       for (let sid = 0; sid < names.length; sid++) if (this.surfaceLatin[sid] === 1) this.latin.add(names[sid]!, sid)
     }
-    this.latin.forEachNear(word, max, this.surfaceCounts, visit)
+    return this.latin
+  }
+
+  /** Notes a record's hold of term `id` (one per record holding it). */
+  holdTerm(id: number): void {
+    if (this.termFrequency[id]!++ === 0) this.termGeneration++
+  }
+
+  /** Notes that a record holding term `id` left. */
+  releaseTerm(id: number): void {
+    if (--this.termFrequency[id]! === 0) this.termGeneration++
+  }
+
+  /** Notes a record's hold of surface `sid` (once per record). */
+  holdSurface(sid: number): void {
+    if (this.surfaceCounts[sid]!++ === 0 && this.surfaceLatin[sid] === 1) this.latinGeneration++
+  }
+
+  /** Notes that a record holding surface `sid` left. */
+  releaseSurface(sid: number): void {
+    if (--this.surfaceCounts[sid]! === 0 && this.surfaceLatin[sid] === 1) this.latinGeneration++
+  }
+
+  /** Keeps the near terms of a query word (a few dozen words at most: the oldest are forgotten together). */
+  rememberNearTerms(surface: string, near: NearTerms): void {
+    if (this.nearTerms.size >= MAX_NEAR_WORDS) this.nearTerms.clear()
+    this.nearTerms.set(surface, near)
   }
 
   /** A new surface mark for the next record tokenized (marks of older records stay below it). */
@@ -148,15 +242,53 @@ export class Vocabulary {
 
   /** The term of an indexed plain Latin surface word held by a live record, else `undefined`. */
   latinSurface(word: string): string | undefined {
-    const sid = this.surfaceIds.get(word)
+    // A small vocabulary without its surface map looks through its Latin keys instead of making the map.
+    const sid = this.surfaceMap === undefined && this.surfaceNames.length <= FLAT_SCAN_MAX ? this.findLatin(word) : this.surfaceIds.get(word)
     return sid === undefined || this.surfaceLatin[sid] === 0 || this.surfaceCounts[sid] === 0 ? undefined : this.termNames[this.surfaceTerms[sid]!]
+  }
+
+  /** The surface id of plain Latin word `word` by a scan of {@link latinKeys}, or `undefined`. */
+  private findLatin(word: string): number | undefined {
+    const keys = this.keyedLatin()
+    const names = this.surfaceNames
+    const key = latinKey(word)
+    for (let sid = 0; sid < names.length; sid++) if (keys[sid] === key && names[sid] === word) return sid
+    return undefined
   }
 
   /** Count of `field` in a posting's packed value for `slot` (large counts looked up). */
   fieldCount(packed: number, slot: number, field: number): number {
-    const count = (packed >>> (field * 10)) & TF_INLINE_MAX
-    return count === TF_INLINE_MAX ? this.largeCounts.get(slot * 3 + field)! : count
+    const count = (packed >>> (field * TF_BITS)) & TF_INLINE_MAX
+    return count === TF_INLINE_MAX ? this.largeCounts.get(slot * FIELDS + field)! : count
   }
+}
+
+/** Most surfaces of a vocabulary that fuzzy matching and compound splitting scan whole (a larger one: buckets by length, the surface map). */
+const FLAT_SCAN_MAX = 2048
+
+const LETTERS = 0x3ffffff
+/** Lengths a {@link latinKey} holds; a longer word's key holds this and its length is read from the word. */
+const KEY_LENGTH_MAX = 31
+
+/** The letter mask of a plain Latin word (26 bits) and its length up to {@link KEY_LENGTH_MAX} (5 bits above). Never 0. */
+function latinKey(word: string): number {
+  return letterMask(word) | (Math.min(word.length, KEY_LENGTH_MAX) << 26)
+}
+
+function keyLength(key: number, names: readonly string[], sid: number): number {
+  const length = key >>> 26
+  return length === KEY_LENGTH_MAX ? names[sid]!.length : length
+}
+
+/** Query words whose near terms a vocabulary keeps. */
+const MAX_NEAR_WORDS = 64
+
+/** The terms a query word the vocabulary does not use was likely meant as (query-terms.ts), at a {@link Vocabulary.latinGeneration}. */
+export interface NearTerms {
+  readonly generation: number
+  /** The word is two indexed words written together (`terms` are both, weight 1), else `terms` are the nearest spellings. */
+  readonly split: boolean
+  readonly terms: readonly string[]
 }
 
 /** Plain Latin surface words bucketed by length, each with a mask of the letters it holds. */

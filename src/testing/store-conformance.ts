@@ -30,7 +30,7 @@ export interface ConformanceTestApi {
 }
 
 /**
- * Registers a `describe(name)` block of conformance tests (29 tests: append/read fields, search
+ * Registers a `describe(name)` block of conformance tests (30 tests: append/read fields, search
  * rules, scope isolation, supersede, delete, export, invalid input). `makeAdapter` is called once
  * per test and must return an adapter with no records (a fresh store). `test` is the framework's
  * `{ describe, it, expect }`.
@@ -139,6 +139,14 @@ export function testMemoryStore(name: string, makeAdapter: () => MemoryStoreAdap
       const hits = await adapter.search(alice, { query: 'cOfFeE' })
       expect(hits.map(hit => hit.record.id)).toEqual([saved.id, byTag.id])
       expect(hits.every(hit => hit.score > 0)).toBe(true)
+    })
+
+    it('search in substring mode reads only the title, content and tags: the weekday, day, month and year of a record\'s dates match nothing', async () => {
+      const adapter = await makeAdapter()
+      const plain = await remember(adapter, alice, { content: 'hello world', createdAt: '2023-05-09T10:00:00.000Z' })
+      await remember(adapter, alice, { content: 'the trip', occurredAt: '2023-06-03' })
+      for (const query of ['tues', 'Tuesday', 'may', 'June', 'saturday', '2023', 'day', '9']) expect(await adapter.search(alice, { query, mode: 'substring' })).toEqual([])
+      expect((await adapter.search(alice, { query: 'hello', mode: 'substring' })).map(hit => hit.record.id)).toEqual([plain.id])
     })
 
     it('search leaves out records without a match', async () => {

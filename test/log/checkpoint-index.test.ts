@@ -248,6 +248,17 @@ describe('search indexes in checkpoints', () => {
       expect(hits).toEqual(expected)
     })
 
+    it('an index of snapshot version 2 (three fields per slot, no dates field)', async () => {
+      const { dir, path, expected } = await searchedCheckpoint()
+      const text = readableCheckpoint(readFileSync(path, 'utf8'))
+      expect(text).toMatch(/"format":"3:/)
+      writeFileSync(path, resealCheckpoint(text.replace(/"format":"3:/g, '"format":"2:')))
+      const { warnings, built, hits } = await openAndSearch(dir)
+      expect(warnings).toEqual([])
+      expect(built).toBe(false)
+      expect(hits).toEqual(expected)
+    })
+
     it('another tokenizer format', async () => {
       const { dir, path, expected } = await searchedCheckpoint()
       writeFileSync(path, resealCheckpoint(readableCheckpoint(readFileSync(path, 'utf8')).replace(/"format":"[^"]*"/, '"format":"0:older"')))

@@ -61,6 +61,13 @@ describe('scopeKey', () => {
     }), { numRuns: 2000 })
   })
 
+  it('is the JSON text of the sorted field pairs for any value (control characters, quotes, lone surrogates)', () => {
+    const anyValue = fc.string({ unit: 'binary', minLength: 1, maxLength: 6 }).filter(text => text.trim().length > 0)
+    fc.assert(fc.property(fc.record({ agent: anyValue, user: anyValue, tenant: anyValue }, { requiredKeys: ['agent'] }), (value) => {
+      expect(scopeKey(value)).toBe(JSON.stringify(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1))))
+    }), { numRuns: 2000 })
+  })
+
   it('values that join to the same text give different keys', () => {
     expect(scopeKey({ agent: 'a:b' })).not.toBe(scopeKey({ agent: 'a', user: 'b' }))
     expect(scopeKey({ agent: 'a","user":"b' })).not.toBe(scopeKey({ agent: 'a', user: 'b' }))

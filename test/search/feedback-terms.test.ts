@@ -6,10 +6,11 @@ import { PLAIN_TEXT } from '../../src/search/plain-text.ts'
 import { queryTerms } from '../../src/search/query-terms.ts'
 import { scratch } from '../../src/search/scratch.ts'
 import { IndexState } from '../../src/search/state.ts'
+import { FIELDS } from '../../src/search/slots.ts'
 import type { SearchDocument } from '../../src/search/types.ts'
 
 const WORDS = ['kayak', 'paddle', 'lake', 'river', 'trip', 'coffee', 'tea', 'note', 'note', 'jazz', 'rent', 'garden', 'paris', 'lyon', 'blues']
-const params: Bm25fParams = { weights: [2, 1, 2], k1: 1.2, b: 0.75 }
+const params: Bm25fParams = { weights: [2, 1, 2, 1], k1: 1.2, b: 0.75 }
 const words = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 12 })
 const corpus = fc.array(fc.record({ title: fc.option(words, { nil: undefined }), content: words, tags: fc.array(fc.constantFrom('kayak', 'tea', 'rent'), { maxLength: 2 }), removed: fc.boolean() }), { minLength: 1, maxLength: 120 })
 const settings = fc.record({ records: fc.integer({ min: 1, max: 12 }), terms: fc.integer({ min: 1, max: 20 }), weight: fc.constant(0.1), minRecords: fc.integer({ min: 0, max: 3 }), maxShare: fc.constantFrom(0.05, 0.1, 0.3, 1) })
@@ -26,14 +27,14 @@ function valuesByTokens(state: IndexState<SearchDocument>, feedback: FeedbackPar
   const { slots, vocabulary } = state
   const lent = new Map<string, number>()
   for (const { slot, score } of top) {
-    const length = slots.lengths[slot * 3]! + slots.lengths[slot * 3 + 1]! + slots.lengths[slot * 3 + 2]!
+    const length = slots.lengths[slot * FIELDS]! + slots.lengths[slot * FIELDS + 1]! + slots.lengths[slot * FIELDS + 2]!
     const tokens = state.retokenize(slots.records[slot]!)
     for (const id of tokens.termIds) {
       const term = vocabulary.termNames[id]!
       const df = vocabulary.termFrequency[id]!
       if (terms.has(term) || df < feedback.minRecords || df > feedback.maxShare * slots.live) continue
       const local = tokens.localOf(id)
-      const count = tokens.termCounts[local]! + tokens.termCounts[local + 1]! + tokens.termCounts[local + 2]!
+      const count = tokens.termCounts[local]! + tokens.termCounts[local + 1]! + tokens.termCounts[local + 2]! + tokens.termCounts[local + 3]!
       lent.set(term, (lent.get(term) ?? 0) + count / length * score / top[0]!.score * idf(slots.live, df))
     }
   }

@@ -7,7 +7,7 @@ import { IndexState } from '../../src/search/state.ts'
 import type { SearchDocument } from '../../src/search/types.ts'
 
 const WORDS = ['kayak', 'paddle', 'lake', 'river', 'trip', 'coffee', 'note', 'note', 'note']
-const params: Bm25fParams = { weights: [2, 1, 2], k1: 1.2, b: 0.75 }
+const params: Bm25fParams = { weights: [2, 1, 2, 1], k1: 1.2, b: 0.75 }
 const words = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 10 })
 const corpus = fc.array(fc.record({ title: fc.option(words, { nil: undefined }), content: words, tags: fc.array(fc.constantFrom('kayak', 'tea'), { maxLength: 2 }), removed: fc.boolean() }), { minLength: 1, maxLength: 80 })
 

@@ -11,7 +11,7 @@ import { IndexState } from '../../src/search/state.ts'
 import type { SearchDocument } from '../../src/search/types.ts'
 
 const WORDS = ['kayak', 'paddle', 'lake', 'river', 'trip', 'coffee', 'tea', 'note', 'note', 'jazz']
-const params: Bm25fParams = { weights: [2, 1, 2], k1: 1.2, b: 0.75 }
+const params: Bm25fParams = { weights: [2, 1, 2, 1], k1: 1.2, b: 0.75 }
 const words = fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 10 })
 const corpus = fc.array(fc.record({
   title: fc.option(words, { nil: undefined }),

@@ -18,7 +18,7 @@ import type { SearchDocument } from '../../src/search/types.ts'
 // "movie" and "film" are one synonym group (terms weighted below 1 besides the fuzzy "kayek").
 const WORDS = ['kayak', 'paddle', 'lake', 'river', 'trip', 'coffee', 'tea', 'paris', 'note', 'note', 'note', 'note', 'rent', 'garden', 'jazz', 'movie', 'film']
 const SYNONYM_WEIGHT = DEFAULT_SEARCH_INDEX_OPTIONS.synonyms.weight
-const params: Bm25fParams = { weights: [2, 1, 2], k1: 1.2, b: 0.75 }
+const params: Bm25fParams = { weights: [2, 1, 2, 1], k1: 1.2, b: 0.75 }
 const lending: FeedbackParams = { ...DEFAULT_SEARCH_INDEX_OPTIONS.feedback, minRecords: 1, maxShare: 0.5 }
 const levers = { depth: 100, window: 3, proximityWeight: 0.5, tagBoost: 1.5 }
 

@@ -26,6 +26,26 @@ describe('vocabulary: fuzzy candidates', () => {
     ), { numRuns: 300 })
   })
 
+  it('offers the same surfaces in a large vocabulary (its length buckets) as in a small one (its flat scan)', () => {
+    fc.assert(fc.property(
+      fc.uniqueArray(fc.stringMatching(/^[a-e]{1,9}$/), { minLength: 1, maxLength: 60 }),
+      fc.stringMatching(/^[a-e]{1,9}$/),
+      fc.integer({ min: 1, max: 2 }),
+      (words, word, max) => {
+        const offered = (filler: number) => {
+          const vocabulary = new Vocabulary()
+          // Filler surfaces of other letters, none near `word`, held by no live record.
+          for (let at = 0; at < filler; at++) vocabulary.surfaceId(`xyz${at.toString(26).replace(/[0-9]/g, digit => 'qrstuvwxyz'[Number(digit)]!)}`, true)
+          for (const surface of words) vocabulary.surfaceCounts[vocabulary.surfaceId(surface, true)] = 1
+          const found: string[] = []
+          vocabulary.forEachNearLatin(word, max, (_, surface) => found.push(surface))
+          return found.sort()
+        }
+        expect(offered(2100)).toEqual(offered(0))
+      },
+    ), { numRuns: 50 })
+  })
+
   it('offers no surface that no live record holds', () => {
     const vocabulary = new Vocabulary()
     vocabulary.surfaceId('paintng', true)

@@ -28,7 +28,7 @@ import { createWorkspace } from '../../workspace/workspace.ts'
 import type { MemoryRecord, MemoryStoreFactory, MemoryTarget } from '../types.ts'
 import { checkTarget } from './workspace-jsonl.ts'
 import { partitionKey } from '../records.ts'
-import { foldLines, recordHaystack, recordJson, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
+import { foldLines, recordHaystack, recordJson, recordRow, rowStats, sqlMemoryAdapter, statsOf, type SqlBackend, type SqlPartitionStats, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import type { SqlMemoryStoreAdapter } from './sqlite.ts'
 import type { MemoryVectorEntry, MemoryVectorStore } from '../types.ts'
 
@@ -211,7 +211,7 @@ export interface PostgresMemoryStoreAdapter extends SqlMemoryStoreAdapter {
 const OPTION_KEYS = new Set(['connectionString', 'pool', 'vectors', 'synchronousCommit', 'erasureWaitMs'])
 /** The advisory lock every write takes (one per database: the chain is one sequence). */
 const WRITE_LOCK = 0x6d656d6f7279 // "memory"
-const WEIGHT_OF_FIELD = ['A', 'B', 'C'] as const
+const WEIGHT_OF_FIELD = ['A', 'B', 'C', 'D'] as const
 
 /**
  * Creates the Postgres store factory. The `pg` package is loaded on the first operation
@@ -395,6 +395,8 @@ const SCHEMA = (vectors: PostgresVectorColumn) => `
   ALTER TABLE memory_records ADD COLUMN IF NOT EXISTS embedding_rev bigint;
   CREATE SEQUENCE IF NOT EXISTS memory_embedding_rev;
   CREATE INDEX IF NOT EXISTS memory_records_embedding_rev ON memory_records (embedding_rev) WHERE embedding_rev IS NOT NULL;
+  ALTER TABLE memory_records ADD COLUMN IF NOT EXISTS terms_version smallint;
+  ALTER TABLE memory_records ALTER COLUMN terms_version SET DEFAULT ${TERMS_VERSION};
   CREATE TABLE IF NOT EXISTS memory_partitions (
     partition text PRIMARY KEY,
     active bigint NOT NULL,
@@ -402,6 +404,38 @@ const SCHEMA = (vectors: PostgresVectorColumn) => `
     title_docs bigint NOT NULL, content_docs bigint NOT NULL, tags_docs bigint NOT NULL
   );
 `
+
+/**
+ * How a row's search columns (haystack, terms, tf, lengths) were made: 2 is with the ranking-only
+ * date words at weight D and none in the haystack. A row of an older version (`NULL`: made before
+ * the column) is made again at open by {@link reindexRecords}.
+ */
+const TERMS_VERSION = 2
+
+/**
+ * Makes the search columns of every row of an older {@link TERMS_VERSION} again from its record
+ * (1,000 rows at a time), then the partitions' statistics from the rows; inside the schema
+ * transaction, under the write lock.
+ */
+async function reindexRecords(client: PostgresClientLike): Promise<void> {
+  let changed = false
+  for (;;) {
+    const { rows } = await client.query(`SELECT seq, partition, record FROM memory_records WHERE terms_version IS DISTINCT FROM ${TERMS_VERSION} AND record IS NOT NULL ORDER BY seq LIMIT 1000`)
+    if (rows.length === 0) break
+    changed = true
+    const updates = rows.map((stored) => {
+      const row = recordRow(parseRecord(stored.record), Number(stored.seq), stored.partition as string)
+      return `UPDATE memory_records SET haystack = ${literal(recordHaystack(row))}, title_len = ${row.lengths[0]}, content_len = ${row.lengths[1]}, tags_len = ${row.lengths[2]}, terms = ${literal(tsvectorLiteral(row))}::tsvector, tf = ${literal(termCounts(row))}::jsonb, terms_version = ${TERMS_VERSION} WHERE seq = ${row.seq}`
+    })
+    await client.query(updates.join(';\n'))
+  }
+  await client.query(`UPDATE memory_records SET terms_version = ${TERMS_VERSION} WHERE terms_version IS DISTINCT FROM ${TERMS_VERSION}`)
+  if (!changed) return
+  await client.query(`UPDATE memory_partitions p SET active = s.active, title_sum = s.title_sum, content_sum = s.content_sum, tags_sum = s.tags_sum, title_docs = s.title_docs, content_docs = s.content_docs, tags_docs = s.tags_docs
+    FROM (SELECT partition, count(*) AS active, coalesce(sum(title_len), 0) AS title_sum, coalesce(sum(content_len), 0) AS content_sum, coalesce(sum(tags_len), 0) AS tags_sum,
+      count(*) FILTER (WHERE title_len > 0) AS title_docs, count(*) FILTER (WHERE content_len > 0) AS content_docs, count(*) FILTER (WHERE tags_len > 0) AS tags_docs
+      FROM memory_records WHERE status = 'active' GROUP BY partition) s WHERE p.partition = s.partition`)
+}
 
 async function ensureSchema(pool: PostgresPoolLike, vectors: PostgresVectorColumn): Promise<void> {
   await run(async () => pool, async (client) => {
@@ -411,6 +445,7 @@ async function ensureSchema(pool: PostgresPoolLike, vectors: PostgresVectorColum
       await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK])
       await client.query(SCHEMA(vectors))
       await client.query(EXPECT_HEAD_FUNCTION)
+      await reindexRecords(client)
       await client.query('COMMIT')
     }
     catch (error) {
@@ -453,11 +488,11 @@ function parseRecord(text: string): MemoryRecord {
   return JSON.parse(text) as MemoryRecord
 }
 
-/** A tsvector literal of the row's terms: title at weight A, content B, tags C, positions counted across the fields. */
+/** A tsvector literal of the row's terms: title at weight A, content B, tags C, dates D, positions counted across the fields. */
 function tsvectorLiteral(row: SqlRecordRow): string {
   const positions = new Map<string, string[]>()
   let position = 0
-  ;[row.titleTerms, row.contentTerms, row.tagTerms].forEach((terms, field) => {
+  ;[row.titleTerms, row.contentTerms, row.tagTerms, row.dateTerms].forEach((terms, field) => {
     for (const term of terms) {
       position = Math.min(position + 1, 16383)
       let list = positions.get(term)
@@ -469,12 +504,12 @@ function tsvectorLiteral(row: SqlRecordRow): string {
   return [...positions].map(([term, list]) => `'${term.replaceAll('\\', '\\\\').replaceAll('\'', '\'\'')}':${list.join(',')}`).join(' ')
 }
 
-/** Per term of the row, its occurrences in title, content and tags, as JSON (`null` when the record is not active). */
+/** Per term of the row, its occurrences in title, content, tags and dates, as JSON (`null` when the record is not active). */
 function termCounts(row: SqlRecordRow): string | null {
-  if (row.titleTerms.length + row.contentTerms.length + row.tagTerms.length === 0) return null
-  const counts: Record<string, [number, number, number]> = {}
-  ;[row.titleTerms, row.contentTerms, row.tagTerms].forEach((terms, field) => {
-    for (const term of terms) (counts[term] ??= [0, 0, 0])[field]!++
+  if (row.titleTerms.length + row.contentTerms.length + row.tagTerms.length + row.dateTerms.length === 0) return null
+  const counts: Record<string, [number, number, number, number]> = {}
+  ;[row.titleTerms, row.contentTerms, row.tagTerms, row.dateTerms].forEach((terms, field) => {
+    for (const term of terms) (counts[term] ??= [0, 0, 0, 0])[field]!++
   })
   return JSON.stringify(counts)
 }
@@ -602,7 +637,7 @@ function writeTx(client: PostgresClientLike, begin: readonly string[], assumed: 
         }
         else {
           // The row exists: the write read it under the same lock. An erased record's vector goes with its content.
-          buffer.push(`UPDATE memory_records SET status = ${literal(row.status)}, kind = ${literal(row.kind)}, created_ms = ${literal(row.createdMs)}, content_hash = ${literal(row.contentHash)}, record = ${literal(recordJson(row))}, haystack = ${literal(recordHaystack(row))}, title_len = ${row.lengths[0]}, content_len = ${row.lengths[1]}, tags_len = ${row.lengths[2]}, (terms, tf) = (${terms})${row.record === null ? ', embedding = NULL, embedding_model = NULL, embedding_rev = NULL' : ''} WHERE id = ${literal(row.id)}`)
+          buffer.push(`UPDATE memory_records SET status = ${literal(row.status)}, kind = ${literal(row.kind)}, created_ms = ${literal(row.createdMs)}, content_hash = ${literal(row.contentHash)}, record = ${literal(recordJson(row))}, haystack = ${literal(recordHaystack(row))}, title_len = ${row.lengths[0]}, content_len = ${row.lengths[1]}, tags_len = ${row.lengths[2]}, (terms, tf) = (${terms}), terms_version = ${TERMS_VERSION}${row.record === null ? ', embedding = NULL, embedding_model = NULL, embedding_rev = NULL' : ''} WHERE id = ${literal(row.id)}`)
         }
         await flushLarge()
       }
@@ -705,9 +740,9 @@ function postgresBackend(pool: () => Promise<PostgresPoolLike>, begin: readonly 
       return found
     }),
     termCandidates: (partition, terms, limit) => select(async (client) => {
-      // ts_rank weights are {D, C, B, A}: tags (C) 2, content (B) 1, title (A) 2, as the default ranking weighs the fields; 1 divides by 1 + log(length).
+      // ts_rank weights are {D, C, B, A}: dates (D) 1.5, tags (C) 2, content (B) 1, title (A) 2, as the default ranking weighs the fields; 1 divides by 1 + log(length).
       const { rows } = await client.query(`SELECT seq FROM memory_records WHERE partition = $1 AND status = 'active' AND terms @@ $2::tsquery
-        ORDER BY ts_rank('{0.1, 1.0, 0.5, 1.0}', terms, $2::tsquery, 1) DESC, seq DESC LIMIT $3`, [partition, tsqueryLiteral(terms), limit])
+        ORDER BY ts_rank('{0.75, 1.0, 0.5, 1.0}', terms, $2::tsquery, 1) DESC, seq DESC LIMIT $3`, [partition, tsqueryLiteral(terms), limit])
       return rows.map(row => Number(row.seq))
     }),
     changesSince: (partition, since) => select(async (client) => {

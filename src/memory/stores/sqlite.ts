@@ -92,7 +92,7 @@ export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000
 const SCRATCH_KEY = 'memory:memory.jsonl'
 const OPTION_KEYS = new Set(['file', 'busyTimeoutMs'])
 /** Field numbers of the FTS5 columns, as `SqlPosting.field` counts them. */
-const FIELDS = { title: 0, content: 1, tags: 2 } as const
+const FIELDS = { title: 0, content: 1, tags: 2, dates: 3 } as const
 
 /**
  * Creates the SQLite store factory. Nothing is opened until the first operation. Every
@@ -244,11 +244,11 @@ function prepare(db: Database.Database) {
       coalesce(sum(title_len), 0) AS title_sum, coalesce(sum(content_len), 0) AS content_sum, coalesce(sum(tags_len), 0) AS tags_sum,
       coalesce(sum(title_len > 0), 0) AS title_docs, coalesce(sum(content_len > 0), 0) AS content_docs, coalesce(sum(tags_len > 0), 0) AS tags_docs
       FROM memory_events WHERE partition = ${PARTITION} AND status = 'active'`),
-    insertFts: db.prepare<[number, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags) VALUES (?, ?, ?, ?)'),
+    insertFts: db.prepare<[number, string, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags, dates) VALUES (?, ?, ?, ?, ?)'),
     deleteFts: db.prepare<[number]>('DELETE FROM memory_fts WHERE rowid = ?'),
     termCount: db.prepare<[string], { count: number }>('SELECT count(*) AS count FROM memory_fts WHERE memory_fts MATCH ?'),
-    // FTS5's BM25 with the field weights of the default ranking (title 2, content 1, tags 2): the order the top-k cut takes candidates in.
-    termCandidates: db.prepare<[string, number], { seq: number }>('SELECT rowid AS seq FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts, 2.0, 1.0, 2.0), rowid DESC LIMIT ?'),
+    // FTS5's BM25 with the field weights of the default ranking (title 2, content 1, tags 2, dates 1.5): the order the top-k cut takes candidates in.
+    termCandidates: db.prepare<[string, number], { seq: number }>('SELECT rowid AS seq FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts, 2.0, 1.0, 2.0, 1.5), rowid DESC LIMIT ?'),
     duplicates: db.prepare<[string, number], StoredRow>(`SELECT status, later, line FROM memory_events WHERE partition = ${PARTITION} AND status = 'active' AND content_hash = ?`),
     read: db.prepare<[string, string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE record_id = ? AND ${RECORD} AND partition = ${PARTITION} AND status != 'erased'`),
     export: db.prepare<[string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE partition = ${PARTITION} AND status != 'erased' ORDER BY seq`),
@@ -287,7 +287,7 @@ function recordColumns(row: SqlRecordRow, partition: number): RecordColumns {
 }
 
 function insertTerms(statements: SqliteHandle['statements'], seq: number, row: SqlRecordRow): void {
-  if (row.titleTerms.length + row.contentTerms.length + row.tagTerms.length > 0) statements.insertFts.run(seq, row.titleTerms.join(' '), row.contentTerms.join(' '), row.tagTerms.join(' '))
+  if (row.titleTerms.length + row.contentTerms.length + row.tagTerms.length + row.dateTerms.length > 0) statements.insertFts.run(seq, row.titleTerms.join(' '), row.contentTerms.join(' '), row.tagTerms.join(' '), row.dateTerms.join(' '))
 }
 
 /**

@@ -14,7 +14,7 @@ import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import { NOT_NOW, type LogAccessOptions } from '../../log/index.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
-import { sameScope, sharedScope, validateScope } from '../scope.ts'
+import { sameScope, SHARED_SCOPES_MAX, sharedScope, validateScope } from '../scope.ts'
 import { scopeChanges } from '../scope-changes.ts'
 import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
 import { partitionDropListener } from '../hybrid-scope.ts'
@@ -220,9 +220,12 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       const hits = now === NOT_NOW ? await log.view(read, access) : now
       // A large index just built: the log may persist it (a checkpoint), so a cold open need not build it again.
       if (built !== undefined) log.indexBuilt(built)
-      const copies: typeof hits = new Array(hits.length)
-      for (let at = 0; at < hits.length; at++) copies[at] = { ...hits[at]!, record: cloneRecord(hits[at]!.record) }
-      return copies
+      for (let at = 0; at < hits.length; at++) {
+        // The engine's hits are made for this search: each takes a copy of its record in place.
+        const hit = hits[at]!
+        hit.record = cloneRecord(hit.record)
+      }
+      return hits
     },
     async hardDelete(target, id, options) {
       target = scopedTarget(target)
@@ -297,8 +300,17 @@ const noVersions = (): number => 1
 
 /** The log access of an operation on `target`: only its partition is loaded (ids of other scopes answer as unknown). */
 function servedBy(target: MemoryTarget): LogAccessOptions {
-  return { partitions: [partitionKey(target.store, target.scope)] }
+  const key = partitionKey(target.store, target.scope)
+  let access = accessByPartition.get(key)
+  if (access === undefined) {
+    if (accessByPartition.size >= SHARED_SCOPES_MAX) accessByPartition.clear()
+    accessByPartition.set(key, access = Object.freeze({ partitions: Object.freeze([key]) }))
+  }
+  return access
 }
+
+/** One frozen access per partition (operations only read it), so that an operation makes none. */
+const accessByPartition = new Map<string, LogAccessOptions>()
 
 /**
  * Takes a write into the scope's search index on the next idle turn (`setImmediate`, else a

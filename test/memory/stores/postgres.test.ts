@@ -259,6 +259,24 @@ else {
   })
 
   describe('postgresMemoryStore search', () => {
+    it('rows made before the dates weight class are made again at open: date words leave the substring text, the scope statistics follow', async () => {
+      const url = await freshDatabase()
+      const adapter = store(url).create()
+      const trip = await adapter.append(alice, { kind: 'episodic', content: 'Caroline went to a support group', occurredAt: '2023-06-03' }, { audit })
+      await adapter.append(alice, { kind: 'semantic', content: 'hello world', createdAt: '2023-05-08T10:00:00.000Z' }, { audit: { via: 'import' } })
+      const schema = schemaOf(url)
+      // What an older version wrote: the date words in the substring text and the content length, no terms version.
+      await admin.query(`UPDATE ${schema}.memory_records SET terms_version = NULL, haystack = haystack || ' saturday 3 june 2023', content_len = content_len + 4 WHERE id = $1`, [trip.id])
+      await admin.query(`UPDATE ${schema}.memory_partitions SET content_sum = content_sum + 4`)
+      const reopened = store(url).create()
+      expect(await reopened.search(alice, { query: 'june', mode: 'substring' })).toEqual([])
+      expect((await reopened.search(alice, { query: 'June 2023 Saturday' })).map(hit => hit.record.content)).toEqual(['Caroline went to a support group', 'hello world'])
+      const { rows: versions } = await admin.query(`SELECT DISTINCT terms_version FROM ${schema}.memory_records`)
+      expect(versions).toEqual([{ terms_version: 2 }])
+      const { rows: sums } = await admin.query(`SELECT p.content_sum::int AS stored, (SELECT sum(content_len)::int FROM ${schema}.memory_records r WHERE r.status = 'active') AS actual FROM ${schema}.memory_partitions p`)
+      expect(sums).toEqual([{ stored: 5, actual: 5 }])
+    })
+
     it('a query word finds a record holding only a word of its synonym group, below the word itself, at the synonym weight', async () => {
       const adapter = store(await freshDatabase()).create()
       const { contents, bySynonym, byOwnWord, weight } = await synonymRanking(adapter, alice, audit)

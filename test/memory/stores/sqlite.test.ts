@@ -372,7 +372,7 @@ describe('sqliteMemoryStore schema 2 files', () => {
     expect(await factory.verify()).toEqual({ ok: true, lines: lines.length + 1 })
     const db = new Database(file, { readonly: true })
     try {
-      expect(db.pragma('user_version', { simple: true })).toBe(4)
+      expect(db.pragma('user_version', { simple: true })).toBe(5)
       const tables = (db.prepare('SELECT name FROM sqlite_master WHERE type = \'table\'').all() as Array<{ name: string }>).map(row => row.name)
       expect(tables.filter(name => name.endsWith('_v2') || name === 'memory_records')).toEqual([])
       expect(db.prepare('SELECT name FROM sqlite_master WHERE name = \'memory_events_upgrade\'').all()).toEqual([])
@@ -458,7 +458,7 @@ describe('sqliteMemoryStore schema 3 files', () => {
     expect(await factory.verify()).toEqual({ ok: true, lines: text.split('\n').length })
     const db = new Database(file, { readonly: true })
     try {
-      expect(db.pragma('user_version', { simple: true })).toBe(4)
+      expect(db.pragma('user_version', { simple: true })).toBe(5)
       expect(db.prepare('SELECT name FROM sqlite_master WHERE name = \'memory_records\'').all()).toEqual([])
       expect((db.prepare('SELECT name FROM pragma_table_info(\'memory_events\')').all() as Array<{ name: string }>).map(row => row.name)).toEqual(EVENT_COLUMNS)
     }
@@ -498,6 +498,40 @@ describe('sqliteMemoryStore schema 3 files', () => {
     await factory.close()
     for (const path of [file, `${file}-wal`]) if (existsSync(path)) expect(readFileSync(path).includes('oolong')).toBe(false)
     expect(await store(file).verify()).toMatchObject({ ok: true })
+  })
+})
+
+describe('sqliteMemoryStore schema 4 files', () => {
+  // fixtures/sqlite-schema-4-event-time.db was written by the schema 4 store (commit 7d27768), whose content
+  // terms and substring text held the date words of `occurredAt`: in scope alice a record with
+  // occurredAt 2023-06-03 (a Saturday) and one created 2023-05-08 without it; in scope bob a record
+  // created 2023-05-09 whose content says "Tuesday", and a deleted one.
+  const FIXTURE = fileURLToPath(new URL('./fixtures/sqlite-schema-4-event-time.db', import.meta.url))
+  const alice4: MemoryTarget = { store: 'agent', scope: { user: 'alice' } }
+  const bob4: MemoryTarget = { store: 'agent', scope: { user: 'bob' } }
+
+  it('a schema 4 file is upgraded on open: date words leave the substring text and are ranked in the dates column, the chain verifies', async () => {
+    const file = join(tempDir(), 'memory.db')
+    copyFileSync(FIXTURE, file)
+    const factory = store(file)
+    const adapter = factory.create()
+    const contents = async (target: MemoryTarget, query: string, mode?: 'substring') => (await adapter.search(target, { query, ...(mode ? { mode } : {}) })).map(hit => hit.record.content)
+    expect(await contents(alice4, 'june', 'substring')).toEqual([])
+    expect(await contents(alice4, 'saturday', 'substring')).toEqual([])
+    expect(await contents(alice4, 'June 2023 Saturday')).toEqual(['Caroline went to a support group', 'hello world'])
+    expect(await contents(alice4, 'May 2023')).toEqual(['hello world', 'Caroline went to a support group'])
+    expect(await contents(bob4, 'tuesday', 'substring')).toEqual(['Bob plays the piano on Tuesday evenings'])
+    expect(await contents(bob4, 'coffee')).toEqual([])
+    expect(await factory.verify()).toMatchObject({ ok: true })
+    await factory.close()
+    const db = new Database(file, { readonly: true })
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(5)
+      expect((db.prepare('SELECT name FROM pragma_table_info(\'memory_fts\')').all() as Array<{ name: string }>).map(row => row.name)).toEqual(['title', 'content', 'tags', 'dates'])
+    }
+    finally {
+      db.close()
+    }
   })
 })
 

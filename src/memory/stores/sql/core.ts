@@ -16,7 +16,7 @@
 import { agentError } from '../../../errors.ts'
 import { formatMemoryLine, parseMemoryLine, strippedMemoryLine } from '../../event-log.ts'
 import { hash53, contentKey, contentKeyHash } from '../../dedupe.ts'
-import { searchableContent, searchableTags } from '../../kinds.ts'
+import { recordDateWords, searchableContent, searchableTags } from '../../kinds.ts'
 import { cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, newRecordId, parseInstant, partitionKey, rememberDrafts, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
 import { sameContent } from '../../dedupe.ts'
 import { sameScope } from '../../scope.ts'
@@ -66,6 +66,13 @@ export interface SqlRecordRow {
   titleTerms: string[]
   contentTerms: string[]
   tagTerms: string[]
+  /**
+   * The ranking-only date words of the record (`recordDateWords`: `occurredAt`, else `createdAt`),
+   * scoped like the others; never in the haystack. Every non-empty dates field has the same 4
+   * tokens (weekday, day, month, year), so its BM25F length normalization is 1 and no length or
+   * statistics of it are kept.
+   */
+  dateTerms: string[]
   /** Terms per field (title, content, tags): the field lengths of BM25F. Zeros unless active. */
   lengths: [number, number, number]
 }
@@ -77,7 +84,7 @@ export interface SqlPartitionStats {
   fieldCounts: [number, number, number]
 }
 
-/** One posting: `count` occurrences of `term` in `field` (0 title, 1 content, 2 tags) of the record created at `seq`. */
+/** One posting: `count` occurrences of `term` in `field` (0 title, 1 content, 2 tags, 3 dates) of the record created at `seq`. */
 export interface SqlPosting {
   seq: number
   id: string
@@ -196,7 +203,7 @@ export function scopedTerms(token: string, terms: readonly string[]): string[] {
 /** The search and filter columns of a record's row (status `erased`: `record` omitted, all text empty); `events`: the seqs of the write's events of the record. */
 export function recordRow(record: MemoryRecord, seq: number, partition: string, erased = false, events: number[] = []): SqlRecordRow {
   if (erased) {
-    return { id: record.id, partition, seq, status: 'erased', kind: record.kind, createdMs: parseInstant(record.createdAt) ?? 0, contentHash: null, record: null, events, titleTerms: [], contentTerms: [], tagTerms: [], lengths: [0, 0, 0] }
+    return { id: record.id, partition, seq, status: 'erased', kind: record.kind, createdMs: parseInstant(record.createdAt) ?? 0, contentHash: null, record: null, events, titleTerms: [], contentTerms: [], tagTerms: [], dateTerms: [], lengths: [0, 0, 0] }
   }
   const token = partitionToken(partition)
   const content = searchableContent(record)
@@ -205,6 +212,7 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
   const titleTerms = active ? scopedTerms(token, tokenize(record.title ?? '')) : []
   const contentTerms = active ? scopedTerms(token, tokenize(content)) : []
   const tagTerms = active ? scopedTerms(token, tokenize(tags.join('\n'))) : []
+  const dateTerms = active ? scopedTerms(token, tokenize(recordDateWords(record))) : []
   return {
     id: record.id,
     partition,
@@ -218,6 +226,7 @@ export function recordRow(record: MemoryRecord, seq: number, partition: string, 
     titleTerms,
     contentTerms,
     tagTerms,
+    dateTerms,
     lengths: [titleTerms.length, contentTerms.length, tagTerms.length],
   }
 }
@@ -510,7 +519,7 @@ async function substringSearch(backend: SqlBackend, partition: string, query: Me
 
 /** Default BM25F parameters (`DEFAULT_SEARCH_INDEX_OPTIONS` of the default ranking). */
 const { fieldWeights, k1: K1, b: B } = DEFAULT_SEARCH_INDEX_OPTIONS
-const WEIGHTS = [fieldWeights.title, fieldWeights.content, fieldWeights.tags]
+const WEIGHTS = [fieldWeights.title, fieldWeights.content, fieldWeights.tags, fieldWeights.dates]
 
 /**
  * The ranked terms of a query (each a scoped term, see {@link scopedTerms}) with their weights:
@@ -568,7 +577,7 @@ export const RANKING_CANDIDATES_PER_TERM = 200
 /**
  * The default ranking over the database's postings: BM25F as `createSearchIndex` scores it
  * (`idf = ln(1 + (N − n + 0.5) / (n + 0.5))` over the partition's active records, field weights
- * title 2, content 1, tags 2, k1 1.2, b 0.75; each query term once, a synonym's part times the
+ * title 2, content 1, tags 2, dates 1.5 (the date words of `recordDateWords`), k1 1.2, b 0.75; each query term once, a synonym's part times the
  * synonym weight: {@link weightedQueryTerms}), merged with the substring
  * rule as the default ranking does: the substring rule's top `limit` are kept, the other places
  * go to the best-ranked other records, a record found only by the substring rule scores 0 and
@@ -691,8 +700,8 @@ async function cappedRanking(backend: SqlBackend, partition: string, weights: Qu
 
 /** The postings of `terms` in a record, counted from its text as `recordRow` indexes it. */
 function recordPostings(record: MemoryRecord, seq: number, token: string, terms: ReadonlySet<string>): SqlPosting[] {
-  const fields = [record.title ?? '', searchableContent(record), searchableTags(record).join('\n')].map(text => scopedTerms(token, tokenize(text)))
-  const lengths = fields.map(field => field.length) as [number, number, number]
+  const fields = [record.title ?? '', searchableContent(record), searchableTags(record).join('\n'), recordDateWords(record)].map(text => scopedTerms(token, tokenize(text)))
+  const lengths = [fields[0]!.length, fields[1]!.length, fields[2]!.length] as [number, number, number]
   const createdMs = parseInstant(record.createdAt) ?? 0
   const postings: SqlPosting[] = []
   fields.forEach((field, index) => {
@@ -720,8 +729,8 @@ function scorePostings(postings: readonly SqlPosting[], frequency: ReadonlyMap<s
   // Per record and term: tf' summed over the fields, then the saturation per term.
   const weighted = new Map<number, Map<string, number>>()
   for (const posting of postings) {
-    const length = posting.lengths[posting.field]!
-    const tf = WEIGHTS[posting.field]! * posting.count / (1 - B + B * length / average[posting.field]!)
+    // The dates field: the same length in every record that has one, so a normalization of 1.
+    const tf = posting.field === 3 ? WEIGHTS[3]! * posting.count : WEIGHTS[posting.field]! * posting.count / (1 - B + B * posting.lengths[posting.field]! / average[posting.field]!)
     let byTerm = weighted.get(posting.seq)
     if (!byTerm) weighted.set(posting.seq, byTerm = new Map())
     byTerm.set(posting.term, (byTerm.get(posting.term) ?? 0) + tf)

@@ -1,0 +1,155 @@
+/**
+ * The floor of a search in a small scope (issue 13: 1,000 scopes of 100 records): the workspace
+ * JSONL store next to MiniSearch (one index per scope) and an FTS5 table (scope as a token), and
+ * the pieces of the store's search alone: the workspace's `statNow`, the log's `peek` (stat,
+ * loaded check, LRU touch), and the partition index's `search` (the engine, no log, no copies).
+ *
+ * The side-by-side workload (bench/workload.ts) is built once into `BENCH_BASE` (default a folder
+ * in the temp directory, reused) through the store, every scope searched once, a checkpoint
+ * written; each run copies it. Two stores open two copies (the engine piece runs on the second,
+ * so neither warms the other's query caches); both search every scope once and take the 600
+ * appends the side-by-side makes. Then `BENCH_ROUNDS` rounds (default 7) of 100 searches per
+ * subject and shape over scopes `n * 37 + round`, subjects interleaved shape by shape.
+ *
+ * Per subject and shape: wall p50 / p95 of each round (each search awaited, like the
+ * side-by-side), min and median of the rounds; CPU µs per search (a round's CPU time over its
+ * 100 searches, min and median of the rounds); searches that overlap a GC. Run with
+ * `node --expose-gc --import tsx bench/small-scope.ts`; `BENCH_SHAPES=rare,sixWords` limits the shapes.
+ */
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PerformanceObserver } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { partitionIndex, partitionKey } from '../src/memory/records.ts'
+import { sharedScope } from '../src/memory/scope.ts'
+import { workspaceJsonlMemoryStore } from '../src/memory/stores/workspace-jsonl.ts'
+import { checkQuery, type MemorySearchIndex } from '../src/search/search.ts'
+import { queryTerms } from '../src/search/query-terms.ts'
+import type { IndexState } from '../src/search/state.ts'
+import { substringSearch } from '../src/search/substring-index.ts'
+import { createWorkspace } from '../src/workspace/workspace.ts'
+import { openFts5Baseline } from './baselines/fts5.ts'
+import { createMiniSearchBaseline } from './baselines/minisearch.ts'
+import { percentile, QUERIES, round3, scopeOf, scopeUser, workloadContents } from './workload.ts'
+
+const SIZE = 100_000
+const SCOPES = 1000
+const SEARCHES_PER_ROUND = 100
+const rounds = Number(process.env.BENCH_ROUNDS ?? 7)
+const shapes = Object.entries(QUERIES).filter(([shape]) => !process.env.BENCH_SHAPES || process.env.BENCH_SHAPES.split(',').includes(shape))
+const base = process.env.BENCH_BASE ?? join(tmpdir(), `vam-small-scope-${SIZE}-${SCOPES}`)
+const contents = workloadContents(SIZE)
+const audit = { via: 'api' as const }
+const target = (user: string) => ({ store: 'agent', scope: { agent: 'bench', user } })
+
+if (!existsSync(join(base, 'memory/memory.jsonl.checkpoint'))) {
+  rmSync(base, { recursive: true, force: true })
+  const fill = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir: base }), writable: true })
+  for (let n = 0; n < SIZE; n++) await fill.append({ store: 'agent', scope: scopeOf(n, SCOPES) }, { kind: 'semantic', content: contents[n]! }, { audit })
+  for (let s = 0; s < SCOPES; s++) await fill.search({ store: 'agent', scope: scopeOf(s, SCOPES) }, { query: QUERIES.common })
+  await fill.log.checkpoint()
+  await sleep(50)
+}
+
+/** A store on a fresh copy of the base, every scope searched once, the side-by-side's appends taken. */
+async function openStore() {
+  const dir = mkdtempSync(join(tmpdir(), 'vam-small-scope-run-'))
+  cpSync(join(base, 'memory'), join(dir, 'memory'), { recursive: true })
+  const workspace = createWorkspace({ dir })
+  const store = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace, writable: true })
+  for (let s = 0; s < SCOPES; s++) await store.search(target(scopeUser(s, SCOPES)), { query: QUERIES.common })
+  for (let n = 0; n < 100; n++) {
+    await sleep(10)
+    await store.append(target(scopeUser(n, SCOPES)), { kind: 'semantic', content: contents[n]! }, { audit })
+  }
+  for (let n = 0; n < 500; n++) await store.append(target(scopeUser(n * 7, SCOPES)), { kind: 'semantic', content: contents[(n * 7) % SIZE]! }, { audit })
+  await sleep(20)
+  return { dir, workspace, store }
+}
+
+const a = await openStore()
+const b = await openStore()
+// The engine piece: each scope's index of the second store, taken once (searched afterwards without the log).
+const indexes = new Map<string, MemorySearchIndex>()
+await b.store.log.view((state) => {
+  for (let s = 0; s < SCOPES; s++) indexes.set(scopeUser(s, SCOPES), partitionIndex(state, 'agent', sharedScope({ agent: 'bench', user: scopeUser(s, SCOPES) })))
+}, { partitions: [] })
+const mini = createMiniSearchBaseline()
+contents.forEach((content, n) => mini.insert(scopeUser(n, SCOPES), content))
+const ftsFile = join(a.dir, 'fts5-token.db')
+const loader = openFts5Baseline(ftsFile, 'token')
+loader.load(contents.map((content, n) => ({ scope: scopeUser(n, SCOPES), content })))
+loader.close()
+const fts = openFts5Baseline(ftsFile, 'token')
+const logKey = a.store.log.key
+const keyOf = new Map(Array.from({ length: SCOPES }, (_, s) => [scopeUser(s, SCOPES), [partitionKey('agent', sharedScope({ agent: 'bench', user: scopeUser(s, SCOPES) }))]] as const))
+
+const stateOf = (user: string) => (indexes.get(user) as unknown as { state: IndexState<never> }).state
+interface Subject { name: string; search(user: string, query: string): unknown }
+const subjects: Subject[] = [
+  { name: 'JSONL store', search: (user, query) => a.store.search(target(user), { query }) },
+  { name: 'FTS5 (token)', search: (user, query) => fts.search(user, query) },
+  { name: 'MiniSearch', search: (user, query) => mini.search(user, query) },
+  { name: 'piece: statNow', search: () => a.workspace.statNow!(logKey) },
+  { name: 'piece: log.peek', search: user => a.store.log.peek!(() => 0, { partitions: keyOf.get(user)! }) },
+  { name: 'piece: engine search', search: (user, query) => indexes.get(user)!.search({ query }) },
+  // The engine's parts on the same (second) store's states, after its search of the same scope: warm.
+  { name: 'part: checkQuery', search: (_user, query) => checkQuery({ query }) },
+  { name: 'part: substring rule', search: (user, query) => substringSearch(stateOf(user), checkQuery({ query })) },
+  { name: 'part: queryTerms (no cache)', search: (user, query) => queryTerms(stateOf(user).vocabulary, query, 0.7) },
+  { name: 'nothing (harness)', search: () => undefined },
+]
+
+const gcs: Array<{ start: number; end: number }> = []
+const observer = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcs.push({ start: entry.startTime, end: entry.startTime + entry.duration })
+})
+observer.observe({ entryTypes: ['gc'] })
+interface Sample { wall: number; start: number; end: number }
+const figures: Record<string, Record<string, { p50: number[]; p95: number[]; cpu: number[]; samples: Sample[] }>> = {}
+global.gc?.()
+for (let round = 0; round < rounds; round++) {
+  for (const subject of subjects) {
+    for (const [shape, query] of shapes) {
+      const list: Sample[] = []
+      const cpuStart = process.cpuUsage()
+      for (let n = 0; n < SEARCHES_PER_ROUND; n++) {
+        const user = scopeUser(n * 37 + round, SCOPES)
+        const start = performance.now()
+        await subject.search(user, query)
+        const end = performance.now()
+        list.push({ wall: end - start, start, end })
+      }
+      const cpu = process.cpuUsage(cpuStart)
+      const entry = ((figures[subject.name] ??= {})[shape] ??= { p50: [], p95: [], cpu: [], samples: [] })
+      entry.p50.push(percentile(list.map(s => s.wall), 0.5))
+      entry.p95.push(percentile(list.map(s => s.wall), 0.95))
+      entry.cpu.push((cpu.user + cpu.system) / SEARCHES_PER_ROUND)
+      entry.samples.push(...list)
+    }
+  }
+}
+await sleep(20)
+observer.disconnect()
+const overlapsGc = (sample: Sample) => gcs.some(gc => gc.start < sample.end && gc.end > sample.start)
+const us = (ms: number) => Math.round(ms * 10_000) / 10
+const table: Array<Record<string, string | number>> = []
+for (const [name, byShape] of Object.entries(figures)) {
+  for (const [shape, entry] of Object.entries(byShape)) {
+    table.push({
+      subject: name,
+      shape,
+      'p50 µs min/med': `${us(Math.min(...entry.p50))} / ${us(percentile(entry.p50, 0.5))}`,
+      'p95 µs min/med': `${us(Math.min(...entry.p95))} / ${us(percentile(entry.p95, 0.5))}`,
+      'cpu µs/search min/med': `${round3(Math.min(...entry.cpu))} / ${round3(percentile(entry.cpu, 0.5))}`,
+      'searches with gc': entry.samples.filter(overlapsGc).length,
+    })
+  }
+}
+console.table(table)
+console.log(`gc during the rounds: ${gcs.length}, ${round3(gcs.reduce((sum, gc) => sum + gc.end - gc.start, 0))} ms`)
+console.log(`load ${loadavg().map(value => value.toFixed(2)).join(' ')}, ${rounds} rounds`)
+fts.close()
+rmSync(a.dir, { recursive: true, force: true })
+rmSync(b.dir, { recursive: true, force: true })
