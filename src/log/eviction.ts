@@ -1,19 +1,17 @@
 /**
  * The bound on loaded partitions ({@link MemoryLogOptions.maxLoadedPartitions}): the handle
- * remembers the order in which operations used partitions, and after an operation that leaves
+ * stamps each partition an operation uses with the next tick of its use clock (a burst of writes
+ * over many partitions updates one number per write, no map entry moves), and after an operation that leaves
  * more loaded than the bound, drops the least recently used ones its fold can reload exactly
  * from the checkpoint ({@link LogPartitions.evict}). A dropped partition is missing again, so the
  * next read or write naming it loads its section through the same path as a first load.
  */
 import type { LogHandle } from './handle.ts'
 
-/** Marks `keys` as just used (most recent last). Cheap: one map move per key. */
+/** Marks `keys` as just used: each gets the next tick of the handle's use clock. Cheap: one map write per key (in place for a key seen before). */
 export function touchPartitions(handle: LogHandle<any, any, any>, keys: readonly string[] | undefined): void {
   if (handle.options.maxLoadedPartitions === undefined || !keys) return
-  for (const key of keys) {
-    handle.used.delete(key)
-    handle.used.set(key, true)
-  }
+  for (let at = 0; at < keys.length; at++) handle.used.set(keys[at]!, ++handle.useClock)
 }
 
 /**
@@ -45,8 +43,10 @@ export function evictPartitions(handle: LogHandle<any, any, any>): number {
   if (handle.used.size > loaded.size + max) for (const key of handle.used.keys()) if (!loaded.has(key)) handle.used.delete(key)
   if (loaded.size <= max) return 0
   const unnamed = [...loaded.keys()].filter(key => !handle.used.has(key))
+  // Least recently used first: by the tick each was last used at.
+  const named = [...handle.used].sort((a, b) => a[1] - b[1]).map(([key]) => key)
   let dropped = 0
-  for (const key of [...unnamed, ...handle.used.keys()]) {
+  for (const key of [...unnamed, ...named]) {
     if (loaded.size <= max) break
     if (!partitions.evict(handle.state, key)) continue
     handle.used.delete(key)

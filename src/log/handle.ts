@@ -41,8 +41,10 @@ export interface LogHandle<State = unknown, Draft extends LogEventDraft = LogEve
   checkpointIndexes: number
   /** Frozen interned values (scopes) by their canonical JSON, shared by the events replay and writes fold. */
   interned: Map<string, unknown>
-  /** Partitions operations named, least recently used first (only with `maxLoadedPartitions`; eviction.ts). */
-  used: Map<string, true>
+  /** Partitions operations named, each with the tick of {@link LogHandle.useClock} it was last used at (only with `maxLoadedPartitions`; eviction.ts). */
+  used: Map<string, number>
+  /** The use clock of {@link LogHandle.used}: ticks once per partition an operation names. */
+  useClock: number
   /**
    * Events of committed lines whose partition's checkpoint section is not loaded, per partition in
    * log order (checked and chained already): folded when that partition loads (fold-lines.ts).
@@ -79,7 +81,7 @@ export function openHandle<State, Draft extends LogEventDraft, Result>(fold: Log
 
 /** A handle that no registry holds (verification reads the log into one). */
 export function scratchHandle<State, Draft extends LogEventDraft, Result>(fold: LogFold<State, Draft, Result>, workspace: Workspace, key: string, options: MemoryLogOptions): LogHandle<State, Draft, Result> {
-  return { ...emptyPosition(fold), fold, workspace, key, lockKey: `${key}.lock`, options, used: new Map(), dropListeners: new Set() }
+  return { ...emptyPosition(fold), fold, workspace, key, lockKey: `${key}.lock`, options, used: new Map(), useClock: 0, dropListeners: new Set() }
 }
 
 function emptyPosition<State>(fold: LogFold<State, any, any>) {

@@ -235,8 +235,21 @@ export const HEADER_FIELDS: readonly string[] = ['v', 'seq', 'prev', 'more', 'ty
  * @throws AgentError `MEMORY_SCOPE_*` when `scope` is invalid.
  */
 export function partitionKey(store: string, scope: MemoryScope): string {
+  // One write asks for its partition's key several times (access, fold, index): the last answer is kept.
+  if (scope === lastKeyed.scope && store === lastKeyed.store) return lastKeyed.key
   // Replay freezes the scope objects it shares between records: their key cannot change, so it is cached.
   if (!Object.isFrozen(scope)) return partitionKeyOf(store, scope)
+  const key = frozenPartitionKey(store, scope)
+  lastKeyed.scope = scope
+  lastKeyed.store = store
+  lastKeyed.key = key
+  return key
+}
+
+/** The frozen scope {@link partitionKey} answered last, with its store and key. */
+const lastKeyed: { scope: MemoryScope | undefined; store: string; key: string } = { scope: undefined, store: '', key: '' }
+
+function frozenPartitionKey(store: string, scope: MemoryScope): string {
   let known = frozenScopeKeys.get(scope)
   // One lookup for the first store that names the scope, a second one for any other.
   if (known?.store === store) return known.key

@@ -93,6 +93,19 @@ export function withFileLease<T>(file: string, task: (lease: FileLease) => T | t
 }
 
 /**
+ * {@link withFileLease} in this turn: runs `task` when this process holds the lease of `file` or
+ * takes it free now, and returns its result; `undefined` (the task not run) when the lease is
+ * being taken or is held by another process, or the task returned {@link RETAKE}: then call
+ * {@link withFileLease}.
+ */
+export function withFileLeaseNow<T>(file: string, task: (lease: FileLease) => T | typeof RETAKE): T | undefined {
+  const lease = leases.get(file)
+  if (!lease || (!lease.held && (lease.acquiring !== undefined || tryAcquire(file, lease) !== undefined))) return undefined
+  const result = runLeased(lease, task)
+  return result === RETAKE ? undefined : result
+}
+
+/**
  * What a leased task returns after {@link dropLease}: the path named another file than the
  * locked one, so {@link withFileLease} takes the lease again (on the file the path names) and
  * runs the task once more.

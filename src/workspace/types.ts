@@ -35,6 +35,16 @@ export interface Workspace {
    */
   append(key: string, text: string, options?: WorkspaceWriteOptions): Promise<boolean>
   /**
+   * A conditional {@link append} (`options.ifSize` given) done in this turn where the driver can
+   * without waiting: fs, when this process holds the key's lease or takes it free now (a burst of
+   * appends). Returns what {@link append} would resolve to, or `undefined`, having written
+   * nothing, when it cannot answer now (no `ifSize`, another write of the key queued in this
+   * process, the lease held elsewhere, the path replaced, other drivers): then call {@link append}.
+   *
+   * @throws AgentError as {@link append}.
+   */
+  appendNow?(key: string, text: string, options: WorkspaceWriteOptions): boolean | undefined
+  /**
    * Shortens the text value at `key` to its first `length` bytes (UTF-8). Used to move a torn
    * last line aside. With `ifSize`, only when the value has that size (see {@link append}).
    * Returns `false` when the size differed.

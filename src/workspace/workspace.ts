@@ -4,7 +4,7 @@ import { createStorage, type Driver, type Storage } from 'unstorage'
 import fsDriver from 'unstorage/drivers/fs'
 import { agentError } from '../errors.ts'
 import { checkWorkspaceOptions } from './options.ts'
-import { dropLease, type FileLease, forgetKnownSize, isLeasedFile, noteLeasedStat, RETAKE, withFileLease } from './file-lease.ts'
+import { dropLease, type FileLease, forgetKnownSize, isLeasedFile, noteLeasedStat, RETAKE, withFileLease, withFileLeaseNow } from './file-lease.ts'
 import type { Workspace, WorkspaceOptions, WorkspaceReplaceWithOptions, WorkspaceValueStat, WorkspaceWriteOptions } from './types.ts'
 
 /** Default folder of the fs-backed workspace, relative to `process.cwd()`. */
@@ -53,19 +53,25 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
 
   async function withLock<T>(key: string, task: () => Promise<T>): Promise<T> {
     const id = lockId(checkKey(key))
-    const previous = locks.get(id)
-    let release!: () => void
-    const current = new Promise<void>((done) => { release = done })
-    const chained = previous ? previous.then(() => current) : current
-    locks.set(id, chained)
-    // Uncontended (the common case): no turn to wait for.
-    if (previous) await previous
+    let lock = locks.get(id)
+    if (!lock) {
+      if (locks.size >= MAX_CACHED_KEYS) for (const [known, free] of locks) if (!free.held) locks.delete(known)
+      locks.set(id, lock = { held: false, waiting: [] })
+    }
+    // Uncontended (the common case): no promise made, no turn to wait for. Else in call order:
+    // the holder hands the lock to the first waiter (it stays held in between).
+    if (lock.held) {
+      const queue = lock.waiting
+      await new Promise<void>(resume => queue.push(resume))
+    }
+    lock.held = true
     try {
       return await task()
     }
     finally {
-      release()
-      if (locks.get(id) === chained) locks.delete(id)
+      const next = lock.waiting.shift()
+      if (next) next()
+      else lock.held = false
     }
   }
 
@@ -113,7 +119,7 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
       catch (error) {
         return Promise.reject(error)
       }
-      if (native && !locks.has(native.id)) return native.append(text, options)
+      if (native && !locks.get(native.id)?.held) return native.append(text, options)
       return withLock(key, async () => {
         if (native) return native.append(text, options)
         // Fallback for drivers without a native append: guarded read-modify-write (this process only).
@@ -122,6 +128,15 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
         await storage.setItem(key, current + text)
         return true
       })
+    },
+    appendNow(key, text, options) {
+      if (options.ifSize === undefined) return undefined
+      key = checkKey(key)
+      requireWritable('append', key)
+      const native = nativeFor(key)
+      // Another write of this key queued in this process goes first (call order is kept).
+      if (!native?.appendNow || locks.get(native.id)?.held) return undefined
+      return native.appendNow(text, options)
     },
     async truncate(key, length, options = {}) {
       key = checkKey(key)
@@ -236,6 +251,8 @@ interface NativeText {
   read(): Promise<string | undefined>
   write(text: string): Promise<void>
   append(text: string, options: WorkspaceWriteOptions): Promise<boolean>
+  /** A conditional append in this turn, or `undefined` when it cannot be done without waiting (see `Workspace.appendNow`). */
+  appendNow?(text: string, options: WorkspaceWriteOptions): boolean | undefined
   truncate(length: number, options: WorkspaceWriteOptions): Promise<boolean>
   replace(text: string, options: WorkspaceWriteOptions): Promise<boolean>
   /** Replaces this value only when `guard` is `size` bytes long, atomically against `guard`'s writers; `undefined` when this pair of drivers cannot (the caller then checks in process). */
@@ -339,20 +356,12 @@ function fsText(key: string, file: string): NativeText {
       catch (error) {
         return Promise.reject(error)
       }
-      // A conditional append: under the lease, the file's size and identity come from the stat
-      // made when the lease was taken or since its last write (the writer's look before it
-      // builds the line), or from one stat now; the line goes through the lease's kept O_APPEND
-      // descriptor, the one the lock is held through, so no open/close per write.
-      return withFileLease(file, (lease) => {
-        const size = leasedSize(lease, file)
-        // The kept stat is used up: this write changes the size.
-        lease.checked = undefined
-        if (size === RETAKE) return RETAKE
-        if (size !== options.ifSize) return false
-        writeSync(lease.fd!, text, null, 'utf8')
-        if (options.fsync) fsyncSync(lease.fd!)
-        return true
-      })
+      // A conditional append, under the lease.
+      return withFileLease(file, lease => appendLeased(lease, text, options))
+    },
+    appendNow(text, options) {
+      ensureFolder(file)
+      return withFileLeaseNow(file, lease => appendLeased(lease, text, options))
     },
     async truncate(length, options) {
       return guarded(options, () => {
@@ -417,6 +426,21 @@ function fsText(key: string, file: string): NativeText {
     async readBytes(start, end) {
       return readBytesNow(start, end)
     },
+  }
+
+  // The conditional append under the lease: the file's size and identity come from the stat
+  // made when the lease was taken or since its last write (the writer's look before it builds
+  // the line), or from one stat now; the line goes through the lease's kept O_APPEND descriptor,
+  // the one the lock is held through, so no open/close per write.
+  function appendLeased(lease: FileLease, text: string, options: WorkspaceWriteOptions): boolean | typeof RETAKE {
+    const size = leasedSize(lease, file)
+    // The kept stat is used up: this write changes the size.
+    lease.checked = undefined
+    if (size === RETAKE) return RETAKE
+    if (size !== options.ifSize) return false
+    writeSync(lease.fd!, text, null, 'utf8')
+    if (options.fsync) fsyncSync(lease.fd!)
+    return true
   }
 
   function appendUnconditionally(text: string, fsync: boolean): void {
@@ -716,7 +740,9 @@ function instanceId(value: object): number {
 
 // Locks are shared by every workspace object of this process that reaches the same value, so two
 // workspaces over one folder (an agent and the CLI, say) still serialize their appends.
-const locks = new Map<string, Promise<unknown>>()
+// An entry stays after its lock is released (no map churn per write); free ones are swept once
+// there are MAX_CACHED_KEYS of them.
+const locks = new Map<string, { held: boolean; waiting: Array<() => void> }>()
 
 function rawToText(raw: unknown): string | undefined {
   if (raw === null || raw === undefined) return undefined

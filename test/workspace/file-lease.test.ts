@@ -1,7 +1,8 @@
 /**
  * The fs write lease across real processes (src/workspace/file-lease.ts): exclusion of two
  * writers that each take the lease on every write, a holder killed with SIGKILL, a holder that
- * stays alive, and the `<file>.lock` folder an older version (proper-lockfile) leaves behind.
+ * stays alive (also for `appendNow`, the append in the calling turn), and the `<file>.lock`
+ * folder an older version (proper-lockfile) leaves behind.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync } from 'node:fs'
@@ -78,6 +79,24 @@ describe('the fs write lease across processes', () => {
     finally {
       holder.kill('SIGKILL')
     }
+  }, 40_000)
+
+  it('appendNow while another process holds the lease writes nothing and answers undefined; once the holder is killed it appends in the same turn', async () => {
+    const dir = tempDir()
+    const file = join(dir, 'notes.txt')
+    const workspace = createWorkspace({ dir })
+    // This process has taken (and, after an idle turn, released) the lease before the holder takes it.
+    expect(await workspace.append('notes.txt', '', { ifSize: 0 })).toBe(true)
+    await new Promise(done => setImmediate(done))
+    const holder = await holdLease(dir, 'notes.txt')
+    const exited = new Promise(done => holder.once('exit', (_code, signal) => done(signal)))
+    expect(workspace.appendNow!('notes.txt', 'now\n', { ifSize: 5 })).toBeUndefined()
+    expect(readFileSync(file, 'utf8')).toBe('held\n')
+    holder.kill('SIGKILL')
+    expect(await exited).toBe('SIGKILL')
+    expect(workspace.appendNow!('notes.txt', 'now\n', { ifSize: 5 })).toBe(true)
+    expect(workspace.appendNow!('notes.txt', 'stale\n', { ifSize: 5 })).toBe(false)
+    expect(readFileSync(file, 'utf8')).toBe('held\nnow\n')
   }, 40_000)
 
   it('an older version\'s lock folder left by a killed holder (not refreshed for 10 s) is removed, and the write goes through', async () => {

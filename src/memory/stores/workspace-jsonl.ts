@@ -255,10 +255,11 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       const recordId = newRecordId()
       const supersedes = input.supersedes && input.supersedes.length > 0 ? [...new Set(input.supersedes)] : []
       let duplicate: MemoryRecord | undefined
-      const [record] = await log.write((state) => {
+      const written = await log.write((state) => {
         // Duplicates (hosted-memory document): decided under the write lock on the current state, so parallel identical writes give one record.
         duplicate = options.duplicates === 'skip' ? findDuplicate(state, target, input, supersedes) : undefined
         if (duplicate) return []
+        if (supersedes.length === 0) return rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: noVersions })
         const missing = supersedes.filter(id => findInScope(state, target, id)?.status !== 'active')
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
@@ -271,7 +272,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
         return existing
       }
       settle(target)
-      return cloneRecord(record!)
+      return cloneRecord(written[0]!)
     },
     async delete(target, id, options) {
       target = scopedTarget(target)
@@ -293,6 +294,9 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
     },
   }
 }
+
+/** The `versionOf` of a remember that supersedes nothing (never called). */
+const noVersions = (): number => 1
 
 /** The log access of an operation on `target`: only its partition is loaded (ids of other scopes answer as unknown). */
 function servedBy(target: MemoryTarget): LogAccessOptions {
