@@ -16,7 +16,7 @@
  * bound on loaded scopes dropped. `BENCH_GC_DETAIL=1` also prints the GC kinds and their total
  * time over the rounds. Run with `node --expose-gc --import tsx bench/scope-tails.ts`.
  */
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PerformanceObserver, constants } from 'node:perf_hooks'
@@ -24,7 +24,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { workspaceJsonlMemoryStore } from '../src/memory/stores/workspace-jsonl.ts'
 import { createWorkspace } from '../src/workspace/workspace.ts'
 import { createMiniSearchBaseline } from './baselines/minisearch.ts'
-import { percentile, QUERIES, round3, scopeOf, scopeUser, workloadContents } from './workload.ts'
+import { ensureFilledLog } from './filled-log.ts'
+import { percentile, QUERIES, round3, scopeUser, workloadContents } from './workload.ts'
 
 const SIZE = 100_000
 const SCOPES = 1000
@@ -35,14 +36,7 @@ const contents = workloadContents(SIZE)
 const audit = { via: 'api' as const }
 const target = (user: string) => ({ store: 'agent', scope: { agent: 'bench', user } })
 
-if (!existsSync(join(base, 'memory/memory.jsonl.checkpoint'))) {
-  rmSync(base, { recursive: true, force: true })
-  const fill = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir: base }), writable: true })
-  for (let n = 0; n < SIZE; n++) await fill.append({ store: 'agent', scope: scopeOf(n, SCOPES) }, { kind: 'semantic', content: contents[n]! }, { audit })
-  for (let s = 0; s < SCOPES; s++) await fill.search({ store: 'agent', scope: scopeOf(s, SCOPES) }, { query: QUERIES.common })
-  await fill.log.checkpoint()
-  await sleep(50)
-}
+await ensureFilledLog(base, SIZE, SCOPES, contents)
 const dir = mkdtempSync(join(tmpdir(), 'vam-scope-tails-run-'))
 cpSync(join(base, 'memory'), join(dir, 'memory'), { recursive: true })
 

@@ -16,7 +16,7 @@
  * 100 searches, min and median of the rounds); searches that overlap a GC. Run with
  * `node --expose-gc --import tsx bench/small-scope.ts`; `BENCH_SHAPES=rare,sixWords` limits the shapes.
  */
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PerformanceObserver } from 'node:perf_hooks'
@@ -31,7 +31,8 @@ import { substringSearch } from '../src/search/substring-index.ts'
 import { createWorkspace } from '../src/workspace/workspace.ts'
 import { openFts5Baseline } from './baselines/fts5.ts'
 import { createMiniSearchBaseline } from './baselines/minisearch.ts'
-import { percentile, QUERIES, round3, scopeOf, scopeUser, workloadContents } from './workload.ts'
+import { ensureFilledLog } from './filled-log.ts'
+import { percentile, QUERIES, round3, scopeUser, workloadContents } from './workload.ts'
 
 const SIZE = 100_000
 const SCOPES = 1000
@@ -43,14 +44,7 @@ const contents = workloadContents(SIZE)
 const audit = { via: 'api' as const }
 const target = (user: string) => ({ store: 'agent', scope: { agent: 'bench', user } })
 
-if (!existsSync(join(base, 'memory/memory.jsonl.checkpoint'))) {
-  rmSync(base, { recursive: true, force: true })
-  const fill = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace: createWorkspace({ dir: base }), writable: true })
-  for (let n = 0; n < SIZE; n++) await fill.append({ store: 'agent', scope: scopeOf(n, SCOPES) }, { kind: 'semantic', content: contents[n]! }, { audit })
-  for (let s = 0; s < SCOPES; s++) await fill.search({ store: 'agent', scope: scopeOf(s, SCOPES) }, { query: QUERIES.common })
-  await fill.log.checkpoint()
-  await sleep(50)
-}
+await ensureFilledLog(base, SIZE, SCOPES, contents)
 
 /** A store on a fresh copy of the base, every scope searched once, the side-by-side's appends taken. */
 async function openStore() {
