@@ -24,7 +24,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { workspaceJsonlMemoryStore } from '../src/memory/stores/workspace-jsonl.ts'
 import { createWorkspace } from '../src/workspace/workspace.ts'
 import { createMiniSearchBaseline } from './baselines/minisearch.ts'
-import { ensureFilledLog } from './filled-log.ts'
+import { ensureFilledLog, useAsTheBenchDoes } from './filled-log.ts'
 import { percentile, QUERIES, round3, scopeUser, workloadContents } from './workload.ts'
 
 const SIZE = 100_000
@@ -33,7 +33,6 @@ const SEARCHES_PER_ROUND = 100
 const rounds = Number(process.env.BENCH_ROUNDS ?? 7)
 const base = process.env.BENCH_BASE ?? join(tmpdir(), `vam-scope-tails-${SIZE}-${SCOPES}`)
 const contents = workloadContents(SIZE)
-const audit = { via: 'api' as const }
 const target = (user: string) => ({ store: 'agent', scope: { agent: 'bench', user } })
 
 await ensureFilledLog(base, SIZE, SCOPES, contents)
@@ -45,14 +44,7 @@ const store = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench
 /** Scopes the store dropped from memory (the bound of `maxLoadedScopes`) from its open on. */
 let dropped = 0
 store.log.onPartitionDropped?.(() => { dropped++ })
-for (let s = 0; s < SCOPES; s++) await store.search(target(scopeUser(s, SCOPES)), { query: QUERIES.common })
-for (let n = 0; n < 100; n++) {
-  await sleep(10)
-  await store.append(target(scopeUser(n, SCOPES)), { kind: 'semantic', content: contents[n]! }, { audit })
-}
-for (let n = 0; n < 500; n++) await store.append(target(scopeUser(n * 7, SCOPES)), { kind: 'semantic', content: contents[(n * 7) % SIZE]! }, { audit })
-// What follows the appends in the side-by-side (the next subject's idle appends) gives the event loop a turn.
-await sleep(20)
+await useAsTheBenchDoes(store, SIZE, SCOPES, contents)
 /** Scopes the appends above wrote to (lines after the checkpoint). */
 const appended = new Set([...Array.from({ length: 100 }, (_, n) => scopeUser(n, SCOPES)), ...Array.from({ length: 500 }, (_, n) => scopeUser(n * 7, SCOPES))])
 const mini = createMiniSearchBaseline()

@@ -31,7 +31,7 @@ import { substringSearch } from '../src/search/substring-index.ts'
 import { createWorkspace } from '../src/workspace/workspace.ts'
 import { openFts5Baseline } from './baselines/fts5.ts'
 import { createMiniSearchBaseline } from './baselines/minisearch.ts'
-import { ensureFilledLog } from './filled-log.ts'
+import { ensureFilledLog, useAsTheBenchDoes } from './filled-log.ts'
 import { percentile, QUERIES, round3, scopeUser, workloadContents } from './workload.ts'
 
 const SIZE = 100_000
@@ -41,7 +41,6 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 7)
 const shapes = Object.entries(QUERIES).filter(([shape]) => !process.env.BENCH_SHAPES || process.env.BENCH_SHAPES.split(',').includes(shape))
 const base = process.env.BENCH_BASE ?? join(tmpdir(), `vam-small-scope-${SIZE}-${SCOPES}`)
 const contents = workloadContents(SIZE)
-const audit = { via: 'api' as const }
 const target = (user: string) => ({ store: 'agent', scope: { agent: 'bench', user } })
 
 await ensureFilledLog(base, SIZE, SCOPES, contents)
@@ -52,13 +51,7 @@ async function openStore() {
   cpSync(join(base, 'memory'), join(dir, 'memory'), { recursive: true })
   const workspace = createWorkspace({ dir })
   const store = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'bench', workspace, writable: true })
-  for (let s = 0; s < SCOPES; s++) await store.search(target(scopeUser(s, SCOPES)), { query: QUERIES.common })
-  for (let n = 0; n < 100; n++) {
-    await sleep(10)
-    await store.append(target(scopeUser(n, SCOPES)), { kind: 'semantic', content: contents[n]! }, { audit })
-  }
-  for (let n = 0; n < 500; n++) await store.append(target(scopeUser(n * 7, SCOPES)), { kind: 'semantic', content: contents[(n * 7) % SIZE]! }, { audit })
-  await sleep(20)
+  await useAsTheBenchDoes(store, SIZE, SCOPES, contents)
   return { dir, workspace, store }
 }
 
