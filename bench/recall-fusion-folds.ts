@@ -12,37 +12,14 @@
  * toward the vectors of the lexical top m). `--diagnose` prints what each side finds alone and
  * what the default fusion loses.
  */
-import { join, resolve, dirname } from 'node:path'
+import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { inMemoryMemoryStore } from '../src/memory/stores/in-memory.ts'
-import { localEmbedder } from '../src/memory/embeddings.ts'
 import { namedPeriods, occurredIn } from '../src/memory/query-dates.ts'
 import { ENGLISH_STOP_WORDS } from '../src/search/text.ts'
-import type { MemoryRecord, MemoryStoreAdapter, MemoryTarget } from '../src/memory/types.ts'
-import { cachedEmbedder } from './cached-embedder.ts'
-import { loadLocomo } from './locomo.ts'
+import type { MemoryRecord } from '../src/memory/types.ts'
+import { dot, embedAll, FILES, loadConversation, model, unit } from './locomo-vectors.ts'
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const dataDir = resolve(root, '../shared/data/locomo')
-const FILES = ['conv-26', 'conv-30', 'conv-41']
 const FOLD_OF: Record<string, 'A' | 'B'> = { 'conv-26': 'A', 'conv-30': 'B', 'conv-41': 'B' }
-const model = cachedEmbedder(localEmbedder())
-
-async function embedAll(texts: string[]): Promise<Float32Array[]> {
-  const out: Float32Array[] = []
-  for (let i = 0; i < texts.length; i += 64) {
-    const { embeddings } = await model.doEmbed({ values: texts.slice(i, i + 64) })
-    for (const e of embeddings) out.push(unit(Float32Array.from(e)))
-  }
-  return out
-}
-
-function unit(v: Float32Array): Float32Array {
-  let n = 0
-  for (const x of v) n += x * x
-  n = Math.sqrt(n) || 1
-  return v.map(x => x / n)
-}
 
 /** The record texts compared (the first is `embeddingText`, what the stores embed). */
 const TEXTS: Record<string, (r: MemoryRecord) => string> = {
@@ -63,11 +40,7 @@ interface Conversation { records: MemoryRecord[]; questions: Question[]; texts: 
 async function load(eventTime: boolean): Promise<Conversation[]> {
   const out: Conversation[] = []
   for (const file of FILES) {
-    const c = loadLocomo(join(dataDir, `${file}.json`), file, { eventTime })
-    const adapter: MemoryStoreAdapter = await inMemoryMemoryStore().create({ store: 'locomo', agent: 'bench', writable: true })
-    const target: MemoryTarget = { store: 'locomo', scope: { user: c.id } }
-    for (const input of c.records) await adapter.append(target, input, { audit: { via: 'import' } })
-    const records = (await adapter.export(target)).filter(r => r.status === 'active')
+    const { conversation: c, adapter, target, records } = await loadConversation(file, eventTime)
     const texts: Record<string, Float32Array[]> = {}
     for (const [name, fn] of Object.entries(TEXTS)) texts[name] = await embedAll(records.map(fn))
     const queryVectors: Record<string, Float32Array[]> = {}
@@ -83,7 +56,6 @@ async function load(eventTime: boolean): Promise<Conversation[]> {
   return out
 }
 
-function dot(a: Float32Array, b: Float32Array): number { let s = 0; for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!; return s }
 
 /** One fusion choice. */
 export interface Fusion {

@@ -10,35 +10,10 @@
  * Also prints how many questions only one of the two rankings finds in its top 10 (what fusion
  * can win). Per-category hits: c1 multi-hop, c2 temporal, c3 open-domain, c4 single-hop.
  */
-import { join, resolve, dirname } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { inMemoryMemoryStore } from '../src/memory/stores/in-memory.ts'
-import { localEmbedder } from '../src/memory/embeddings.ts'
 import { eventTimeWords } from '../src/memory/kinds.ts'
-import type { MemoryRecord, MemoryStoreAdapter, MemoryTarget } from '../src/memory/types.ts'
+import type { MemoryRecord } from '../src/memory/types.ts'
 import { createSearchIndex } from '../src/memory/search-index.ts'
-import { cachedEmbedder } from './cached-embedder.ts'
-import { loadLocomo } from './locomo.ts'
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const dataDir = resolve(root, '../shared/data/locomo')
-const FILES = ['conv-26', 'conv-30', 'conv-41']
-const model = cachedEmbedder(localEmbedder())
-
-async function embedAll(texts: string[]): Promise<Float32Array[]> {
-  const out: Float32Array[] = []
-  for (let i = 0; i < texts.length; i += 64) {
-    const { embeddings } = await model.doEmbed({ values: texts.slice(i, i + 64) })
-    for (const e of embeddings) {
-      const v = Float32Array.from(e)
-      let n = 0
-      for (const x of v) n += x * x
-      n = Math.sqrt(n) || 1
-      out.push(v.map(x => x / n))
-    }
-  }
-  return out
-}
+import { dot, embedAll, FILES, loadConversation } from './locomo-vectors.ts'
 
 interface Q { evidence: Set<string>; lexical: MemoryRecord[]; plainLex: MemoryRecord[]; lexScores: number[]; qv: Float32Array; question: string; category: number }
 interface Conv { records: MemoryRecord[]; questions: Q[]; texts: Record<string, Float32Array[]> }
@@ -54,11 +29,7 @@ const TEXTS: Record<string, (r: MemoryRecord) => string> = {
 async function load(eventTime: boolean): Promise<Conv[]> {
   const out: Conv[] = []
   for (const file of FILES) {
-    const c = loadLocomo(join(dataDir, `${file}.json`), file, { eventTime })
-    const adapter: MemoryStoreAdapter = await inMemoryMemoryStore().create({ store: 'locomo', agent: 'bench', writable: true })
-    const target: MemoryTarget = { store: 'locomo', scope: { user: c.id } }
-    for (const input of c.records) await adapter.append(target, input, { audit: { via: 'import' } })
-    const records = (await adapter.export(target)).filter(r => r.status === 'active')
+    const { conversation: c, adapter, target, records } = await loadConversation(file, eventTime)
     const texts: Record<string, Float32Array[]> = {}
     for (const [name, fn] of Object.entries(TEXTS)) texts[name] = await embedAll(records.map(fn))
     const qvs = await embedAll(c.questions.map(q => q.question))
@@ -75,7 +46,6 @@ async function load(eventTime: boolean): Promise<Conv[]> {
   return out
 }
 
-function dot(a: Float32Array, b: Float32Array): number { let s = 0; for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!; return s }
 
 interface Fusion { k: number; lexDepth: number; vecDepth: number; lw: number; vw: number; text: string; mode?: 'rrf' | 'vector' | 'lexical' | 'score'; plain?: boolean; alpha?: number }
 
