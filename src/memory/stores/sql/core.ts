@@ -750,10 +750,10 @@ async function cappedRanking(backend: SqlBackend, partition: string, weights: Qu
   return { ranked: scorePostings(postings, frequency, weights, stats), records, score }
 }
 
-/** The postings of `terms` in a record, counted from its text as `recordRow` indexes it. */
+/** The postings of `terms` in a record, counted from its text as `recordRow` indexes it ({@link fieldTerms}). */
 function recordPostings(record: MemoryRecord, seq: number, token: string, terms: ReadonlySet<string>): SqlPosting[] {
-  const fields = [record.title ?? '', searchableContent(record), searchableTags(record).join('\n'), recordDateWords(record)].map(text => scopedTerms(token, tokenize(text)))
-  const lengths = [fields[0]!.length, fields[1]!.length, fields[2]!.length] as [number, number, number]
+  const fields = fieldTerms(record, token)
+  const lengths: [number, number, number] = [fields[0].length, fields[1].length, fields[2].length]
   const createdMs = parseInstant(record.createdAt) ?? 0
   const postings: SqlPosting[] = []
   fields.forEach((field, index) => {
