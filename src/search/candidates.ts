@@ -204,6 +204,9 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
     const slope = norms.slope
     const lists: number[] = []
     let lentMost = 0
+    let heldMost = 0
+    // With the term counts' pass, the slots the lent terms reach are also set in a bitset.
+    const reachable = first.reaching === undefined ? undefined : reachedWords(slots.count)
     for (const [term, weight] of lent) {
       const id = vocabulary.termIds.get(term)
       if (id === undefined || vocabulary.termFrequency[id] === 0) continue
@@ -213,7 +216,12 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
       const data = vocabulary.termPostings.data
       const ranges = vocabulary.termPostings.blocks(id, blockScratch)
       for (let range = 0; range < ranges.length; range += 2) {
-        for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) hits[data[at]!]!++
+        for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
+          const slot = data[at]!
+          const held = ++hits[slot]!
+          if (held > heldMost) heldMost = held
+          if (reachable !== undefined) reachable[slot >>> 5]! |= 1 << (slot & 31)
+        }
       }
     }
     // The first pass's records: their scores by the query's terms, then the lent terms' points
@@ -225,19 +233,37 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
     lentScored.forEach((candidate, at) => final.push({ slot: candidate.slot, score: candidate.score, matched: lending[at]!.matched }))
     const floor = final.floor()?.score ?? Number.NEGATIVE_INFINITY
     const reached: number[] = []
-    const data = vocabulary.termPostings.data
-    const alive = slots.alive
-    for (const id of lists) {
-      const ranges = vocabulary.termPostings.blocks(id, blockScratch)
-      for (let range = 0; range < ranges.length; range += 2) {
-        for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
-          const slot = data[at]!
-          const held = hits[slot]!
-          if (held === 0) continue
-          hits[slot] = 0
-          if (first.bound(slot) + held * lentMost >= floor && alive[slot] === 1 && !inTop.has(slot) && !kept.has(slot)) reached.push(slot)
+    // A slot the lent terms reach needs a mask whose bound is at least this (rounding allowed for) to reach the floor.
+    const needed = floor - heldMost * lentMost - Math.abs(floor) * 1e-9
+    if (first.reaching !== undefined && needed > 0) {
+      // Only the slots whose region of terms can reach `needed` are looked at (a slot holding no
+      // query term has bound 0, under it); the counts are then cleared at once.
+      const { slots: reaching, boundOf } = first.reaching
+      const found = reaching(needed, reachable!)
+      for (let at = 0; at < found.length; at++) {
+        const slot = found.slots[at]!
+        if (boundOf[found.masks[at]!]! + hits[slot]! * lentMost >= floor && !inTop.has(slot) && !kept.has(slot)) reached.push(slot)
+      }
+    }
+    else {
+      const data = vocabulary.termPostings.data
+      const alive = slots.alive
+      for (const id of lists) {
+        const ranges = vocabulary.termPostings.blocks(id, blockScratch)
+        for (let range = 0; range < ranges.length; range += 2) {
+          for (let at = ranges[range]!, end = ranges[range + 1]!; at < end; at += 2) {
+            const slot = data[at]!
+            const held = hits[slot]!
+            if (held === 0) continue
+            hits[slot] = 0
+            if (first.bound(slot) + held * lentMost >= floor && alive[slot] === 1 && !inTop.has(slot) && !kept.has(slot)) reached.push(slot)
+          }
         }
       }
+    }
+    if (reachable !== undefined) {
+      hits.fill(0, 0, slots.count)
+      reachable.fill(0, 0, (slots.count + 31) >>> 5)
     }
     for (const candidate of scoreSlots(state, params, all, terms.size, reached.sort((a, c) => a - c))) {
       if (passesFilters(slots.records[candidate.slot]!, slots.created[candidate.slot]!, checked)) final.push(candidate)
@@ -255,6 +281,14 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
 const LENT_SLACK = 1 + 1e-9
 
 let hitScratch = new Uint16Array(1024)
+let reachedScratch = new Int32Array(32)
+
+/** A zeroed bitset of `count` slots (cleared by the pass that sets it). */
+function reachedWords(count: number): Int32Array {
+  const words = (count + 31) >>> 5
+  if (reachedScratch.length < words) reachedScratch = new Int32Array(Math.max(words, reachedScratch.length * 2))
+  return reachedScratch
+}
 const blockScratch: number[] = []
 
 /**

@@ -23,6 +23,8 @@ import { slotScorer, type RankedSlot, type TopKPass } from './max-score.ts'
 import { CLASSES, postingClass, type ClassStats } from './posting-classes.ts'
 import { FIELDS } from './slots.ts'
 import type { IndexState } from './state.ts'
+import { NO_BIT, OTHER_BIT, termBitsets, USUAL_BIT } from './term-bitsets.ts'
+import { topByTermCounts, type Candidates } from './term-counts.ts'
 import { TopK } from './top-k.ts'
 import type { SearchDocument } from './types.ts'
 import type { Vocabulary } from './vocabulary.ts'
@@ -56,6 +58,8 @@ export interface MaskedTop {
   readonly ranked: RankedSlot[]
   /** The bound of `slot`'s score (0 for a slot no term holds); valid until the next mask pass. */
   readonly bound: (slot: number) => number
+  /** When the pass took the term counts (term-counts.ts): the slots holding a term that can reach a bound, and the bound of each mask. */
+  readonly reaching?: { readonly slots: (threshold: number, among: Int32Array) => Candidates; readonly boundOf: Float64Array }
 }
 
 /**
@@ -66,7 +70,7 @@ export interface MaskedTop {
  * terms), what scoring every posting costs): masks cannot part records whose bounds tie, as when
  * thousands of records hold two of the words and the best ones hold two too.
  */
-export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, pass: TopKPass, budget?: number): MaskedTop | undefined {
+export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, pass: TopKPass, budget?: number, byCounts = true): MaskedTop | undefined {
   const { slots, vocabulary } = state
   const none: MaskedTop = { ranked: [], bound: () => 0 }
   if (slots.live === 0 || pass.limit <= 0) return none
@@ -96,6 +100,12 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     boundOf[mask] = boundOf[mask ^ lowest]! + bitBounds[31 - Math.clz32(lowest)]!
   }
   const count = slots.count
+  const score = slotScorer(state, params, terms, pass.counted)
+  if (byCounts) {
+    const sets = ids.map((id, place) => termBitsets(vocabulary.termPostings, id, kindsOf(bitsOf[place]!, place), count))
+    const counted = topByTermCounts(state, sets, boundOf, pass, score, most)
+    if (counted !== undefined) return { ranked: counted.ranked, bound: slot => boundOf[counted.maskOf(slot)]!, reaching: { slots: counted.reaching, boundOf } }
+  }
   const own = readMasks(vocabulary, ids, bitsOf, count)
   const several = severalScratch
   const alive = slots.alive
@@ -117,11 +127,10 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
     return total
   }
   const top = new TopK<RankedSlot>(pass.limit, slots.compare)
-  const { checked, excluded, counted } = pass
+  const { checked, excluded } = pass
   // No filter and nothing excluded: a slot's record is not read to keep it.
   const unfiltered = excluded === undefined && filtersNothing(checked)
   const chosen = chosenScratch
-  const score = slotScorer(state, params, terms, counted)
   chosen[0] = 0
   // Every slot whose mask's bound is at least `upper` has been scored.
   let upper = Number.POSITIVE_INFINITY
@@ -230,6 +239,14 @@ function termBits(stats: ClassStats, norms: FieldNorms, termIdf: number, place: 
     }
   }
   return { bits, low: bounds[usual]!, high }
+}
+
+/** Per posting class, the mask bit `bits` (of the term at `place`) gives it, as a term-bitsets.ts kind. */
+function kindsOf(bits: Uint16Array, place: number): Uint8Array {
+  const kinds = new Uint8Array(CLASSES)
+  const lowBit = 1 << (2 * place)
+  for (let kind = 0; kind < CLASSES; kind++) kinds[kind] = bits[kind] === 0 ? NO_BIT : bits[kind] === lowBit ? USUAL_BIT : OTHER_BIT
+  return kinds
 }
 
 let readScratch = new Int32Array(1024)

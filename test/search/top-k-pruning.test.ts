@@ -179,4 +179,28 @@ describe('top-k pruning', () => {
       }
     }), { numRuns: 1000 })
   })
+
+  it('the match-mask pass by term counts keeps the same candidates as an exhaustive ranking when lent terms reach records of every count of terms', () => {
+    // Hundreds of records of two to six words, some repeated (a rarer class), and numbers that
+    // feedback lends: the first pass leaves out the records of fewer terms, and the lent terms
+    // reach records of every count.
+    const words = ['kayak', 'paddle', 'lake', 'river', 'trip', 'coffee', 'tea', 'garden']
+    const repeated = fc.tuple(fc.constantFrom(...words), fc.integer({ min: 2, max: 4 })).map(([word, times]) => Array.from({ length: times }, () => word))
+    const content = fc.tuple(fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 5 }), fc.option(repeated, { nil: undefined, freq: 4 }), fc.integer({ min: 0, max: 30 }))
+      .map(([some, again, number]) => [...some, ...(again ?? []), `n${number}`])
+    const many = fc.array(fc.record({ title: fc.constant(undefined), content, tags: fc.constant<string[]>([]), day: fc.integer({ min: 0, max: 5 }), removed: fc.boolean() }), { minLength: 200, maxLength: 500 })
+    const search = fc.tuple(fc.uniqueArray(fc.constantFrom(...words), { minLength: 3, maxLength: 6 }), fc.integer({ min: 1, max: 12 }), fc.constantFrom(0.1, 0.5))
+    fc.assert(fc.property(many, search, (docs, [text, depth, weight]) => {
+      const state = build(docs)
+      const terms = queryTerms(state.vocabulary, text.join(' '), SYNONYM_WEIGHT)
+      if (known(state, terms) > 6) return
+      const checked = checkQuery({ query: text.join(' ') })
+      const feedback = { ...lending, weight, maxShare: 0.2 }
+      const kept = new Set<number>()
+      const masked = rankedCandidates(state, params, feedback, terms, checked, kept, depth, 'match-masks')
+      expect(masked.ranked).toEqual(rankedCandidates(state, params, feedback, terms, checked, kept, depth, 'exhaustive').ranked)
+      const pass = { limit: depth, checked, counted: terms.size }
+      expect(topByMatchMasks(state, params, terms, pass, Number.POSITIVE_INFINITY, false)!.ranked).toEqual(topByMatchMasks(state, params, terms, pass, Number.POSITIVE_INFINITY)!.ranked)
+    }), { numRuns: 150 })
+  })
 })
