@@ -61,13 +61,14 @@ export function topByTermCounts<D extends SearchDocument>(state: IndexState<D>, 
     const cell = termsIn(mask) * (MAX_TERMS + 1) + bitsIn(mask & OTHER_BITS)
     if (boundOf[mask]! > greatest[cell]!) greatest[cell] = boundOf[mask]!
   }
-  const sampled = sampleCounts(sets, words, terms)
+  const planes = countPlanes(sets, words)
+  const sampled = sampleCounts(planes, words, terms)
   let least = terms
   while (least > 2 && sampled[least]! * SAMPLE_WORDS < FILL_SHARE * pass.limit) least--
   let scored = 0
   for (; least >= 2; least--) {
     const top = new TopK<RankedSlot>(pass.limit, slots.compare)
-    const spent = scoreByBound(candidates(state, sets, words, least, NO_REGIONS, pass), boundOf, top, pass.limit, score, most - scored)
+    const spent = scoreByBound(candidates(state, sets, planes, words, least, NO_REGIONS, pass), boundOf, top, pass.limit, score, most - scored)
     if (spent < 0) return undefined
     scored += spent
     const floor = top.floor()
@@ -79,7 +80,7 @@ export function topByTermCounts<D extends SearchDocument>(state: IndexState<D>, 
       for (let rarer = 0; rarer <= held; rarer++) if (greatest[held * (MAX_TERMS + 1) + rarer]! >= floor.score) regions.push(held, rarer)
     }
     if (regions.length > 0) {
-      const more = scoreByBound(candidates(state, sets, words, MAX_TERMS + 1, regions, pass), boundOf, top, pass.limit, score, most - scored)
+      const more = scoreByBound(candidates(state, sets, planes, words, MAX_TERMS + 1, regions, pass), boundOf, top, pass.limit, score, most - scored)
       if (more < 0) return undefined
       scored += more
     }
@@ -87,11 +88,15 @@ export function topByTermCounts<D extends SearchDocument>(state: IndexState<D>, 
       ranked: top.sorted(),
       maskOf: slot => maskOf(sets, slot),
       reaching: (threshold, among) => {
+        // Every count from `from` on is taken whole (a few slots more than its regions reaching the
+        // threshold: the caller checks each slot's bound), the counts under it by region.
+        let from = terms + 1
+        while (from > 1 && greatest[(from - 1) * (MAX_TERMS + 1)]! >= threshold) from--
         const wanted: number[] = []
-        for (let held = 1; held <= terms; held++) {
+        for (let held = 1; held < from; held++) {
           for (let rarer = 0; rarer <= held; rarer++) if (greatest[held * (MAX_TERMS + 1) + rarer]! >= threshold) wanted.push(held, rarer)
         }
-        return candidates(state, sets, words, MAX_TERMS + 1, wanted, pass, among)
+        return candidates(state, sets, planes, words, from, wanted, pass, among)
       },
     }
   }
@@ -131,21 +136,14 @@ function maskOf(sets: readonly TermBitsets[], slot: number): number {
   return mask
 }
 
-/** Per count `c`: the slots of the sampled words holding `c` terms or more. */
-function sampleCounts(sets: readonly TermBitsets[], words: number, terms: number): Int32Array {
+/** Per count `c`: the slots of the sampled words holding `c` terms or more, by the count planes. */
+function sampleCounts(planes: readonly Int32Array[], words: number, terms: number): Int32Array {
   const out = new Int32Array(MAX_TERMS + 1)
-  const lists = wordLists(sets)
+  const [p0, p1, p2] = planes as [Int32Array, Int32Array, Int32Array]
   for (let word = 0; word < words; word += SAMPLE_WORDS) {
-    let b0 = 0
-    let b1 = 0
-    let b2 = 0
-    for (let list = 0; list < lists.length; list += 2) {
-      const held = lists[list]![word]! | lists[list + 1]![word]!
-      const carry = b0 & held
-      b0 ^= held
-      b2 |= b1 & carry
-      b1 ^= carry
-    }
+    const b0 = p0[word]!
+    const b1 = p1[word]!
+    const b2 = p2[word]!
     out[1]! += popcount(b0 | b1 | b2)
     out[2]! += popcount(b1 | b2)
     out[3]! += popcount(b2 | (b1 & b0))
@@ -166,6 +164,7 @@ function wordLists(sets: readonly TermBitsets[]): Int32Array[] {
 /** The slots of a word holding at least `least` terms, by its count planes. */
 function atLeast(least: number, b0: number, b1: number, b2: number): number {
   switch (least) {
+    case 1: return b0 | b1 | b2
     case 2: return b1 | b2
     case 3: return b2 | (b1 & b0)
     case 4: return b2
@@ -180,27 +179,18 @@ function popcount(word: number): number {
   return (Math.imul((word + (word >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24)
 }
 
-const wordScratch = new Int32Array(2 * MAX_TERMS)
-
 /**
- * The live slots the pass may keep, in increasing order, and their masks (shared scratch): those
- * holding `least` terms or more, and those of `regions` (pairs: terms held, of them by a rarer
- * class's posting); only those set in the bitset `among`, when given.
+ * Per word of the bitsets, the bit planes of each slot's count of the terms it holds (0-2) and of
+ * those it holds by a rarer class's posting (3-5), in shared scratch: read once per pass.
  */
-function candidates<D extends SearchDocument>(state: IndexState<D>, sets: readonly TermBitsets[], words: number, least: number, regions: readonly number[], pass: TopKPass, among?: Int32Array): Candidates {
-  const { slots } = state
-  const { checked, excluded } = pass
-  const unfiltered = excluded === undefined && filtersNothing(checked)
-  const alive = slots.alive
+let planeScratch: Int32Array[] = Array.from({ length: 6 }, () => new Int32Array(32))
+
+function countPlanes(sets: readonly TermBitsets[], words: number): Int32Array[] {
+  if (planeScratch[0]!.length < words) planeScratch = Array.from({ length: 6 }, () => new Int32Array(Math.max(words, planeScratch[0]!.length * 2)))
+  const [p0, p1, p2, q0, q1, q2] = planeScratch as [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array]
   const lists = wordLists(sets)
   const bits = lists.length
-  const own = wordScratch
-  let out = candidateScratch
-  let masks = candidateMasks
-  let length = 0
   for (let word = 0; word < words; word++) {
-    if (among !== undefined && among[word] === 0) continue
-    // Bit planes of each slot's count of terms held (b) and of those by a rarer class (r).
     let b0 = 0
     let b1 = 0
     let b2 = 0
@@ -208,9 +198,8 @@ function candidates<D extends SearchDocument>(state: IndexState<D>, sets: readon
     let r1 = 0
     let r2 = 0
     for (let list = 0; list < bits; list += 2) {
-      const usual = own[list] = lists[list]![word]!
-      const other = own[list + 1] = lists[list + 1]![word]!
-      const held = usual | other
+      const other = lists[list + 1]![word]!
+      const held = lists[list]![word]! | other
       let carry = b0 & held
       b0 ^= held
       b2 |= b1 & carry
@@ -220,8 +209,39 @@ function candidates<D extends SearchDocument>(state: IndexState<D>, sets: readon
       r2 |= r1 & carry
       r1 ^= carry
     }
+    p0[word] = b0
+    p1[word] = b1
+    p2[word] = b2
+    q0[word] = r0
+    q1[word] = r1
+    q2[word] = r2
+  }
+  return planeScratch
+}
+
+/**
+ * The live slots the pass may keep, in increasing order, and their masks (shared scratch): those
+ * holding `least` terms or more, and those of `regions` (pairs: terms held, of them by a rarer
+ * class's posting), by the count planes; only those set in the bitset `among`, when given.
+ */
+function candidates<D extends SearchDocument>(state: IndexState<D>, sets: readonly TermBitsets[], planes: readonly Int32Array[], words: number, least: number, regions: readonly number[], pass: TopKPass, among?: Int32Array): Candidates {
+  const { slots } = state
+  const { checked, excluded } = pass
+  const unfiltered = excluded === undefined && filtersNothing(checked)
+  const alive = slots.alive
+  const lists = wordLists(sets)
+  const bits = lists.length
+  const [p0, p1, p2, q0, q1, q2] = planes as [Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array]
+  let out = candidateScratch
+  let masks = candidateMasks
+  let length = 0
+  for (let word = 0; word < words; word++) {
+    if (among !== undefined && among[word] === 0) continue
+    const b0 = p0[word]!
+    const b1 = p1[word]!
+    const b2 = p2[word]!
     let found = least <= MAX_TERMS ? atLeast(least, b0, b1, b2) : 0
-    for (let at = 0; at < regions.length; at += 2) found |= exactly(regions[at]!, b0, b1, b2) & exactly(regions[at + 1]!, r0, r1, r2)
+    for (let at = 0; at < regions.length; at += 2) found |= exactly(regions[at]!, b0, b1, b2) & exactly(regions[at + 1]!, q0[word]!, q1[word]!, q2[word]!)
     if (among !== undefined) found &= among[word]!
     for (; found !== 0; found &= found - 1) {
       const bit = 31 - Math.clz32(found & -found)
@@ -229,7 +249,7 @@ function candidates<D extends SearchDocument>(state: IndexState<D>, sets: readon
       if (alive[slot] === 0) continue
       if (!unfiltered && (excluded?.has(slot) === true || !passesFilters(slots.records[slot]!, slots.created[slot]!, checked))) continue
       let mask = 0
-      for (let list = 0; list < bits; list++) mask |= ((own[list]! >>> bit) & 1) << list
+      for (let list = 0; list < bits; list++) mask |= ((lists[list]![word]! >>> bit) & 1) << list
       if (length === out.length) {
         out = candidateScratch = grownInts(out)
         masks = candidateMasks = grownMasks(masks)
