@@ -298,25 +298,28 @@ export function scoreSlots<D extends SearchDocument>(state: IndexState<D>, param
 
 /**
  * A scorer of slots for one set of terms (`scoreSlots` with its cursors made once): each call
- * takes slots in increasing order, any number of calls.
+ * takes slots in increasing order, any number of calls. `held`, when given, says per slot which
+ * known terms (bit i: the i-th known term of `terms`) it holds: the others are not looked up.
  */
-export function slotScorer<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, counted: number): (slots: readonly number[]) => RankedSlot[] {
+export function slotScorer<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, counted: number): (slots: readonly number[], held?: readonly number[]) => RankedSlot[] {
   let cursors: PostingCursors<D> | undefined
-  return (slots) => {
+  return (slots, held) => {
     if (slots.length === 0) return []
     if (cursors === undefined) cursors = new PostingCursors(state, params, terms)
     else for (let list = 0; list < cursors.count; list++) cursors.rewind(list)
-    return scoreSlotsWith(cursors, terms.size, counted, slots)
+    return scoreSlotsWith(cursors, terms.size, counted, slots, undefined, held)
   }
 }
 
-function scoreSlotsWith<D extends SearchDocument>(cursors: PostingCursors<D>, size: number, counted: number, slots: readonly number[], bases?: readonly number[]): RankedSlot[] {
+function scoreSlotsWith<D extends SearchDocument>(cursors: PostingCursors<D>, size: number, counted: number, slots: readonly number[], bases?: readonly number[], held?: readonly number[]): RankedSlot[] {
   const points = new Float64Array(size)
   const { current, places, count } = cursors
   const out: RankedSlot[] = []
   for (let at = 0; at < slots.length; at++) {
     const slot = slots[at]!
+    const lists = held === undefined ? -1 : held[at]!
     for (let list = 0; list < count; list++) {
+      if (((lists >>> list) & 1) === 0) continue
       cursors.seek(list, slot)
       if (current[list] === slot) points[places[list]!] = cursors.points(list)
     }

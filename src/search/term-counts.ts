@@ -49,7 +49,7 @@ const chosen = new Uint8Array(1 << 12)
  * slots holding fewer terms than some count can be left out; `undefined` when they cannot or when
  * more than `most` slots would be scored. `boundOf` gives each mask's bound.
  */
-export function topByTermCounts<D extends SearchDocument>(state: IndexState<D>, sets: readonly TermBitsets[], boundOf: Float64Array, pass: TopKPass, score: (slots: readonly number[]) => RankedSlot[], most: number): CountedTop | undefined {
+export function topByTermCounts<D extends SearchDocument>(state: IndexState<D>, sets: readonly TermBitsets[], boundOf: Float64Array, pass: TopKPass, score: (slots: readonly number[], held?: readonly number[]) => RankedSlot[], most: number): CountedTop | undefined {
   const terms = sets.length
   if (terms < 2 || terms > MAX_TERMS) return undefined
   const { slots } = state
@@ -107,6 +107,12 @@ const NO_REGIONS: readonly number[] = []
 
 /** Most terms the planes count (a count of 7 would need a fourth plane). */
 const MAX_TERMS = 6
+
+/** Per mask: its terms, bit t for term t (either of its two bits). */
+const HELD = new Uint8Array(1 << (2 * MAX_TERMS))
+for (let mask = 1; mask < HELD.length; mask++) {
+  for (let term = 0; term < MAX_TERMS; term++) if (((mask >>> (2 * term)) & 3) !== 0) HELD[mask]! |= 1 << term
+}
 /** The bits of a mask for the postings of a term's rarer classes. */
 const OTHER_BITS = 0xaaa
 
@@ -290,7 +296,7 @@ function grownMasks(values: Uint16Array): Uint16Array<ArrayBuffer> {
  * full, batches of about {@link FIRST_SHARE} × `limit` slots; then every mask that can still reach
  * the floor), until the next bound is below the floor. The slots scored, or -1 past `most`.
  */
-function scoreByBound(found: Candidates, boundOf: Float64Array, top: TopK<RankedSlot>, limit: number, score: (slots: readonly number[]) => RankedSlot[], most: number): number {
+function scoreByBound(found: Candidates, boundOf: Float64Array, top: TopK<RankedSlot>, limit: number, score: (slots: readonly number[], held?: readonly number[]) => RankedSlot[], most: number): number {
   const { slots, masks, length } = found
   const present: number[] = []
   for (let at = 0; at < length; at++) if (perMask[masks[at]!]!++ === 0) present.push(masks[at]!)
@@ -310,9 +316,14 @@ function scoreByBound(found: Candidates, boundOf: Float64Array, top: TopK<Ranked
       if (scored + taken > most) return -1
       scored += taken
       const batch: number[] = []
-      for (let at = 0; at < length; at++) if (chosen[masks[at]!] === 1) batch.push(slots[at]!)
+      const held: number[] = []
+      for (let at = 0; at < length; at++) {
+        if (chosen[masks[at]!] !== 1) continue
+        batch.push(slots[at]!)
+        held.push(HELD[masks[at]!]!)
+      }
       for (let at = from; at < next; at++) chosen[present[at]!] = 0
-      for (const candidate of score(batch)) top.push(candidate)
+      for (const candidate of score(batch, held)) top.push(candidate)
     }
     return scored
   }
