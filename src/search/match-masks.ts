@@ -16,6 +16,11 @@
  *
  * A slot of a query of six common words usually holds one or two of them: its bound is below the
  * score of the records holding four, and it is never scored.
+ *
+ * Before step 1 the pass tries term-counts.ts: the query's terms counted per slot over per-term
+ * bitsets (term-bitsets.ts), so that only the slots holding the most terms, and those of fewer
+ * whose mask can still reach the floor, get a mask at all. Step 1 runs when that try cannot fill
+ * the heap above every slot it left out.
  */
 import { fieldNorms, idf, termPoints, type Bm25fParams, type FieldNorms } from './bm25f.ts'
 import { filtersNothing, passesFilters } from './filters.ts'
@@ -68,7 +73,9 @@ export interface MaskedTop {
  * `slots.compare`: the same slots and scores as `topByMaxScore`. `undefined` when more than
  * `budget` slots would have to be scored (default: the postings / ({@link SCORED_POSTINGS} × the
  * terms), what scoring every posting costs): masks cannot part records whose bounds tie, as when
- * thousands of records hold two of the words and the best ones hold two too.
+ * thousands of records hold two of the words and the best ones hold two too. `byCounts` false
+ * skips the term-count try (term-counts.ts) and reads every posting's mask (tests hold one to the
+ * other).
  */
 export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, pass: TopKPass, budget?: number, byCounts = true): MaskedTop | undefined {
   const { slots, vocabulary } = state
