@@ -6,10 +6,12 @@
  * operations per term), so the slots holding `c` terms or more are found without a write per
  * posting. `c` is the greatest count that a sample of every eighth word says enough slots hold
  * (twice the heap). Those slots are scored in decreasing order of their mask's bound, as the full
- * pass does, until the next bound is below the heap's floor. A slot holding fewer terms has a mask
- * whose bound is at most the greatest bound of a mask of fewer than `c` terms: when that is below
- * the floor, none can enter and the top is exact; else `c` is lowered, and below 2 the try gives
- * way to the full pass.
+ * pass does, until the next bound is below the heap's floor. A slot holding fewer terms lies in a
+ * region (terms held, of them by a rarer class's posting, counted in three more planes) whose
+ * masks all have a bound at most the region's greatest: the slots of the regions whose greatest
+ * reaches the floor are then given a mask, and those of their masks that reach it are scored; no
+ * other slot can enter, so the top is exact. When the slots of `c` terms or more cannot fill the
+ * heap, `c` is lowered, and below 2 the try gives way to the full pass.
  */
 import { filtersNothing, passesFilters } from './filters.ts'
 import type { RankedSlot, TopKPass } from './max-score.ts'
