@@ -168,6 +168,10 @@ interface SqliteHandle {
   db: Database.Database
   /** Tail of the operations on this connection: they run one at a time. */
   queue: Promise<unknown>
+  /** Operations queued or running on this connection. */
+  running: number
+  /** Marks one operation of the queue done. */
+  settled: () => void
   statements: ReturnType<typeof prepare>
   /** Scope statistics, kept while no other connection commits. */
   stats: ScopeStatsCache
@@ -175,6 +179,8 @@ interface SqliteHandle {
   partitions: PartitionIds
   /** The FTS5 index's tail: records written, not yet indexed. */
   fts: FtsTail
+  /** The write transaction object, made at the first write and reused by every write. */
+  writer?: SqliteWriteTx
 }
 
 const handles = new Map<string, SqliteHandle>()
@@ -215,6 +221,8 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     file,
     db,
     queue: Promise.resolve(),
+    running: 0,
+    settled: () => { handle.running-- },
     statements,
     partitions: new PartitionIds(statements),
     stats: new ScopeStatsCache(dataVersion),
@@ -301,8 +309,12 @@ function recordOf(statements: SqliteHandle['statements'], row: StoredRow): Memor
 
 /** The record columns of a row (`partition`: its partition's id). */
 function recordColumns(row: SqlRecordRow, partition: number): RecordColumns {
-  const later = row.events.slice(1)
-  return [partition, row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, later.length > 0 ? later.join(' ') : null]
+  return [partition, row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, laterColumn(row)]
+}
+
+/** The `later` column of a new record's row: the seqs of its events after its `remember` line, `NULL` for none. */
+function laterColumn(row: SqlRecordRow): string | null {
+  return row.events.length > 1 ? row.events.slice(1).join(' ') : null
 }
 
 function insertTerms(statements: SqliteHandle['statements'], seq: number, row: SqlRecordRow): void {
@@ -439,10 +451,21 @@ function sqliteVectorStore(handle: () => SqliteHandle): MemoryVectorStore {
   }
 }
 
-/** Runs `task` after every earlier operation on the handle (one connection runs one transaction at a time). */
+/**
+ * Runs `task` after every earlier operation on the handle (one connection runs one transaction at
+ * a time); on an idle handle it starts at once, without waiting a turn of the microtask queue.
+ */
 function exclusive<T>(handle: SqliteHandle, task: (handle: SqliteHandle) => Promise<T>): Promise<T> {
-  const run = handle.queue.then(() => task(handle))
-  handle.queue = run.catch(() => undefined)
+  const idle = handle.running === 0
+  handle.running++
+  let run: Promise<T>
+  try {
+    run = idle ? task(handle) : handle.queue.then(() => task(handle))
+  }
+  catch (error) {
+    run = Promise.reject(error)
+  }
+  handle.queue = run.then(handle.settled, handle.settled)
   return run
 }
 
@@ -462,16 +485,7 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
   return {
     // The postings are derived from the lines by fts-tail.ts: a write counts the field lengths only.
     deferredTerms: true,
-    write: task => exclusive(handle(), async (h) => {
-      const tx = writeTx(h)
-      const written = await transaction(h, async () => {
-        const result = await task(tx)
-        tx.flush()
-        return result
-      })
-      if (tx.created) h.fts.wrote()
-      return written
-    }),
+    write: task => exclusive(handle(), h => writeOn(h, task)),
     read: (partition, id) => readOnly((h) => {
       const row = h.statements.read.get(id, partition)
       return row ? recordOf(h.statements, row) : undefined
@@ -527,97 +541,149 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
 }
 
 /**
- * The write transaction of one connection. Event rows wait in `pending` until `putRecords` gives
- * the record a `remember` line creates, so that line and its record's columns go in as one row;
- * any read of the transaction, and its end ({@link WriteTx.flush}), first inserts what waits.
+ * The write transaction of one connection: one object per connection, reset at the start of each
+ * write (the connection runs one write at a time). Event rows wait in `pending` until
+ * `putRecords` gives the record a `remember` line creates, so that line and its record's columns
+ * go in as one row; any read of the transaction, and its end ({@link SqliteWriteTx.flush}), first
+ * inserts what waits.
  */
-interface WriteTx extends SqlWriteTx {
-  /** Inserts the event rows still waiting. */
-  flush(): void
+class SqliteWriteTx implements SqlWriteTx {
+  private readonly pending = new Map<number, SqlEventRow>()
   /** Whether the transaction created records (their postings are written later: fts-tail.ts). */
-  readonly created: boolean
+  created = false
+
+  constructor(private readonly h: SqliteHandle) {}
+
+  /** A new write begins: nothing waits, nothing created. */
+  reset(): void {
+    this.pending.clear()
+    this.created = false
+  }
+
+  /** Inserts the event rows still waiting. */
+  flush(): void {
+    if (this.pending.size === 0) return
+    const insert = this.h.statements.insertEvent
+    for (const row of this.pending.values()) insert.run(row.seq, row.type, row.recordId, row.digest, row.line)
+    this.pending.clear()
+  }
+
+  async head(): Promise<{ seq: number; digest: string | null }> {
+    this.flush()
+    const row = this.h.statements.head.get()
+    return row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
+  }
+
+  async records(ids: readonly string[]): Promise<Map<string, SqlStoredRecord>> {
+    this.flush()
+    const s = this.h.statements
+    const found = new Map<string, SqlStoredRecord>()
+    for (const id of ids) {
+      const row = s.record.get(id)
+      if (row) found.set(id, row.status === 'erased' ? { erased: true } : { record: recordOf(s, row), erased: false })
+    }
+    return found
+  }
+
+  async duplicates(partition: string, hash: number): Promise<MemoryRecord[]> {
+    this.flush()
+    const s = this.h.statements
+    return s.duplicates.all(partition, hash).map(row => recordOf(s, row))
+  }
+
+  async insertEvents(rows: readonly SqlEventRow[]): Promise<void> {
+    for (const row of rows) this.pending.set(row.seq, row)
+  }
+
+  async putRecords(rows: readonly SqlRecordRow[]): Promise<void> {
+    const { h } = this
+    const s = h.statements
+    for (const row of rows) {
+      if (row.seq > 0) {
+        // A new record: its `remember` line and its columns, one row; its postings come later (fts-tail.ts).
+        this.created = true
+        const event = this.pending.get(row.seq)
+        const partition = h.partitions.of(row.partition)
+        if (event) {
+          this.pending.delete(row.seq)
+          s.insertRecordEvent.run(event.seq, event.type, event.recordId, event.digest, event.line, partition, row.status, row.createdMs, row.contentHash, recordHaystack(row), row.lengths[0], row.lengths[1], row.lengths[2], laterColumn(row))
+        }
+        else {
+          s.setRecord.run(...recordColumns(row, partition), row.seq)
+        }
+        continue
+      }
+      this.flush()
+      const updated = s.updateRecord.get(row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, row.events.join(' '), row.id)
+      if (!updated) throw agentError('MEMORY_SQLITE_FAILED', `record "${row.id}" has no row in the memory database "${h.file}"`, 'run verify(); the write was rolled back', { file: h.file })
+      // A later event never leaves a record active: its postings go (none yet when it is in the tail).
+      s.deleteFts.run(updated.seq)
+    }
+    this.flush()
+  }
+
+  async eventLines(recordId: string): Promise<Array<{ seq: number; line: string }>> {
+    this.flush()
+    const s = this.h.statements
+    const row = s.eventSeqs.get(recordId)
+    if (!row) return []
+    return [row.seq, ...laterSeqs(row.later)].map(seq => ({ seq, line: s.line.get(seq)!.line }))
+  }
+
+  async updateLine(seq: number, line: string): Promise<void> {
+    this.flush()
+    this.h.statements.updateLine.run(line, seq)
+  }
+
+  async addStats(partition: string, delta: SqlPartitionStats): Promise<void> {
+    // The statistics are summed from the records when a search asks (and cached): only the partition's id is kept.
+    this.h.partitions.of(partition)
+    this.h.stats.add(partition, delta)
+  }
+
+  async partitionRecords(partition: string): Promise<MemoryRecord[]> {
+    this.flush()
+    const s = this.h.statements
+    return s.export.all(partition).map(row => recordOf(s, row))
+  }
+
+  async activeCount(partition: string): Promise<number> {
+    this.flush()
+    return scopeStats(this.h.statements, partition).active
+  }
 }
 
-function writeTx(h: SqliteHandle): WriteTx {
-  const s = h.statements
-  const pending = new Map<number, SqlEventRow>()
-  const flush = () => {
-    for (const row of pending.values()) s.insertEvent.run(row.seq, row.type, row.recordId, row.digest, row.line)
-    pending.clear()
+/**
+ * One write on the connection: `task` on the connection's {@link SqliteWriteTx} inside `BEGIN
+ * IMMEDIATE` ... `COMMIT` (as {@link transaction}, without a closure per write); any failure
+ * rolls the transaction back. New records have their postings written later (fts-tail.ts).
+ */
+async function writeOn<T>(h: SqliteHandle, task: (tx: SqlWriteTx) => Promise<T>): Promise<T> {
+  const tx = h.writer ??= new SqliteWriteTx(h)
+  tx.reset()
+  const { db, statements } = h
+  try {
+    statements.begin.run()
   }
-  let created = false
-  return {
-    flush,
-    get created() { return created },
-    async head() {
-      flush()
-      const row = s.head.get()
-      return row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
-    },
-    async records(ids) {
-      flush()
-      const found = new Map<string, SqlStoredRecord>()
-      for (const id of ids) {
-        const row = s.record.get(id)
-        if (row) found.set(id, row.status === 'erased' ? { erased: true } : { record: recordOf(s, row), erased: false })
-      }
-      return found
-    },
-    async duplicates(partition, hash) {
-      flush()
-      return s.duplicates.all(partition, hash).map(row => recordOf(s, row))
-    },
-    async insertEvents(rows: readonly SqlEventRow[]) {
-      for (const row of rows) pending.set(row.seq, row)
-    },
-    async putRecords(rows) {
-      for (const row of rows) {
-        if (row.seq > 0) {
-          // A new record: its `remember` line and its columns, one row; its postings come later (fts-tail.ts).
-          created = true
-          const event = pending.get(row.seq)
-          const columns = recordColumns(row, h.partitions.of(row.partition))
-          if (event) {
-            pending.delete(row.seq)
-            s.insertRecordEvent.run(event.seq, event.type, event.recordId, event.digest, event.line, ...columns)
-          }
-          else {
-            s.setRecord.run(...columns, row.seq)
-          }
-          continue
-        }
-        flush()
-        const updated = s.updateRecord.get(row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, row.events.join(' '), row.id)
-        if (!updated) throw agentError('MEMORY_SQLITE_FAILED', `record "${row.id}" has no row in the memory database "${h.file}"`, 'run verify(); the write was rolled back', { file: h.file })
-        // A later event never leaves a record active: its postings go (none yet when it is in the tail).
-        s.deleteFts.run(updated.seq)
-      }
-      flush()
-    },
-    async eventLines(recordId) {
-      flush()
-      const row = s.eventSeqs.get(recordId)
-      if (!row) return []
-      return [row.seq, ...laterSeqs(row.later)].map(seq => ({ seq, line: s.line.get(seq)!.line }))
-    },
-    async updateLine(seq, line) {
-      flush()
-      s.updateLine.run(line, seq)
-    },
-    async addStats(partition, delta) {
-      // The statistics are summed from the records when a search asks (and cached): only the partition's id is kept.
-      h.partitions.of(partition)
-      h.stats.add(partition, delta)
-    },
-    async partitionRecords(partition) {
-      flush()
-      return s.export.all(partition).map(row => recordOf(s, row))
-    },
-    async activeCount(partition) {
-      flush()
-      return scopeStats(s, partition).active
-    },
+  catch (error) {
+    throw sqliteError(h, error)
   }
+  let result: T
+  try {
+    result = await task(tx)
+    tx.flush()
+    statements.commit.run()
+  }
+  catch (error) {
+    h.stats.rolledBack()
+    h.partitions.rollBack()
+    if (db.inTransaction) db.exec('ROLLBACK')
+    throw sqliteError(h, error)
+  }
+  h.stats.committed()
+  h.partitions.commit()
+  if (tx.created) h.fts.wrote()
+  return result
 }
 
 /** Runs `task` inside `BEGIN IMMEDIATE` ... `COMMIT`; any failure rolls the transaction back. */

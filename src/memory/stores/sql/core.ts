@@ -324,8 +324,11 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
   const changed = new Map<string, { record: MemoryRecord; seq: number; partition: string; erased: boolean; events: number[] }>()
   const results: MemoryRecord[] = []
   const lookup = (id: string) => changed.get(id)?.record ?? known.get(id)?.record
-  const erased = new Set([...known].filter(([, row]) => row.erased).map(([id]) => id))
-  drafts.forEach((draft, index) => {
+  // Ids erased before this write or by one of its drafts (none in a plain remember).
+  let erased: Set<string> | undefined
+  for (const [id, row] of known) if (row.erased) (erased ??= new Set()).add(id)
+  for (let index = 0; index < drafts.length; index++) {
+    const draft = drafts[index]!
     const conflict = eventConflict(lookup, draft, erased)
     if (conflict) throw agentError('MEMORY_WRITE_CONFLICT', `the memory write was refused: ${conflict}`, 'read the record again and retry; nothing was saved', { recordId: draft.recordId })
     const formatted = formatMemoryLine(draft, seq + 1, digest, index < drafts.length - 1, hash)
@@ -333,29 +336,31 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
     digest = formatted.digest
     const partition = partitionKey(draft.store, draft.scope)
     events.push({ seq, type: draft.type, recordId: draft.recordId, store: draft.store, partition, digest: formatted.digest, line: formatted.line })
-    const previous = lookup(draft.recordId)
-    const record = foldEvent(previous, formatted.event)
     const earlier = changed.get(draft.recordId)
+    const record = foldEvent(earlier?.record ?? known.get(draft.recordId)?.record, formatted.event)
     const first = earlier?.seq ?? (draft.type === 'remember' ? seq : undefined)
-    changed.set(draft.recordId, { record, seq: first ?? 0, partition, erased: draft.type === 'erase', events: [...(earlier?.events ?? []), seq] })
-    if (draft.type === 'erase') erased.add(draft.recordId)
+    if (earlier) earlier.events.push(seq)
+    changed.set(draft.recordId, { record, seq: first ?? 0, partition, erased: draft.type === 'erase', events: earlier?.events ?? [seq] })
+    if (draft.type === 'erase') (erased ??= new Set()).add(draft.recordId)
     results.push(record)
-  })
+  }
   const rows: SqlRecordRow[] = []
   const deltas = new Map<string, SqlPartitionStats>()
   for (const [id, { record, seq: created, partition, erased: gone, events: seqs }] of changed) {
     // A record changed by a later event keeps its creation seq: 0 here means "keep the stored one".
     const row = recordRow(record, created, partition, gone, seqs, terms)
     const before = known.get(id)?.record
-    const delta = addStats(rowStats(row), rowStats(before && recordRow(before, 0, partition, false, [], false)), -1)
-    deltas.set(partition, addStats(deltas.get(partition) ?? rowStats(undefined), delta))
+    // A new record adds its row's stats; a changed one the difference to its stored row's.
+    const delta = before ? addStats(rowStats(row), rowStats(recordRow(before, 0, partition, false, [], false)), -1) : rowStats(row)
+    const sum = deltas.get(partition)
+    deltas.set(partition, sum ? addStats(sum, delta) : delta)
     rows.push(row)
   }
   await tx.insertEvents(events)
   // The partition's row first: a records row may name it.
   for (const [partition, delta] of deltas) await tx.addStats(partition, delta)
   await tx.putRecords(rows)
-  for (const draft of drafts) if (draft.type === 'erase') await stripRecordLines(tx, draft.recordId, hash)
+  if (erased) for (const draft of drafts) if (draft.type === 'erase') await stripRecordLines(tx, draft.recordId, hash)
   return results
 }
 
