@@ -334,6 +334,11 @@ class PartitionIds {
   private loaded = false
   constructor(private readonly statements: ReturnType<typeof prepare>) {}
 
+  /** The id of `key` when this connection knows it committed, else `undefined` (no statement runs). */
+  committedId(key: string): number | undefined {
+    return this.committed.get(key)
+  }
+
   /** The id of `key`, adding its row when missing (inside a write transaction). */
   of(key: string): number {
     const known = this.committed.get(key) ?? this.pending.get(key)
@@ -540,43 +545,128 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
   }
 }
 
+/** Thrown inside a write when the chain head this connection kept is no longer the head: the write runs again, reading it. */
+const STALE_HEAD = Symbol('stale chain head')
+
 /**
  * The write transaction of one connection: one object per connection, reset at the start of each
- * write (the connection runs one write at a time). Event rows wait in `pending` until
- * `putRecords` gives the record a `remember` line creates, so that line and its record's columns
- * go in as one row; any read of the transaction, and its end ({@link SqliteWriteTx.flush}), first
- * inserts what waits.
+ * write (the connection runs one write at a time).
+ *
+ * A write whose only statement is the insert of one new record's row (a plain remember: no
+ * duplicate check, no superseded record, a known scope) is written as that one statement, which
+ * SQLite commits alone (atomic and durable as a transaction), after the chain head this connection
+ * kept from its last commit: no `BEGIN IMMEDIATE`, no read of the head. `seq` is the table's
+ * primary key and every writer appends at the head, so when another connection appended
+ * meanwhile the insert of that `seq` fails and the write runs again in a transaction
+ * ({@link writeOn}); nothing of the failed insert is kept. Any other statement first opens the
+ * transaction (`BEGIN IMMEDIATE`) and, when the kept head was used, reads the head again (a
+ * different one: the write runs again).
+ *
+ * Event rows wait in `pending` until `putRecords` gives the record a `remember` line creates, so
+ * that line and its record's columns go in as one row; any read of the transaction, and its end,
+ * first inserts what waits.
  */
 class SqliteWriteTx implements SqlWriteTx {
   private readonly pending = new Map<number, SqlEventRow>()
+  /** New records' rows (`insertRecordEvent` arguments) waiting while no transaction is open. */
+  private readonly waiting: Array<Parameters<SqliteHandle['statements']['insertRecordEvent']['run']>> = []
   /** Whether the transaction created records (their postings are written later: fts-tail.ts). */
   created = false
+  /** The chain head after this connection's last commit (`undefined`: unknown, read it). */
+  private kept: { seq: number; digest: string } | undefined
+  /** Whether this write may commit as its one insert, without a transaction. */
+  private lazy = false
+  /** Whether `BEGIN IMMEDIATE` ran in this write. */
+  private began = false
+  /** Whether this write took the kept head instead of reading it. */
+  private keptUsed = false
+  /** Whether this write was its one insert, committed alone. */
+  alone = false
+  /** The head after this write: its last event, else the head it read. */
+  private last: { seq: number; digest: string } | undefined
 
   constructor(private readonly h: SqliteHandle) {}
 
-  /** A new write begins: nothing waits, nothing created. */
-  reset(): void {
+  /** A new write begins: nothing waits, nothing created; `lazy`: it may commit as one insert. */
+  reset(lazy: boolean): void {
     this.pending.clear()
+    this.waiting.length = 0
     this.created = false
+    this.lazy = lazy
+    this.began = false
+    this.keptUsed = false
+    this.alone = false
+    this.last = undefined
   }
 
-  /** Inserts the event rows still waiting. */
-  flush(): void {
-    if (this.pending.size === 0) return
-    const insert = this.h.statements.insertEvent
-    for (const row of this.pending.values()) insert.run(row.seq, row.type, row.recordId, row.digest, row.line)
-    this.pending.clear()
+  /** Opens the transaction (once per write) and inserts the rows that waited for it. */
+  private open(): void {
+    if (this.began) return
+    const s = this.h.statements
+    s.begin.run()
+    this.began = true
+    if (this.keptUsed) {
+      const row = s.head.get()
+      if (row?.seq !== this.kept!.seq || row.digest !== this.kept!.digest) throw STALE_HEAD
+    }
+    for (const args of this.waiting) s.insertRecordEvent.run(...args)
+    this.waiting.length = 0
+  }
+
+  /** Inside the transaction, with every waiting row inserted: what a read or an update needs. */
+  private ready(): SqliteHandle['statements'] {
+    this.open()
+    if (this.pending.size > 0) {
+      const insert = this.h.statements.insertEvent
+      for (const row of this.pending.values()) insert.run(row.seq, row.type, row.recordId, row.digest, row.line)
+      this.pending.clear()
+    }
+    return this.h.statements
+  }
+
+  /** Writes what waits and commits: one insert alone when that is all the write is, else `COMMIT`. */
+  finish(): void {
+    if (!this.began && this.pending.size === 0 && this.waiting.length <= 1) {
+      const [args] = this.waiting
+      if (args) {
+        this.alone = true
+        this.h.statements.insertRecordEvent.run(...args)
+      }
+      return
+    }
+    this.ready()
+    this.h.statements.commit.run()
+  }
+
+  /** The write committed: the head after it is kept for the next write. */
+  committed(): void {
+    if (this.last) this.kept = this.last
+  }
+
+  /** The write failed (rolled back): the kept head is forgotten. */
+  rolledBack(): void {
+    this.kept = undefined
+  }
+
+  /** Whether `error` of this write means it ran on a head that moved: it runs again in a transaction. */
+  retryable(error: unknown): boolean {
+    if (error === STALE_HEAD) return true
+    const code = (error as { code?: unknown } | undefined)?.code
+    return this.alone && (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_BUSY_SNAPSHOT')
   }
 
   async head(): Promise<{ seq: number; digest: string | null }> {
-    this.flush()
-    const row = this.h.statements.head.get()
+    if (this.lazy && !this.began && this.kept) {
+      this.keptUsed = true
+      return this.kept
+    }
+    const row = this.ready().head.get()
+    if (row) this.last = { seq: row.seq, digest: row.digest }
     return row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
   }
 
   async records(ids: readonly string[]): Promise<Map<string, SqlStoredRecord>> {
-    this.flush()
-    const s = this.h.statements
+    const s = this.ready()
     const found = new Map<string, SqlStoredRecord>()
     for (const id of ids) {
       const row = s.record.get(id)
@@ -586,104 +676,109 @@ class SqliteWriteTx implements SqlWriteTx {
   }
 
   async duplicates(partition: string, hash: number): Promise<MemoryRecord[]> {
-    this.flush()
-    const s = this.h.statements
+    const s = this.ready()
     return s.duplicates.all(partition, hash).map(row => recordOf(s, row))
   }
 
   async insertEvents(rows: readonly SqlEventRow[]): Promise<void> {
-    for (const row of rows) this.pending.set(row.seq, row)
+    for (const row of rows) {
+      this.pending.set(row.seq, row)
+      if (!this.last || row.seq > this.last.seq) this.last = { seq: row.seq, digest: row.digest }
+    }
   }
 
   async putRecords(rows: readonly SqlRecordRow[]): Promise<void> {
     const { h } = this
-    const s = h.statements
     for (const row of rows) {
-      if (row.seq > 0) {
+      const event = row.seq > 0 ? this.pending.get(row.seq) : undefined
+      if (event) {
         // A new record: its `remember` line and its columns, one row; its postings come later (fts-tail.ts).
         this.created = true
-        const event = this.pending.get(row.seq)
-        const partition = h.partitions.of(row.partition)
-        if (event) {
-          this.pending.delete(row.seq)
-          s.insertRecordEvent.run(event.seq, event.type, event.recordId, event.digest, event.line, partition, row.status, row.createdMs, row.contentHash, recordHaystack(row), row.lengths[0], row.lengths[1], row.lengths[2], laterColumn(row))
-        }
-        else {
-          s.setRecord.run(...recordColumns(row, partition), row.seq)
-        }
+        this.pending.delete(row.seq)
+        const args: Parameters<SqliteHandle['statements']['insertRecordEvent']['run']> = [event.seq, event.type, event.recordId, event.digest, event.line, this.partitionId(row.partition), row.status, row.createdMs, row.contentHash, recordHaystack(row), row.lengths[0], row.lengths[1], row.lengths[2], laterColumn(row)]
+        if (this.began) h.statements.insertRecordEvent.run(...args)
+        else this.waiting.push(args)
         continue
       }
-      this.flush()
+      const s = this.ready()
+      if (row.seq > 0) {
+        this.created = true
+        s.setRecord.run(...recordColumns(row, h.partitions.of(row.partition)), row.seq)
+        continue
+      }
       const updated = s.updateRecord.get(row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, row.events.join(' '), row.id)
       if (!updated) throw agentError('MEMORY_SQLITE_FAILED', `record "${row.id}" has no row in the memory database "${h.file}"`, 'run verify(); the write was rolled back', { file: h.file })
       // A later event never leaves a record active: its postings go (none yet when it is in the tail).
       s.deleteFts.run(updated.seq)
     }
-    this.flush()
+    if (this.began) this.ready()
   }
 
   async eventLines(recordId: string): Promise<Array<{ seq: number; line: string }>> {
-    this.flush()
-    const s = this.h.statements
+    const s = this.ready()
     const row = s.eventSeqs.get(recordId)
     if (!row) return []
     return [row.seq, ...laterSeqs(row.later)].map(seq => ({ seq, line: s.line.get(seq)!.line }))
   }
 
   async updateLine(seq: number, line: string): Promise<void> {
-    this.flush()
-    this.h.statements.updateLine.run(line, seq)
+    this.ready().updateLine.run(line, seq)
   }
 
   async addStats(partition: string, delta: SqlPartitionStats): Promise<void> {
     // The statistics are summed from the records when a search asks (and cached): only the partition's id is kept.
-    this.h.partitions.of(partition)
+    this.partitionId(partition)
     this.h.stats.add(partition, delta)
   }
 
   async partitionRecords(partition: string): Promise<MemoryRecord[]> {
-    this.flush()
-    const s = this.h.statements
+    const s = this.ready()
     return s.export.all(partition).map(row => recordOf(s, row))
   }
 
   async activeCount(partition: string): Promise<number> {
-    this.flush()
-    return scopeStats(this.h.statements, partition).active
+    return scopeStats(this.ready(), partition).active
+  }
+
+  /** The id of a partition: a committed one without a statement, else (a new scope, or ids not loaded yet) inside the transaction. */
+  private partitionId(key: string): number {
+    const known = this.h.partitions.committedId(key)
+    if (known !== undefined) return known
+    this.open()
+    return this.h.partitions.of(key)
   }
 }
 
 /**
- * One write on the connection: `task` on the connection's {@link SqliteWriteTx} inside `BEGIN
- * IMMEDIATE` ... `COMMIT` (as {@link transaction}, without a closure per write); any failure
- * rolls the transaction back. New records have their postings written later (fts-tail.ts).
+ * One write on the connection: `task` on the connection's {@link SqliteWriteTx}, committed as one
+ * insert or inside `BEGIN IMMEDIATE` ... `COMMIT` (as {@link transaction}, without a closure per
+ * write); any failure rolls it back. A write that found the chain head moved (another
+ * connection appended) runs once more, in a transaction that reads the head. New records have
+ * their postings written later (fts-tail.ts).
  */
 async function writeOn<T>(h: SqliteHandle, task: (tx: SqlWriteTx) => Promise<T>): Promise<T> {
   const tx = h.writer ??= new SqliteWriteTx(h)
-  tx.reset()
-  const { db, statements } = h
-  try {
-    statements.begin.run()
+  for (let attempt = 0; ; attempt++) {
+    tx.reset(attempt === 0)
+    let result: T
+    try {
+      result = await task(tx)
+      tx.finish()
+    }
+    catch (error) {
+      h.stats.rolledBack()
+      h.partitions.rollBack()
+      tx.rolledBack()
+      if (h.db.inTransaction) h.db.exec('ROLLBACK')
+      if (attempt === 0 && tx.retryable(error)) continue
+      throw sqliteError(h, error)
+    }
+    tx.committed()
+    h.stats.committed()
+    h.partitions.commit()
+    if (tx.created) h.fts.wrote()
+    return result
   }
-  catch (error) {
-    throw sqliteError(h, error)
-  }
-  let result: T
-  try {
-    result = await task(tx)
-    tx.flush()
-    statements.commit.run()
-  }
-  catch (error) {
-    h.stats.rolledBack()
-    h.partitions.rollBack()
-    if (db.inTransaction) db.exec('ROLLBACK')
-    throw sqliteError(h, error)
-  }
-  h.stats.committed()
-  h.partitions.commit()
-  if (tx.created) h.fts.wrote()
-  return result
 }
 
 /** Runs `task` inside `BEGIN IMMEDIATE` ... `COMMIT`; any failure rolls the transaction back. */
@@ -721,6 +816,8 @@ async function importRows(handle: SqliteHandle, text: string): Promise<number> {
     throw agentError('MEMORY_LOG_CORRUPT', `the JSONL log given to importLog() ${why}`, 'import a complete, verified log (verifyLog() reports the first bad line); nothing was imported', { ...(verification.firstBad ?? {}) })
   }
   const { events, records } = foldLines(text)
+  // The chain this connection kept is not the imported one.
+  handle.writer?.rolledBack()
   return transaction(handle, async () => {
     if (handle.statements.count.get()!.count > 0) {
       throw agentError('MEMORY_SQLITE_NOT_EMPTY', `the memory database "${handle.file}" already has events`, 'import into a new database file (an imported chain starts at seq 1)', { file: handle.file })

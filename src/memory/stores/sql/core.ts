@@ -323,7 +323,7 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
   const events: SqlEventRow[] = []
   const changed = new Map<string, { record: MemoryRecord; seq: number; partition: string; erased: boolean; events: number[] }>()
   const results: MemoryRecord[] = []
-  const lookup = (id: string) => changed.get(id)?.record ?? known.get(id)?.record
+  const lookup = overlayLookup(changed, known)
   // Ids erased before this write or by one of its drafts (none in a plain remember).
   let erased: Set<string> | undefined
   for (const [id, row] of known) if (row.erased) (erased ??= new Set()).add(id)
@@ -362,6 +362,11 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
   await tx.putRecords(rows)
   if (erased) for (const draft of drafts) if (draft.type === 'erase') await stripRecordLines(tx, draft.recordId, hash)
   return results
+}
+
+/** A record by id as a write sees it: changed by an earlier draft of the write, else as stored. */
+function overlayLookup(changed: ReadonlyMap<string, { record: MemoryRecord }>, known: ReadonlyMap<string, SqlStoredRecord>): (id: string) => MemoryRecord | undefined {
+  return id => changed.get(id)?.record ?? known.get(id)?.record
 }
 
 /** Compaction of one erased record: the payload leaves every line of it (headers and digests stay, so the chain verifies). */
@@ -429,7 +434,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
-        const drafts = rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: id => known.get(id)!.record!.version })
+        const drafts = rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: storedVersion(known) })
         const [record] = await commitDrafts(tx, drafts, known, writing)
         return { record: record! }
       })
@@ -531,6 +536,11 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
   }
 }
 
+/** The stored version of a record the write read (a superseded record: `rememberDrafts` asks for each). */
+function storedVersion(known: ReadonlyMap<string, SqlStoredRecord>): (id: string) => number {
+  return id => known.get(id)!.record!.version
+}
+
 /**
  * A new record id as {@link newRecordId} makes it (`mem_` and 32 hex digits), its first 12 digits
  * the current time in milliseconds: a SQL store's unique index on record ids then grows at its
@@ -538,8 +548,13 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
  * write). The other 80 bits stay random.
  */
 function timeOrderedRecordId(): string {
-  return `mem_${Date.now().toString(16).padStart(12, '0').slice(-12)}${newRecordId().slice(16)}`
+  const ms = Date.now()
+  // The time part is made once per millisecond.
+  if (ms !== idTime.ms) idTime = { ms, prefix: `mem_${ms.toString(16).padStart(12, '0').slice(-12)}` }
+  return `${idTime.prefix}${newRecordId().slice(16)}`
 }
+
+let idTime = { ms: Number.NaN, prefix: '' }
 
 /** The {@link MemoryScopeView} of one partition inside a write transaction. */
 function scopeView(tx: SqlWriteTx, partition: string): MemoryScopeView {
