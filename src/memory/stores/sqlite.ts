@@ -14,7 +14,8 @@
  * (the record is the fold of the lines it names, `./sqlite/lines.ts`); `memory_fts` a contentless
  * FTS5 index of the records' search terms. Each write is one `BEGIN IMMEDIATE`
  * transaction that reads the chain head and the rows it names, inserts the new lines and updates
- * the records (`./sql/core.ts` builds the lines and rows); the postings of new records are
+ * the records (`./sql/core.ts` builds the lines and rows), or, for a plain remember, its one
+ * insert after the head the connection kept from its last commit (`SqliteWriteTx`); the postings of new records are
  * written after, a tail at a time, before the next ranked search (`./sqlite/fts-tail.ts`). Reads and searches are
  * queries: nothing of the store is folded in process memory (a connection keeps only scope
  * statistics, `./sqlite/stats-cache.ts`), and other processes' commits are seen by the next query. Inside one process, every factory of one file shares one connection,
