@@ -364,6 +364,7 @@ class PartitionIds {
 
   /** The write committed: its ids are kept (the oldest leave first past {@link PartitionIds.MAX}). */
   commit(): void {
+    if (this.pending.size === 0) return
     for (const [key, id] of this.pending) this.keep(key, id)
     this.pending = new Map()
   }
@@ -375,7 +376,7 @@ class PartitionIds {
 
   /** The write rolled back: ids it created are forgotten. */
   rollBack(): void {
-    this.pending = new Map()
+    if (this.pending.size > 0) this.pending = new Map()
   }
 }
 
