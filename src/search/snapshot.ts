@@ -80,31 +80,36 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   if (snapshot.format !== searchIndexFormat()) fail(`has format ${JSON.stringify(snapshot.format)}, not ${searchIndexFormat()}`)
   const isCount = (count: unknown) => Number.isSafeInteger(count) && (count as number) >= 0 && (count as number) < 0x7fffffff
   if (!isCount(snapshot.slots) || !isCount(snapshot.nextPosition) || typeof snapshot.data !== 'string') fail('is malformed')
-  const vocabularyList = (list: unknown, name: string): { names: string[]; ids: Map<string, number> } => {
+  const textList = (list: unknown, name: string): string[] => {
     if (!Array.isArray(list) || !list.every(item => typeof item === 'string')) return fail(`has no ${name} list`)
-    const ids = new Map<string, number>()
-    for (let id = 0; id < list.length; id++) ids.set(list[id] as string, id)
-    if (ids.size !== list.length) fail(`repeats a ${name}`)
-    return { names: list as string[], ids }
+    return list as string[]
   }
-  const terms = vocabularyList(snapshot.terms, 'term')
-  const runList = vocabularyList(snapshot.runs, 'run')
-  const surfaces = vocabularyList(snapshot.surfaces, 'surface')
+  // The term map is the one a first search reads; the maps of runs and surfaces are made on first
+  // use (a search scans the runs; only an update looks a word up), from lists the encoder wrote distinct.
+  const termNames = textList(snapshot.terms, 'term')
+  const termIds = new Map<string, number>()
+  for (let id = 0; id < termNames.length; id++) termIds.set(termNames[id]!, id)
+  if (termIds.size !== termNames.length) fail('repeats a term')
+  const terms = { names: termNames, ids: termIds }
+  const runNames = textList(snapshot.runs, 'run')
+  const surfaceNames = textList(snapshot.surfaces, 'surface')
   const count = snapshot.slots!
   const input = new ByteReader(fromBase64(snapshot.data!))
   const slots = new Slots<D>(Math.max(256, count))
   slots.records = new Array<D | undefined>(count).fill(undefined)
   slots.count = count
   const nextPosition = snapshot.nextPosition!
+  // Record numbers taken by a slot: two slots of one record do not match the partition (its ids are distinct).
+  const taken = new Uint8Array(records.length)
   let number = 0
   for (let slot = 0; slot < count; slot++) {
     number += input.int()
     if (number === 0) continue
     const record = number > 0 ? records[number - 1] : undefined
-    if (record?.status !== 'active' || slots.ids.has(record.id)) fail('does not match the records of its partition')
+    if (record?.status !== 'active' || taken[number - 1] === 1) fail('does not match the records of its partition')
+    taken[number - 1] = 1
     slots.records[slot] = record
     slots.alive[slot] = 1
-    slots.ids.set(record!.id, slot)
     slots.live++
   }
   let active = 0
@@ -139,11 +144,9 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   vocabulary.termIds = terms.ids
   vocabulary.termPostings = PairLists.decode(input, terms.names.length, count, 1, (1 << (FIELDS * TF_BITS)) - 1)
   const runs = new RunIndex()
-  runs.texts = runList.names
-  runs.ids = runList.ids
-  runs.postings = PairLists.decode(input, runList.names.length, count, 1, 0x7fffffff)
-  vocabulary.restoreSurfaces(surfaces.names, surfaces.ids)
-  const surfaceCount = surfaces.names.length
+  runs.restore(runNames, PairLists.decode(input, runNames.length, count, 1, 0x7fffffff))
+  vocabulary.restoreSurfaces(surfaceNames)
+  const surfaceCount = surfaceNames.length
   vocabulary.surfaceTerms = new Int32Array(Math.max(256, surfaceCount))
   vocabulary.surfaceLatin = new Uint8Array(vocabulary.surfaceTerms.length)
   vocabulary.surfaceCounts = new Int32Array(vocabulary.surfaceTerms.length)
@@ -152,7 +155,7 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
     const term = input.uint()
     if (term >= terms.names.length) fail('has a surface word of an unknown term')
     vocabulary.surfaceTerms[sid] = term
-    vocabulary.surfaceLatin[sid] = LATIN_SURFACE.test(surfaces.names[sid]!) ? 1 : 0
+    vocabulary.surfaceLatin[sid] = LATIN_SURFACE.test(surfaceNames[sid]!) ? 1 : 0
   }
   for (let sid = 0; sid < surfaceCount; sid++) {
     const holders = input.uint()

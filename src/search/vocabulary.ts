@@ -59,6 +59,8 @@ export class Vocabulary {
   private surfaceMap: Map<string, number> | undefined
   /** Surfaces made while {@link surfaceMap} is not made, that no whole run stands for (a word with an apostrophe suffix, "May", non-ASCII words). */
   private readonly offRun = new Map<string, number>()
+  /** Set by {@link restoreSurfaces}: every surface is in {@link surfaceNames} (none in {@link offRun}), the map is made from them on first use. */
+  private restored = false
   /**
    * Plain Latin surfaces by length, and a 26-bit mask of each one's letters: fuzzy matching in a
    * large vocabulary visits only these (made on first use).
@@ -93,10 +95,11 @@ export class Vocabulary {
     return this.surfaceMap
   }
 
-  /** Sets the surfaces (a decoded snapshot's): `names` by id, `ids` their ids by text. */
-  restoreSurfaces(names: string[], ids: Map<string, number>): void {
+  /** Sets the surfaces (a decoded snapshot's): `names` by id, distinct. Their map by text is made when first needed. */
+  restoreSurfaces(names: string[]): void {
     this.surfaceNames = names
-    this.surfaceMap = ids
+    this.surfaceMap = undefined
+    this.restored = true
     this.latin = undefined
     this.latinKeyed = 0
   }
@@ -133,7 +136,7 @@ export class Vocabulary {
    * looked its run up first.
    */
   surfaceId(surface: string, create: boolean, wholeRun = false): number {
-    const sid = this.surfaceMap !== undefined ? this.surfaceMap.get(surface) : this.offRun.get(surface)
+    const sid = this.surfaceMap !== undefined || this.restored ? this.surfaceIds.get(surface) : this.offRun.get(surface)
     if (sid !== undefined) return sid
     return create ? this.newSurface(surface, wholeRun) : -1
   }
