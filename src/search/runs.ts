@@ -43,7 +43,6 @@ export class RunIndex {
   texts: string[] = []
   /** Run id by text; a restored index's is made on first use ({@link ids}): its first searches scan {@link texts}. */
   private idMap: Map<string, number> | undefined = new Map()
-  postings = new PairLists()
   /**
    * Run id -> what the run is as a token: 0 not known yet, 1 a stop-word, else surface id + 2
    * (valid with the vocabulary this index was made with: both are replaced together).
@@ -58,6 +57,9 @@ export class RunIndex {
   private impact: ImpactOrders | undefined
   /** The pairs of adjacent characters of every run (pairs.ts): a piece holding a pair no run holds is in no run. */
   private readonly pairs = new CharacterPairs()
+
+  /** @param postings The postings to start from (a decoded snapshot's), else none. */
+  constructor(public postings = new PairLists()) {}
 
   /** Run id by text (made when first asked for, for a restored index). */
   get ids(): ReadonlyMap<string, number> {
@@ -75,14 +77,12 @@ export class RunIndex {
   }
 
   /**
-   * Sets the runs and their postings (a decoded snapshot's: `texts` by id, distinct). The id map
-   * and the character pairs are made when first needed.
+   * Sets the runs (a decoded snapshot's: `texts` by id, distinct; the postings are given to the
+   * constructor). The id map and the character pairs are made when first needed.
    */
-  restore(texts: string[], postings: PairLists): void {
+  restore(texts: string[]): void {
     this.texts = texts
-    this.postings = postings
     this.idMap = undefined
-    this.impact = undefined
   }
 
   /** Makes room for `count` runs with `postings` postings in all. */

@@ -37,11 +37,13 @@ export class Slots<D> {
   /** Live records with a non-empty field, per field: average lengths are over these (a missing title is no short title). */
   readonly fieldCounts = [0, 0, 0, 0]
 
+  /** Room for `capacity` slots (the four per-slot arrays share one buffer: a restore allocates little). */
   constructor(capacity = 256) {
-    this.positions = new Int32Array(capacity)
-    this.created = new Float64Array(capacity)
-    this.lengths = new Uint32Array(capacity * FIELDS)
-    this.alive = new Uint8Array(capacity)
+    const buffer = new ArrayBuffer(capacity * (8 + 4 + 4 * FIELDS + 1))
+    this.created = new Float64Array(buffer, 0, capacity)
+    this.positions = new Int32Array(buffer, 8 * capacity, capacity)
+    this.lengths = new Uint32Array(buffer, 12 * capacity, capacity * FIELDS)
+    this.alive = new Uint8Array(buffer, (12 + 4 * FIELDS) * capacity, capacity)
   }
 
   /** Slot of each live record id (made when first asked for). */
