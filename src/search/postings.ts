@@ -127,7 +127,11 @@ export class PairLists {
     return this.arena
   }
 
-  /** Writes the pairs of all lists, then every list in id order: its pair count, then per pair the key as a zigzag delta from the previous key and the value. */
+  /**
+   * Writes the pairs of all lists, then every list in id order: its pair count, then per pair the
+   * key as a zigzag delta from the previous key and the value, or 0 for the value of the list's
+   * previous pair (values must be at least 1: most postings of a list repeat a count of 1 in one field).
+   */
   encode(out: ByteWriter): void {
     const arena = this.arena
     let total = 0
@@ -136,12 +140,15 @@ export class PairLists {
     for (let id = 0; id < this.count; id++) {
       out.uint(this.lengths[id]!)
       let previous = 0
+      let previousValue = 0
       for (let block = this.heads[id]!; block !== -1; block = arena[block]!) {
         const filled = block === this.tails[id] ? this.fills[id]! : arena[block + 1]!
         for (let at = block + 2, end = block + 2 + filled * 2; at < end; at += 2) {
           out.int(arena[at]! - previous)
           previous = arena[at]!
-          out.uint(arena[at + 1]!)
+          const value = arena[at + 1]!
+          out.uint(value === previousValue ? 0 : value)
+          previousValue = value
         }
       }
     }
@@ -151,7 +158,8 @@ export class PairLists {
    * `count` lists read back from {@link encode}, one block each, in an arena with an eighth more
    * room (at least 64 ints) for the blocks later pushes add.
    *
-   * @throws Error when the bytes end early or a key is outside `[0, keyLimit)` or a value outside `[minValue, maxValue]`.
+   * @throws Error when the bytes end early, a key is outside `[0, keyLimit)`, a value outside
+   * `[minValue, maxValue]` (`minValue` at least 1) or a list's first value is that of its previous pair.
    */
   static decode(input: ByteReader, count: number, keyLimit: number, minValue: number, maxValue: number): PairLists {
     const total = input.uint()
@@ -180,9 +188,12 @@ export class PairLists {
       arena[block + 1] = length
       lists.heads[id] = lists.tails[id] = block
       let key = 0
+      // 0 (never a value: values are at least 1) stands for the previous pair's value; a list's first pair has none.
+      let value = 0
       for (let at = block + 2, end = block + 2 + length * 2; at < end; at += 2) {
         key += input.int()
-        const value = input.uint()
+        const written = input.uint()
+        if (written !== 0) value = written
         if (key < 0 || key >= keyLimit || value < minValue || value > maxValue) throw new Error('a posting is out of range')
         arena[at] = key
         arena[at + 1] = value
