@@ -245,13 +245,22 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
  */
 export async function rewriteWithout(workspace: Workspace, key: string, gone: ReadonlySet<string>, chunkBytes = VECTOR_READ_CHUNK_BYTES): Promise<void> {
   // The stored line index and vector block name the erased ids too: removed before the rewrite, and after it for ones a reader stored meanwhile.
-  const derived = [lineIndexKeyOf(key), vectorBlockKeyOf(key)]
-  for (const derivedKey of derived) await workspace.remove(derivedKey)
+  await removeDerived(workspace, key)
   try {
     await rewriteLines(workspace, key, gone, chunkBytes)
   }
   finally {
-    for (const derivedKey of derived) await workspace.remove(derivedKey)
+    await removeDerived(workspace, key)
+  }
+}
+
+/** Removes the stored line index and vector block of the sidecar `key`, and the leftovers of a crash while one was written (fs writes a sibling `<derived key>.<pid>.<time>.tmp`, then renames it): they may hold erased ids and vectors. */
+async function removeDerived(workspace: Workspace, key: string): Promise<void> {
+  const derived = [lineIndexKeyOf(key), vectorBlockKeyOf(key)]
+  for (const derivedKey of derived) await workspace.remove(derivedKey)
+  const folder = key.includes(':') ? key.slice(0, key.lastIndexOf(':')) : undefined
+  for (const leftover of await workspace.keys(folder)) {
+    if (leftover.endsWith('.tmp') && derived.some(derivedKey => leftover.startsWith(`${derivedKey}.`))) await workspace.remove(leftover)
   }
 }
 

@@ -314,6 +314,16 @@ describe('vector sidecar block of a large scope', () => {
     expect(found.find(entry => entry.id === 'mem_6')!.vector).toEqual(vectorOf(6, dims))
   })
 
+  it('an erasure rewrite removes what a crash mid-write of the block or the line index leaves (their sibling .tmp files holding erased ids and vectors)', async () => {
+    const dir = await blockedSidecar()
+    // What a process killed between writing the sibling and renaming it over the value leaves (fs replace).
+    for (const name of ['memory.jsonl.vectors.block.4242.1700000000000.tmp', 'memory.jsonl.vectors.index.4242.1700000000001.tmp']) writeFileSync(join(dir, 'memory', name), readFileSync(join(dir, 'memory', name.replace(/\.4242\.\d+\.tmp$/, ''))))
+    const erased = [0, 5, 2048]
+    await rewriteWithout(createWorkspace({ dir }), KEY, new Set(erased.map(n => `mem_${n}`)))
+    expect(filesHoldingErased(dir, erased, dims)).toEqual([])
+    expect(readdirSync(join(dir, 'memory')).sort()).toEqual(['memory.jsonl.vectors'])
+  })
+
   it('on a workspace that holds text (memory driver) the block is stored as base64 and read back the same', async () => {
     const { createStorage } = await import('unstorage')
     const { default: memoryDriver } = await import('unstorage/drivers/memory')
