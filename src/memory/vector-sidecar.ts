@@ -7,13 +7,15 @@
  * Three ways in: `read` (every entry since a cursor), `fetch` (the entries of some record ids,
  * by ranged reads at the byte offsets a line index of the sidecar keeps, stored beside it for the
  * next cold process by vector-line-index.ts: the vectors of one scope without decoding every other
- * scope's), and `remove` (the erasure rewrite: kept lines streamed
+ * scope's; those of a large scope from the binary block vector-block.ts keeps beside it, by one
+ * read), and `remove` (the erasure rewrite: kept lines streamed
  * into `<key>.rewrite`, swapped in by `Workspace.replaceWith`).
  */
 import type { Workspace } from '../workspace/types.ts'
 import type { MemoryVectorEntry, MemoryVectorStore } from './types.ts'
 import { decodeVector, encodeVector } from '../search/vectors.ts'
 import { LINE_INDEX_SAVE_BYTES, lineIndexKeyOf, loadLineIndex, saveLineIndex, type LineIndex } from './vector-line-index.ts'
+import { loadVectorBlockData, loadVectorBlockHead, saveVectorBlock, VECTOR_BLOCK_MIN_VECTORS, vectorBlockKeyOf } from './vector-block.ts'
 
 const decoder = new TextDecoder()
 const workspaceStores = new WeakMap<Workspace, Map<string, MemoryVectorStore>>()
@@ -62,6 +64,8 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
   let indexing: Promise<LineIndex | undefined> | undefined
   // The `end` of the line index on storage as this process last read or wrote it (0: none).
   let storedEnd = 0
+  // The sidecar's size when the line index was last brought up to date (a block is stored only while it still has it).
+  let indexedSize = 0
 
   async function upToDate(stale: boolean, want: Want | undefined): Promise<LineIndex | undefined> {
     const stat = await workspace.stat(key)
@@ -71,12 +75,15 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
       // A cold start: the line index on storage, when valid for this sidecar, spares the scan of what it covers.
       current = await loadLineIndex(workspace, key, stat)
       storedEnd = current?.end ?? 0
+      // Without a valid line index the scan reads every line, and the block is not asked: one that no longer fits this sidecar is removed here (it may name erased ids).
+      if (!current) await loadVectorBlockHead(workspace, key, stat)
     }
     if (stale || !current || stat.id !== current.identity || stat.size < current.end || !(await endsALine(workspace, key, current, stat.id))) {
       current = { identity: stat.id, end: 0, lines: new Map(), starts: [], ends: [] }
       storedEnd = 0
     }
     if (want) want.from = current.end
+    indexedSize = stat.size
     if (current.end < stat.size) {
       const { lines, starts, ends } = current
       let model = ''
@@ -130,9 +137,43 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
     const ofModel = lineIndex.lines.get(model)
     // Ids whose last line lies before the part this scan read (`want.from`): read where the index says.
     const older = ids.filter(id => !want.found.has(id) && ofModel?.has(id) && lineIndex.starts[ofModel.get(id)!]! < want.from)
-    if (older.length === 0) return { entries, moved: false }
-    const read = await fetchFrom(lineIndex, model, older)
-    return read.moved ? read : { entries: [...entries, ...read.entries], moved: false }
+    if (older.length === 0) return { entries: await withBlock(lineIndex, model, entries, []), moved: false }
+    // Many of them: from the stored block when it holds most of it (one read), the rest by their lines.
+    const blocked = older.length >= VECTOR_BLOCK_MIN_VECTORS ? await fromBlock(lineIndex, model, older) : undefined
+    const read = await fetchFrom(lineIndex, model, blocked ? blocked.rest : older)
+    if (read.moved) return read
+    return { entries: await withBlock(lineIndex, model, [...entries, ...read.entries], blocked?.entries ?? []), moved: false }
+  }
+
+  /** The entries of `ids` (whose last line lies before the line index's end) that the stored block holds for them, and the ids left to read by their lines; `undefined` when there is no valid block of `model` or it is not mostly these ids (its body is read whole). */
+  async function fromBlock(lineIndex: LineIndex, model: string, ids: readonly string[]): Promise<{ entries: MemoryVectorEntry[]; rest: string[] } | undefined> {
+    const stat = await workspace.stat(key)
+    if (!stat || stat.id !== lineIndex.identity) return undefined
+    const head = await loadVectorBlockHead(workspace, key, stat)
+    const ofModel = lineIndex.lines.get(model)
+    if (!head || head.model !== model || !ofModel) return undefined
+    const slots = new Map(head.ids.map((id, n) => [id, n]))
+    const covered: string[] = []
+    const rest: string[] = []
+    // A vector of the block stands for its id only while the id's last line lies before the block's end.
+    for (const id of ids) (slots.has(id) && lineIndex.starts[ofModel.get(id)!]! < head.end ? covered : rest).push(id)
+    if (covered.length * 2 < head.ids.length) return undefined
+    const data = await loadVectorBlockData(workspace, key, head)
+    if (!data) return undefined
+    const { dims } = head
+    return { entries: covered.map((id) => { const n = slots.get(id)!; return { id, model, vector: data.subarray(n * dims, (n + 1) * dims) } }), rest }
+  }
+
+  /** `fromLines` and `fromBlock` as one list; `fromLines` of {@link VECTOR_BLOCK_MIN_VECTORS} or more are stored as the block first (for the next cold process; a failed write only means it reads the lines). */
+  async function withBlock(lineIndex: LineIndex, model: string, fromLines: MemoryVectorEntry[], fromBlock: MemoryVectorEntry[]): Promise<MemoryVectorEntry[]> {
+    const entries = fromBlock.length === 0 ? fromLines : [...fromBlock, ...fromLines]
+    if (fromLines.length < VECTOR_BLOCK_MIN_VECTORS || !workspace.writable || lineIndex !== index) return entries
+    const dims = entries[0]!.vector.length
+    const kept = entries.filter(entry => entry.vector.length === dims)
+    const data = new Float32Array(kept.length * dims)
+    kept.forEach((entry, n) => data.set(entry.vector, n * dims))
+    await saveVectorBlock(workspace, key, { identity: lineIndex.identity, end: lineIndex.end, model, dims, ids: kept.map(entry => entry.id), data }, indexedSize).catch(() => false)
+    return entries
   }
 
   async function fetchFrom(lineIndex: LineIndex, model: string, ids: readonly string[]): Promise<{ entries: MemoryVectorEntry[]; moved: boolean }> {
@@ -203,13 +244,23 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
  * is not kept. Cost: one read and one write of the sidecar; nothing when no line is of `gone`.
  */
 export async function rewriteWithout(workspace: Workspace, key: string, gone: ReadonlySet<string>, chunkBytes = VECTOR_READ_CHUNK_BYTES): Promise<void> {
-  // The stored line index names the erased ids too: removed before the rewrite, and after it for one a reader stored meanwhile.
-  await workspace.remove(lineIndexKeyOf(key))
+  // The stored line index and vector block name the erased ids too: removed before the rewrite, and after it for ones a reader stored meanwhile.
+  await removeDerived(workspace, key)
   try {
     await rewriteLines(workspace, key, gone, chunkBytes)
   }
   finally {
-    await workspace.remove(lineIndexKeyOf(key))
+    await removeDerived(workspace, key)
+  }
+}
+
+/** Removes the stored line index and vector block of the sidecar `key`, and the leftovers of a crash while one was written (fs writes a sibling `<derived key>.<pid>.<time>.tmp`, then renames it): they may hold erased ids and vectors. */
+async function removeDerived(workspace: Workspace, key: string): Promise<void> {
+  const derived = [lineIndexKeyOf(key), vectorBlockKeyOf(key)]
+  for (const derivedKey of derived) await workspace.remove(derivedKey)
+  const folder = key.includes(':') ? key.slice(0, key.lastIndexOf(':')) : undefined
+  for (const leftover of await workspace.keys(folder)) {
+    if (leftover.endsWith('.tmp') && derived.some(derivedKey => leftover.startsWith(`${derivedKey}.`))) await workspace.remove(leftover)
   }
 }
 

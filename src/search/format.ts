@@ -1,8 +1,9 @@
 import { hash53 } from './hash.ts'
 import { ENGLISH_STOP_WORDS, forEachTokenAndRun, tokenizeWords } from './text.ts'
 
-// 3: four fields per slot (title, content, tags, dates), 7 bits per inline field count.
-const SNAPSHOT_VERSION = 3
+// 4: four fields per slot (title, content, tags, dates), 7 bits per inline field count; a posting
+// value of 0 repeats the previous posting's value of its list.
+const SNAPSHOT_VERSION = 4
 // Text that exercises every tokenizer rule: a snapshot taken under other tokenization is not restored.
 const TOKENIZER_PROBE = "Caroline's PAINTINGS, café Naïve ｆｕｌｌ-width 東京都 iPhone用 カタカナー 한국어 3.5 2023 running ran went children hopped generously relational roadtrip don't we've O'Neil ß ﬁ Ωmega May may May's Máy"
 let snapshotFormat: string | undefined

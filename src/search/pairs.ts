@@ -33,7 +33,17 @@ export class CharacterPairs {
     return true
   }
 
-  /** Takes in the texts of `texts` not taken yet (a new run is taken while its text is at hand); returns the bits. */
+  /** Whether the bits are made (for the list last taken). */
+  get started(): boolean {
+    return this.bits !== undefined
+  }
+
+  /** Takes in the new texts of `texts` when the bits are made for it (a new run is taken while its text is at hand), else nothing. */
+  extend(texts: readonly string[]): void {
+    if (this.bits !== undefined && this.of === texts) this.take(texts)
+  }
+
+  /** Takes in the texts of `texts` not taken yet; returns the bits (made for `texts` when missing or of another list). */
   take(texts: readonly string[]): Uint32Array {
     let bits = this.bits
     if (bits === undefined || this.of !== texts) {

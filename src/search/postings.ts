@@ -8,14 +8,24 @@ import type { ByteReader, ByteWriter } from './bytes.ts'
  * 100,000 one-record terms stays small.
  */
 export class PairLists {
-  private arena = new Int32Array(1 << 8)
+  private arena: Int32Array
   private used = 0
   /** Per list: first block, last block, pairs used in the last block, pairs in all. */
-  private heads = new Int32Array(16)
-  private tails = new Int32Array(16)
-  private fills = new Int32Array(16)
-  private lengths = new Int32Array(16)
+  private heads: Int32Array
+  private tails: Int32Array
+  private fills: Int32Array
+  private lengths: Int32Array
   count = 0
+
+  /** Room for `lists` lists and an arena of `ints` ints (the four per-list arrays share one buffer: a restore allocates little). */
+  constructor(lists = 16, ints = 1 << 8) {
+    this.arena = new Int32Array(ints)
+    const buffer = new ArrayBuffer(16 * lists)
+    this.heads = new Int32Array(buffer, 0, lists)
+    this.tails = new Int32Array(buffer, 4 * lists, lists)
+    this.fills = new Int32Array(buffer, 8 * lists, lists)
+    this.lengths = new Int32Array(buffer, 12 * lists, lists)
+  }
 
   /** Makes room for `lists` lists holding `pairs` pairs in all (a build of known size grows no array). */
   reserve(lists: number, pairs: number): void {
@@ -117,7 +127,11 @@ export class PairLists {
     return this.arena
   }
 
-  /** Writes the pairs of all lists, then every list in id order: its pair count, then per pair the key as a zigzag delta from the previous key and the value. */
+  /**
+   * Writes the pairs of all lists, then every list in id order: its pair count, then per pair the
+   * key as a zigzag delta from the previous key and the value, or 0 for the value of the list's
+   * previous pair (values must be at least 1: most postings of a list repeat a count of 1 in one field).
+   */
   encode(out: ByteWriter): void {
     const arena = this.arena
     let total = 0
@@ -126,12 +140,15 @@ export class PairLists {
     for (let id = 0; id < this.count; id++) {
       out.uint(this.lengths[id]!)
       let previous = 0
+      let previousValue = 0
       for (let block = this.heads[id]!; block !== -1; block = arena[block]!) {
         const filled = block === this.tails[id] ? this.fills[id]! : arena[block + 1]!
         for (let at = block + 2, end = block + 2 + filled * 2; at < end; at += 2) {
           out.int(arena[at]! - previous)
           previous = arena[at]!
-          out.uint(arena[at + 1]!)
+          const value = arena[at + 1]!
+          out.uint(value === previousValue ? 0 : value)
+          previousValue = value
         }
       }
     }
@@ -141,23 +158,19 @@ export class PairLists {
    * `count` lists read back from {@link encode}, one block each, in an arena with an eighth more
    * room (at least 64 ints) for the blocks later pushes add.
    *
-   * @throws Error when the bytes end early or a key is outside `[0, keyLimit)` or a value outside `[minValue, maxValue]`.
+   * @throws Error when the bytes end early, a key is outside `[0, keyLimit)`, a value outside
+   * `[minValue, maxValue]` (`minValue` at least 1) or a list's first value is that of its previous pair.
    */
   static decode(input: ByteReader, count: number, keyLimit: number, minValue: number, maxValue: number): PairLists {
-    const lists = new PairLists()
-    const size = Math.max(16, count)
-    lists.heads = new Int32Array(size)
-    lists.tails = new Int32Array(size)
-    lists.fills = new Int32Array(size)
-    lists.lengths = new Int32Array(size)
-    lists.count = count
     const total = input.uint()
     // A pair takes 2 bytes at least: a count the data cannot hold is refused before allocating.
     if (total * 2 > input.remaining()) throw new Error('the posting lists are longer than their data')
     // Room for the blocks later writes add (an eighth more): the first writes after a restore
     // do not copy the whole arena.
     const exact = 2 * count + 2 * total
-    const arena = new Int32Array(Math.max(256, exact + Math.max(64, exact >> 3)))
+    const lists = new PairLists(Math.max(16, count), Math.max(256, exact + Math.max(64, exact >> 3)))
+    lists.count = count
+    const arena = lists.arena
     let used = 0
     let pairs = 0
     for (let id = 0; id < count; id++) {
@@ -175,9 +188,12 @@ export class PairLists {
       arena[block + 1] = length
       lists.heads[id] = lists.tails[id] = block
       let key = 0
+      // 0 (never a value: values are at least 1) stands for the previous pair's value; a list's first pair has none.
+      let value = 0
       for (let at = block + 2, end = block + 2 + length * 2; at < end; at += 2) {
         key += input.int()
-        const value = input.uint()
+        const written = input.uint()
+        if (written !== 0) value = written
         if (key < 0 || key >= keyLimit || value < minValue || value > maxValue) throw new Error('a posting is out of range')
         arena[at] = key
         arena[at + 1] = value
@@ -185,7 +201,6 @@ export class PairLists {
       used = block + 2 + length * 2
     }
     if (pairs !== total) throw new Error('the posting lists hold fewer pairs than they announce')
-    lists.arena = arena
     lists.used = used
     return lists
   }

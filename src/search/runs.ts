@@ -40,9 +40,9 @@ const SCAN_MAX_RUNS = 4096
  * then and kept current from then on.
  */
 export class RunIndex {
-  ids = new Map<string, number>()
   texts: string[] = []
-  postings = new PairLists()
+  /** Run id by text; a restored index's is made on first use ({@link ids}): its first searches scan {@link texts}. */
+  private idMap: Map<string, number> | undefined = new Map()
   /**
    * Run id -> what the run is as a token: 0 not known yet, 1 a stop-word, else surface id + 2
    * (valid with the vocabulary this index was made with: both are replaced together).
@@ -58,6 +58,33 @@ export class RunIndex {
   /** The pairs of adjacent characters of every run (pairs.ts): a piece holding a pair no run holds is in no run. */
   private readonly pairs = new CharacterPairs()
 
+  /** @param postings The postings to start from (a decoded snapshot's), else none. */
+  constructor(public postings = new PairLists()) {}
+
+  /** Run id by text (made when first asked for, for a restored index). */
+  get ids(): ReadonlyMap<string, number> {
+    return this.runsById()
+  }
+
+  private runsById(): Map<string, number> {
+    if (this.idMap === undefined) {
+      const map = new Map<string, number>()
+      const texts = this.texts
+      for (let id = 0; id < texts.length; id++) map.set(texts[id]!, id)
+      this.idMap = map
+    }
+    return this.idMap
+  }
+
+  /**
+   * Sets the runs (a decoded snapshot's: `texts` by id, distinct; the postings are given to the
+   * constructor). The id map and the character pairs are made when first needed.
+   */
+  restore(texts: string[]): void {
+    this.texts = texts
+    this.idMap = undefined
+  }
+
   /** Makes room for `count` runs with `postings` postings in all. */
   reserve(count: number, postings: number): void {
     if (count > this.surfaces.length) this.surfaces = grow(this.surfaces, count)
@@ -69,7 +96,7 @@ export class RunIndex {
     const length = run.length
     const hot = (length * 40503 + run.charCodeAt(0) * 31 + run.charCodeAt(length - 1) * 977 + run.charCodeAt(length >> 1) * 7919) & HOT_RUN_MASK
     if (hotRunTags[hot] === this.owner && hotRunTexts[hot] === run) return hotRunIds[hot]
-    const id = this.ids.get(run)
+    const id = this.runsById().get(run)
     if (id !== undefined) {
       hotRunTags[hot] = this.owner
       hotRunTexts[hot] = run
@@ -83,9 +110,9 @@ export class RunIndex {
     let id = this.known(run)
     if (id === undefined) {
       id = this.texts.length
-      this.ids.set(run, id)
+      this.runsById().set(run, id)
       this.texts.push(run)
-      this.pairs.take(this.texts)
+      this.pairs.extend(this.texts)
       this.postings.create()
       this.trigrams?.add(run, id)
     }
@@ -117,7 +144,9 @@ export class RunIndex {
       }
     }
     // A word of other scopes (most rare words): no run holds one of its pairs, nothing is read.
-    if (!this.pairs.mayHold(texts, piece)) return
+    // The pairs are made at the second scan: one scan costs less than making them, so a scope
+    // searched once (the first search in a cold scope) never makes them.
+    if ((this.scanned > 0 || this.pairs.started) && !this.pairs.mayHold(texts, piece)) return
     this.scanned += texts.length
     for (let run = 0; run < texts.length; run++) {
       const text = texts[run]!

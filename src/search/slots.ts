@@ -28,17 +28,42 @@ export class Slots<D> {
   /** Slots used, live and tombstoned. */
   count = 0
   live = 0
-  /** Slot of each live record id. */
-  readonly ids = new Map<string, number>()
+  /**
+   * Slot of each live record id, made from {@link records} on first use (a restored index's first
+   * searches never need it: only an update or a removal looks a record up by id).
+   */
+  private idMap: Map<string, number> | undefined
   readonly lengthSums = [0, 0, 0, 0]
   /** Live records with a non-empty field, per field: average lengths are over these (a missing title is no short title). */
   readonly fieldCounts = [0, 0, 0, 0]
 
+  /** Room for `capacity` slots (the four per-slot arrays share one buffer: a restore allocates little). */
   constructor(capacity = 256) {
-    this.positions = new Int32Array(capacity)
-    this.created = new Float64Array(capacity)
-    this.lengths = new Uint32Array(capacity * FIELDS)
-    this.alive = new Uint8Array(capacity)
+    const buffer = new ArrayBuffer(capacity * (8 + 4 + 4 * FIELDS + 1))
+    this.created = new Float64Array(buffer, 0, capacity)
+    this.positions = new Int32Array(buffer, 8 * capacity, capacity)
+    this.lengths = new Uint32Array(buffer, 12 * capacity, capacity * FIELDS)
+    this.alive = new Uint8Array(buffer, (12 + 4 * FIELDS) * capacity, capacity)
+  }
+
+  /** Slot of each live record id (made when first asked for). */
+  get ids(): ReadonlyMap<string, number> {
+    return this.slotsById()
+  }
+
+  private slotsById(): Map<string, number> {
+    if (this.idMap === undefined) {
+      const map = new Map<string, number>()
+      const { records, alive } = this
+      for (let slot = 0; slot < this.count; slot++) if (alive[slot] === 1) map.set(this.idOf(records[slot]!), slot)
+      this.idMap = map
+    }
+    return this.idMap
+  }
+
+  /** The id of a live record (its `id` field: every document of an index has one). */
+  private idOf(record: D): string {
+    return (record as { id: string }).id
   }
 
   /** A new live slot for `record`; returns it. */
@@ -54,7 +79,7 @@ export class Slots<D> {
     this.positions[slot] = position
     this.created[slot] = created
     this.alive[slot] = 1
-    this.ids.set(id, slot)
+    this.slotsById().set(id, slot)
     this.live++
     for (let field = 0; field < FIELDS; field++) {
       const length = lengths[field]!
@@ -66,9 +91,10 @@ export class Slots<D> {
 
   /** Tombstones the slot of `id`; returns the slot, or `undefined` when `id` has none. */
   remove(id: string): number | undefined {
-    const slot = this.ids.get(id)
+    const ids = this.slotsById()
+    const slot = ids.get(id)
     if (slot === undefined) return undefined
-    this.ids.delete(id)
+    ids.delete(id)
     for (let field = 0; field < FIELDS; field++) this.countField(field, this.lengths[slot * FIELDS + field]!, -1)
     this.alive[slot] = 0
     this.records[slot] = undefined

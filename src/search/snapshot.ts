@@ -80,31 +80,36 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   if (snapshot.format !== searchIndexFormat()) fail(`has format ${JSON.stringify(snapshot.format)}, not ${searchIndexFormat()}`)
   const isCount = (count: unknown) => Number.isSafeInteger(count) && (count as number) >= 0 && (count as number) < 0x7fffffff
   if (!isCount(snapshot.slots) || !isCount(snapshot.nextPosition) || typeof snapshot.data !== 'string') fail('is malformed')
-  const vocabularyList = (list: unknown, name: string): { names: string[]; ids: Map<string, number> } => {
+  const textList = (list: unknown, name: string): string[] => {
     if (!Array.isArray(list) || !list.every(item => typeof item === 'string')) return fail(`has no ${name} list`)
-    const ids = new Map<string, number>()
-    for (let id = 0; id < list.length; id++) ids.set(list[id] as string, id)
-    if (ids.size !== list.length) fail(`repeats a ${name}`)
-    return { names: list as string[], ids }
+    return list as string[]
   }
-  const terms = vocabularyList(snapshot.terms, 'term')
-  const runList = vocabularyList(snapshot.runs, 'run')
-  const surfaces = vocabularyList(snapshot.surfaces, 'surface')
+  // The term map is the one a first search reads; the maps of runs and surfaces are made on first
+  // use (a search scans the runs; only an update looks a word up), from lists the encoder wrote distinct.
+  const termNames = textList(snapshot.terms, 'term')
+  const termIds = new Map<string, number>()
+  for (let id = 0; id < termNames.length; id++) termIds.set(termNames[id]!, id)
+  if (termIds.size !== termNames.length) fail('repeats a term')
+  const terms = { names: termNames, ids: termIds }
+  const runNames = textList(snapshot.runs, 'run')
+  const surfaceNames = textList(snapshot.surfaces, 'surface')
   const count = snapshot.slots!
   const input = new ByteReader(fromBase64(snapshot.data!))
   const slots = new Slots<D>(Math.max(256, count))
   slots.records = new Array<D | undefined>(count).fill(undefined)
   slots.count = count
   const nextPosition = snapshot.nextPosition!
+  // Record numbers taken by a slot: two slots of one record do not match the partition (its ids are distinct).
+  const taken = takenMarks(records.length)
   let number = 0
   for (let slot = 0; slot < count; slot++) {
     number += input.int()
     if (number === 0) continue
     const record = number > 0 ? records[number - 1] : undefined
-    if (record?.status !== 'active' || slots.ids.has(record.id)) fail('does not match the records of its partition')
+    if (record?.status !== 'active' || taken.marks[number - 1] === taken.mark) fail('does not match the records of its partition')
+    taken.marks[number - 1] = taken.mark
     slots.records[slot] = record
     slots.alive[slot] = 1
-    slots.ids.set(record!.id, slot)
     slots.live++
   }
   let active = 0
@@ -134,25 +139,19 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
     else if (slots.alive[slot] === 0) continue
     slots.created[slot] = timed === 1 ? created : parseInstant(slots.records[slot]!.createdAt) ?? Number.NaN
   }
-  const vocabulary = new Vocabulary(irregular)
+  const termPostings = PairLists.decode(input, terms.names.length, count, 1, (1 << (FIELDS * TF_BITS)) - 1)
+  const surfaceCount = surfaceNames.length
+  const vocabulary = new Vocabulary(irregular, { terms: terms.names.length, surfaces: surfaceCount, termPostings })
   vocabulary.termNames = terms.names
   vocabulary.termIds = terms.ids
-  vocabulary.termPostings = PairLists.decode(input, terms.names.length, count, 1, (1 << (FIELDS * TF_BITS)) - 1)
-  const runs = new RunIndex()
-  runs.texts = runList.names
-  runs.ids = runList.ids
-  runs.postings = PairLists.decode(input, runList.names.length, count, 1, 0x7fffffff)
-  vocabulary.restoreSurfaces(surfaces.names, surfaces.ids)
-  const surfaceCount = surfaces.names.length
-  vocabulary.surfaceTerms = new Int32Array(Math.max(256, surfaceCount))
-  vocabulary.surfaceLatin = new Uint8Array(vocabulary.surfaceTerms.length)
-  vocabulary.surfaceCounts = new Int32Array(vocabulary.surfaceTerms.length)
-  vocabulary.surfaceMarks = new Int32Array(vocabulary.surfaceTerms.length)
+  const runs = new RunIndex(PairLists.decode(input, runNames.length, count, 1, 0x7fffffff))
+  runs.restore(runNames)
+  vocabulary.restoreSurfaces(surfaceNames)
   for (let sid = 0; sid < surfaceCount; sid++) {
     const term = input.uint()
     if (term >= terms.names.length) fail('has a surface word of an unknown term')
     vocabulary.surfaceTerms[sid] = term
-    vocabulary.surfaceLatin[sid] = LATIN_SURFACE.test(surfaces.names[sid]!) ? 1 : 0
+    vocabulary.surfaceLatin[sid] = LATIN_SURFACE.test(surfaceNames[sid]!) ? 1 : 0
   }
   for (let sid = 0; sid < surfaceCount; sid++) {
     const holders = input.uint()
@@ -166,7 +165,7 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
     vocabulary.largeCounts.set(key, large)
   }
   if (input.remaining() !== 0) fail('has data left over')
-  vocabulary.termFrequency = liveFrequencies(vocabulary, slots, fail)
+  liveFrequencies(vocabulary, slots, fail)
   const state = new IndexState<D>(text, irregular, { slots, vocabulary, runs })
   state.nextPosition = nextPosition
   return state
@@ -174,9 +173,23 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
 
 const blockScratch: number[] = []
 
-/** Live document frequency per term, from the postings of live slots (checking every large count is present). */
-function liveFrequencies<D>(vocabulary: Vocabulary, slots: Slots<D>, fail: (why: string) => never) {
-  const frequencies = new Int32Array(Math.max(256, vocabulary.termNames.length))
+// Per record number, the mark of the last decode that gave it a slot (decodes are synchronous: one scratch for all).
+let recordMarks = new Int32Array(256)
+let recordMark = 0
+
+/** The record marks, at least `records` long, and a mark no record number holds yet. */
+function takenMarks(records: number): { marks: Int32Array; mark: number } {
+  if (records > recordMarks.length) recordMarks = new Int32Array(Math.max(records, 2 * recordMarks.length))
+  if (++recordMark >= 0x7fffffff) {
+    recordMarks.fill(0)
+    recordMark = 1
+  }
+  return { marks: recordMarks, mark: recordMark }
+}
+
+/** Sets the live document frequency of every term, from the postings of live slots (checking every large count is present). */
+function liveFrequencies<D>(vocabulary: Vocabulary, slots: Slots<D>, fail: (why: string) => never): void {
+  const frequencies = vocabulary.termFrequency
   const postings = vocabulary.termPostings
   const data = postings.data
   for (let term = 0; term < vocabulary.termNames.length; term++) {
@@ -188,6 +201,7 @@ function liveFrequencies<D>(vocabulary: Vocabulary, slots: Slots<D>, fail: (why:
         if (slots.alive[slot] === 0) continue
         frequency++
         const packed = data[at + 1]!
+        if (!mayHoldLargeCount(packed)) continue
         for (let field = 0; field < FIELDS; field++) {
           if (((packed >>> (field * TF_BITS)) & TF_INLINE_MAX) === TF_INLINE_MAX && !vocabulary.largeCounts.has(slot * FIELDS + field)) fail('lacks a large field count')
         }
@@ -195,5 +209,18 @@ function liveFrequencies<D>(vocabulary: Vocabulary, slots: Slots<D>, fail: (why:
     }
     frequencies[term] = frequency
   }
-  return frequencies
+}
+
+/** The lowest bit of each {@link TF_BITS}-bit count of a packed posting value, and the highest. */
+const LOW_BITS = 0x204081
+const HIGH_BITS = 0x8102040
+
+/**
+ * Whether a count of packed posting value `packed` may be {@link TF_INLINE_MAX} (false: none is):
+ * a field equal to it is a zero field of the value's complement, found for all four fields at once
+ * (the "has a zero byte" test, for 7-bit fields; it may say yes for a field above a zero one, never no for a zero one).
+ */
+function mayHoldLargeCount(packed: number): boolean {
+  const complement = ~packed & 0x0fffffff
+  return ((complement - LOW_BITS) & ~complement & HIGH_BITS) !== 0
 }

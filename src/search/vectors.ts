@@ -48,13 +48,28 @@ export function normalizeVector(vector: ArrayLike<number>): Float32Array {
   return out
 }
 
-/** Writes `vector` scaled to unit length into `out` from `offset`, as {@link normalizeVector} computes it (the same float32 values), without a new array. */
+/** Squared lengths this close to 1 are unit already (float32 rounding of a unit vector): such a vector is copied as it is, not scaled. */
+const UNIT_TOLERANCE = 1e-5
+
+/** Writes `vector` scaled to unit length into `out` from `offset`, as {@link normalizeVector} computes it (the same float32 values), without a new array. A vector already of unit length (within {@link UNIT_TOLERANCE}, as stored vectors are) costs one copy and one pass. */
 function normalizeInto(vector: ArrayLike<number>, out: Float32Array, offset: number): void {
   const length = vector.length
-  for (let i = 0; i < length; i++) out[offset + i] = vector[i]!
-  let norm = 0
-  for (let i = 0; i < length; i++) norm += out[offset + i]! * out[offset + i]!
-  if (norm === 0) return
+  if (vector instanceof Float32Array) out.set(vector, offset)
+  else for (let i = 0; i < length; i++) out[offset + i] = vector[i]!
+  // Four sums side by side: one pass at about the speed of the copy.
+  let a = 0, b = 0, c = 0, d = 0
+  let i = offset
+  const last = offset + length
+  for (; i + 3 < last; i += 4) {
+    const w = out[i]!, x = out[i + 1]!, y = out[i + 2]!, z = out[i + 3]!
+    a += w * w
+    b += x * x
+    c += y * y
+    d += z * z
+  }
+  for (; i < last; i++) a += out[i]! * out[i]!
+  const norm = a + b + c + d
+  if (norm === 0 || Math.abs(norm - 1) <= UNIT_TOLERANCE) return
   if (!Number.isFinite(norm)) {
     out.fill(0, offset, offset + length)
     return

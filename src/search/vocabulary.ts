@@ -27,13 +27,27 @@ export const LATIN_SURFACE = /^[a-z]+$/
  * per record).
  */
 export class Vocabulary {
-  /** @param irregular Whether irregular verb and noun forms are stemmed as their base (`stemWord`). */
-  constructor(readonly irregular = true) {}
+  /**
+   * @param irregular Whether irregular verb and noun forms are stemmed as their base (`stemWord`).
+   * @param room Room for `terms` terms and `surfaces` surfaces (at least 256 each), and the term
+   * postings to start from (a decoded snapshot's; default none). The per-surface arrays share one
+   * buffer: a restore allocates few arrays.
+   */
+  constructor(readonly irregular = true, room: { terms?: number; surfaces?: number; termPostings?: PairLists } = {}) {
+    this.termFrequency = new Int32Array(Math.max(256, room.terms ?? 0))
+    this.termPostings = room.termPostings ?? new PairLists()
+    const surfaces = Math.max(256, room.surfaces ?? 0)
+    const buffer = new ArrayBuffer(13 * surfaces)
+    this.surfaceTerms = new Int32Array(buffer, 0, surfaces)
+    this.surfaceCounts = new Int32Array(buffer, 4 * surfaces, surfaces)
+    this.surfaceMarks = new Int32Array(buffer, 8 * surfaces, surfaces)
+    this.surfaceLatin = new Uint8Array(buffer, 12 * surfaces, surfaces)
+  }
 
   termIds = new Map<string, number>()
   termNames: string[] = []
-  termFrequency = new Int32Array(256)
-  termPostings = new PairLists()
+  termFrequency: Int32Array
+  termPostings: PairLists
   /** Field counts above {@link TF_INLINE_MAX}: slot × `FIELDS` + field -> count. */
   largeCounts = new Map<number, number>()
   /**
@@ -45,10 +59,10 @@ export class Vocabulary {
 
   /** Surface text by id. */
   surfaceNames: string[] = []
-  surfaceTerms = new Int32Array(256)
-  surfaceLatin = new Uint8Array(256)
-  surfaceCounts = new Int32Array(256)
-  surfaceMarks = new Int32Array(256)
+  surfaceTerms: Int32Array
+  surfaceLatin: Uint8Array
+  surfaceCounts: Int32Array
+  surfaceMarks: Int32Array
   surfaceMark = 0
   /**
    * Surface id by text, made on first use ({@link surfaceIds}) and kept current from then on.
@@ -59,6 +73,8 @@ export class Vocabulary {
   private surfaceMap: Map<string, number> | undefined
   /** Surfaces made while {@link surfaceMap} is not made, that no whole run stands for (a word with an apostrophe suffix, "May", non-ASCII words). */
   private readonly offRun = new Map<string, number>()
+  /** Set by {@link restoreSurfaces}: every surface is in {@link surfaceNames} (none in {@link offRun}), the map is made from them on first use. */
+  private restored = false
   /**
    * Plain Latin surfaces by length, and a 26-bit mask of each one's letters: fuzzy matching in a
    * large vocabulary visits only these (made on first use).
@@ -70,7 +86,7 @@ export class Vocabulary {
    * (a few cache lines) instead of the buckets. A new surface's key is made with it (the word is at
    * hand then); a restored vocabulary's keys are made on first use.
    */
-  private latinKeys = new Int32Array(256)
+  private latinKeys = NO_KEYS
   private latinKeyed = 0
   /**
    * Changes when a plain Latin surface comes to be held by a live record or stops being held
@@ -93,10 +109,11 @@ export class Vocabulary {
     return this.surfaceMap
   }
 
-  /** Sets the surfaces (a decoded snapshot's): `names` by id, `ids` their ids by text. */
-  restoreSurfaces(names: string[], ids: Map<string, number>): void {
+  /** Sets the surfaces (a decoded snapshot's): `names` by id, distinct. Their map by text is made when first needed. */
+  restoreSurfaces(names: string[]): void {
     this.surfaceNames = names
-    this.surfaceMap = ids
+    this.surfaceMap = undefined
+    this.restored = true
     this.latin = undefined
     this.latinKeyed = 0
   }
@@ -133,7 +150,7 @@ export class Vocabulary {
    * looked its run up first.
    */
   surfaceId(surface: string, create: boolean, wholeRun = false): number {
-    const sid = this.surfaceMap !== undefined ? this.surfaceMap.get(surface) : this.offRun.get(surface)
+    const sid = this.surfaceMap !== undefined || this.restored ? this.surfaceIds.get(surface) : this.offRun.get(surface)
     if (sid !== undefined) return sid
     return create ? this.newSurface(surface, wholeRun) : -1
   }
@@ -156,7 +173,7 @@ export class Vocabulary {
     this.surfaceLatin[sid] = cached !== undefined || LATIN_SURFACE.test(surface) ? 1 : 0
     if (this.surfaceLatin[sid] === 1) this.latin?.add(surface, sid)
     if (this.latinKeyed === sid) {
-      if (sid >= this.latinKeys.length) this.latinKeys = grow(this.latinKeys, sid + 1)
+      if (sid >= this.latinKeys.length) this.latinKeys = grow(this.latinKeys, Math.max(256, sid + 1))
       this.latinKeys[sid] = this.surfaceLatin[sid] === 1 ? latinKey(surface) : 0
       this.latinKeyed++
     }
@@ -262,6 +279,9 @@ export class Vocabulary {
     return count === TF_INLINE_MAX ? this.largeCounts.get(slot * FIELDS + field)! : count
   }
 }
+
+/** The Latin keys of a vocabulary that has made none yet (shared, never written: keys grow out of it). */
+const NO_KEYS = new Int32Array(0)
 
 /** Most surfaces of a vocabulary that fuzzy matching and compound splitting scan whole (a larger one: buckets by length, the surface map). */
 const FLAT_SCAN_MAX = 2048

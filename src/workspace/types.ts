@@ -68,6 +68,14 @@ export interface Workspace {
    */
   replaceWith(key: string, source: string, options?: WorkspaceReplaceWithOptions): Promise<boolean>
   /**
+   * {@link replace} with bytes kept as they are (a binary value, read back with
+   * {@link readBytes}), only while the value at `options.ifSizeOf.key` is `options.ifSizeOf.size`
+   * bytes long, checked atomically against that key's writers as `replace` does. Only where the
+   * value is a file (fs); `undefined`, having written nothing, on the other drivers (they hold
+   * text: store text there).
+   */
+  replaceBytes?(key: string, bytes: Uint8Array, options: WorkspaceWriteOptions & { ifSizeOf: { key: string; size: number } }): Promise<boolean | undefined>
+  /**
    * Size of the text value at `key` in UTF-8 bytes and, where the driver can tell, an identity
    * that changes when the value is replaced rather than grown (fs: device and inode); `undefined`
    * when the key does not exist. Cheap: fs `stat`, Redis `STRLEN`, memory a cached length.

@@ -180,6 +180,18 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
         return true
       })
     },
+    async replaceBytes(key, bytes, options) {
+      key = checkKey(key)
+      requireWritable('replace', key)
+      const guardKey = checkKey(options.ifSizeOf.key)
+      return withLock(key, async () => {
+        const native = nativeFor(key)
+        const guard = nativeFor(guardKey)
+        // Bytes are kept as they are in a file only: the other drivers hold text.
+        if (native?.file === undefined || !native.replaceIfSizeOf || !guard) return undefined
+        return native.replaceIfSizeOf(bytes, guard, options.ifSizeOf.size, options)
+      })
+    },
     async replaceWith(key, source, options = {}) {
       key = checkKey(key)
       source = checkKey(source)
@@ -255,8 +267,8 @@ interface NativeText {
   appendNow?(text: string, options: WorkspaceWriteOptions): boolean | undefined
   truncate(length: number, options: WorkspaceWriteOptions): Promise<boolean>
   replace(text: string, options: WorkspaceWriteOptions): Promise<boolean>
-  /** Replaces this value only when `guard` is `size` bytes long, atomically against `guard`'s writers; `undefined` when this pair of drivers cannot (the caller then checks in process). */
-  replaceIfSizeOf?(text: string, guard: NativeText, size: number, options: WorkspaceWriteOptions): Promise<boolean | undefined>
+  /** Replaces this value only when `guard` is `size` bytes long, atomically against `guard`'s writers; `undefined` when this pair of drivers cannot (the caller then checks in process). Bytes (a `Uint8Array`) only on fs. */
+  replaceIfSizeOf?(text: string | Uint8Array, guard: NativeText, size: number, options: WorkspaceWriteOptions): Promise<boolean | undefined>
   /** Moves `source`'s value over this one (see `Workspace.replaceWith`); `undefined` when this pair of drivers cannot (the caller then copies in process). */
   replaceWith?(source: NativeText, options: WorkspaceReplaceWithOptions): Promise<boolean | undefined>
   /** fs: the file; Redis: the client and key (for {@link NativeText.replaceIfSizeOf}). */
@@ -504,10 +516,11 @@ function fsText(key: string, file: string): NativeText {
   }
 }
 
-/** Writes `text` to a sibling file and renames it over `file` (a crash leaves the old or the new value). */
-function replaceFile(file: string, text: string, fsync: boolean): void {
+/** Writes `text` (UTF-8) or bytes to a sibling file and renames it over `file` (a crash leaves the old or the new value). */
+function replaceFile(file: string, text: string | Uint8Array, fsync: boolean): void {
   const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
-  writeFileSync(temporary, text, 'utf8')
+  if (typeof text === 'string') writeFileSync(temporary, text, 'utf8')
+  else writeFileSync(temporary, text)
   renameOver(temporary, file, fsync)
 }
 
@@ -691,7 +704,7 @@ function redisText(client: RedisClient, redisKey: string): NativeText {
     id: `redis:${instanceId(client)}:${redisKey}`,
     redis: { client, key: redisKey },
     async replaceIfSizeOf(text, guard, size) {
-      if (guard.redis?.client !== client) return undefined
+      if (guard.redis?.client !== client || typeof text !== 'string') return undefined
       return (await client.eval(REDIS_REPLACE_IF_SIZE_OF, 2, guard.redis.key, redisKey, size, text)) !== -1
     },
     async replaceWith(source, options) {

@@ -248,11 +248,14 @@ describe('search indexes in checkpoints', () => {
       expect(hits).toEqual(expected)
     })
 
-    it('an index of snapshot version 2 (three fields per slot, no dates field)', async () => {
+    it.each([
+      [2, 'three fields per slot, no dates field'],
+      [3, 'every posting value written out'],
+    ])('an index of snapshot version %i (%s)', async (version) => {
       const { dir, path, expected } = await searchedCheckpoint()
       const text = readableCheckpoint(readFileSync(path, 'utf8'))
-      expect(text).toMatch(/"format":"3:/)
-      writeFileSync(path, resealCheckpoint(text.replace(/"format":"3:/g, '"format":"2:')))
+      expect(text).toMatch(/"format":"4:/)
+      writeFileSync(path, resealCheckpoint(text.replace(/"format":"4:/g, `"format":"${version}:`)))
       const { warnings, built, hits } = await openAndSearch(dir)
       expect(warnings).toEqual([])
       expect(built).toBe(false)

@@ -7,6 +7,7 @@ import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { entryLine, parseEntry, rewriteKeyOf, rewriteWithout, workspaceVectorStore } from '../../src/memory/vector-sidecar.ts'
 import { LINE_INDEX_SAVE_BYTES, lineIndexKeyOf } from '../../src/memory/vector-line-index.ts'
+import { VECTOR_BLOCK_MIN_VECTORS, vectorBlockKeyOf } from '../../src/memory/vector-block.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
 import { encodeVector, normalizeVector } from '../../src/search/vectors.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
@@ -235,5 +236,106 @@ describe('vector sidecar line index on storage', () => {
     expect(filesHoldingErased(dir, erased, dims)).toEqual([])
     const found = await workspaceVectorStore(createWorkspace({ dir }), KEY).fetch!('test/model', ['mem_5', 'mem_6', 'mem_1198'])
     expect(found.map(entry => entry.id).sort()).toEqual(['mem_1198', 'mem_6'])
+  })
+})
+
+describe('vector sidecar block of a large scope', () => {
+  const dims = 64
+  // About 400 bytes a line: past the size from which the line index is stored, and past the vectors from which a fetch stores a block.
+  const count = VECTOR_BLOCK_MIN_VECTORS + 100
+  const ids = Array.from({ length: count }, (_, n) => `mem_${n}`)
+
+  /** A workspace over `dir` that counts the bytes its `readBytes` returns, per key. */
+  function countingWorkspace(dir: string): { workspace: Workspace; read: (key: string) => number } {
+    const inner = createWorkspace({ dir })
+    const bytes = new Map<string, number>()
+    const workspace: Workspace = Object.create(inner)
+    workspace.readBytes = async (key, start, end) => {
+      const got = await inner.readBytes(key, start, end)
+      bytes.set(key, (bytes.get(key) ?? 0) + (got?.length ?? 0))
+      return got
+    }
+    return { workspace, read: key => bytes.get(key) ?? 0 }
+  }
+
+  /** A sidecar of `count` vectors, fetched whole once (so its line index and block are stored), and its folder. */
+  async function blockedSidecar(): Promise<string> {
+    const dir = tempDir()
+    const workspace = createWorkspace({ dir })
+    await workspace.append(KEY, ids.map((_, n) => lineOf(n, dims)).join(''))
+    expect(await workspaceVectorStore(workspace, KEY).fetch!('test/model', ids)).toHaveLength(count)
+    expect(await workspace.has(lineIndexKeyOf(KEY))).toBe(true)
+    expect(await workspace.has(vectorBlockKeyOf(KEY))).toBe(true)
+    return dir
+  }
+
+  it('a cold process fetching a large scope gets its vectors from the stored block, its float32 bytes as they are, without reading the sidecar\'s lines', async () => {
+    const dir = await blockedSidecar()
+    const block = readFileSync(join(dir, 'memory', 'memory.jsonl.vectors.block'))
+    const head = JSON.parse(block.subarray(0, block.indexOf(10)).toString('utf8')) as { encoding: string; ids: string[] }
+    expect([head.encoding, head.ids.length]).toEqual(['float32le', count])
+    const { workspace, read } = countingWorkspace(dir)
+    const found = await workspaceVectorStore(workspace, KEY).fetch!('test/model', ids)
+    expect(found).toHaveLength(count)
+    for (const n of [0, 1, 2048, count - 1]) expect(found.find(entry => entry.id === `mem_${n}`)!.vector).toEqual(vectorOf(n, dims))
+    // The sidecar itself: only the last bytes before the stored ends, whose digest the index and block keep.
+    expect(read(KEY)).toBeLessThanOrEqual(3 * 4096)
+    expect(read(vectorBlockKeyOf(KEY))).toBeGreaterThanOrEqual(count * dims * 4)
+  })
+
+  it('a later line of an id, appended after the block was stored, wins over the block\'s vector', async () => {
+    const dir = await blockedSidecar()
+    await createWorkspace({ dir }).append(KEY, `${JSON.stringify({ dims, id: 'mem_7', model: 'test/model', vector: encodeVector(vectorOf(99_999, dims)) })}\n`)
+    const found = await workspaceVectorStore(createWorkspace({ dir }), KEY).fetch!('test/model', ids)
+    expect(found).toHaveLength(count)
+    expect(found.find(entry => entry.id === 'mem_7')!.vector).toEqual(vectorOf(99_999, dims))
+    expect(found.find(entry => entry.id === 'mem_8')!.vector).toEqual(vectorOf(8, dims))
+  })
+
+  it('a block of a sidecar replaced since (another writer\'s rewrite) is not used, and is removed', async () => {
+    const dir = await blockedSidecar()
+    writeFileSync(join(dir, 'memory', 'memory.jsonl.vectors.new'), [2, 3, 900].map(n => lineOf(n + 1, dims).replace(`"mem_${n + 1}"`, `"mem_${n}"`)).join(''))
+    expect(await createWorkspace({ dir }).replaceWith(KEY, `${KEY}.new`)).toBe(true)
+    const workspace = createWorkspace({ dir })
+    const found = await workspaceVectorStore(workspace, KEY).fetch!('test/model', ids)
+    expect(Object.fromEntries(found.map(entry => [entry.id, entry.vector]))).toEqual({ mem_2: vectorOf(3, dims), mem_3: vectorOf(4, dims), mem_900: vectorOf(901, dims) })
+    expect(await workspace.has(vectorBlockKeyOf(KEY))).toBe(false)
+  })
+
+  it('an erasure rewrite removes the stored block: no file holds an erased id, vector text or vector bytes, and a cold fetch still finds the kept vectors', async () => {
+    const dir = await blockedSidecar()
+    const erased = [0, 5, 2048, count - 1]
+    await rewriteWithout(createWorkspace({ dir }), KEY, new Set(erased.map(n => `mem_${n}`)))
+    expect(filesHoldingErased(dir, erased, dims)).toEqual([])
+    const bytes = erased.map(n => Buffer.from(vectorOf(n, dims).buffer))
+    expect(everyFile(dir).filter(file => bytes.some(needle => file.bytes.includes(needle))).map(file => file.path)).toEqual([])
+    const found = await workspaceVectorStore(createWorkspace({ dir }), KEY).fetch!('test/model', ids)
+    expect(found).toHaveLength(count - erased.length)
+    expect(found.find(entry => entry.id === 'mem_6')!.vector).toEqual(vectorOf(6, dims))
+  })
+
+  it('an erasure rewrite removes what a crash mid-write of the block or the line index leaves (their sibling .tmp files holding erased ids and vectors)', async () => {
+    const dir = await blockedSidecar()
+    // What a process killed between writing the sibling and renaming it over the value leaves (fs replace).
+    for (const name of ['memory.jsonl.vectors.block.4242.1700000000000.tmp', 'memory.jsonl.vectors.index.4242.1700000000001.tmp']) writeFileSync(join(dir, 'memory', name), readFileSync(join(dir, 'memory', name.replace(/\.4242\.\d+\.tmp$/, ''))))
+    const erased = [0, 5, 2048]
+    await rewriteWithout(createWorkspace({ dir }), KEY, new Set(erased.map(n => `mem_${n}`)))
+    expect(filesHoldingErased(dir, erased, dims)).toEqual([])
+    expect(readdirSync(join(dir, 'memory')).sort()).toEqual(['memory.jsonl.vectors'])
+  })
+
+  it('on a workspace that holds text (memory driver) the block is stored as base64 and read back the same', async () => {
+    const { createStorage } = await import('unstorage')
+    const { default: memoryDriver } = await import('unstorage/drivers/memory')
+    const storage = createStorage({ driver: memoryDriver() })
+    const workspace = createWorkspace({ storage })
+    await workspace.append(KEY, ids.map((_, n) => lineOf(n, dims)).join(''))
+    expect(await workspaceVectorStore(workspace, KEY).fetch!('test/model', ids)).toHaveLength(count)
+    const block = await workspace.readText(vectorBlockKeyOf(KEY))
+    expect(JSON.parse(block!.slice(0, block!.indexOf('\n'))).encoding).toBe('base64')
+    // Another workspace object over the same storage: a cold store, its vectors from the block.
+    const found = await workspaceVectorStore(createWorkspace({ storage }), KEY).fetch!('test/model', ids)
+    expect(found).toHaveLength(count)
+    expect(found.find(entry => entry.id === 'mem_4000')!.vector).toEqual(vectorOf(4000, dims))
   })
 })

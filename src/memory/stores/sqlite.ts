@@ -14,7 +14,8 @@
  * (the record is the fold of the lines it names, `./sqlite/lines.ts`); `memory_fts` a contentless
  * FTS5 index of the records' search terms. Each write is one `BEGIN IMMEDIATE`
  * transaction that reads the chain head and the rows it names, inserts the new lines and updates
- * the records (`./sql/core.ts` builds the lines and rows); the postings of new records are
+ * the records (`./sql/core.ts` builds the lines and rows), or, for a plain remember, its one
+ * insert after the head the connection kept from its last commit (`SqliteWriteTx`); the postings of new records are
  * written after, a tail at a time, before the next ranked search (`./sqlite/fts-tail.ts`). Reads and searches are
  * queries: nothing of the store is folded in process memory (a connection keeps only scope
  * statistics, `./sqlite/stats-cache.ts`), and other processes' commits are seen by the next query. Inside one process, every factory of one file shares one connection,
@@ -168,6 +169,10 @@ interface SqliteHandle {
   db: Database.Database
   /** Tail of the operations on this connection: they run one at a time. */
   queue: Promise<unknown>
+  /** Operations queued or running on this connection. */
+  running: number
+  /** Marks one operation of the queue done. */
+  settled: () => void
   statements: ReturnType<typeof prepare>
   /** Scope statistics, kept while no other connection commits. */
   stats: ScopeStatsCache
@@ -175,6 +180,8 @@ interface SqliteHandle {
   partitions: PartitionIds
   /** The FTS5 index's tail: records written, not yet indexed. */
   fts: FtsTail
+  /** The write transaction object, made at the first write and reused by every write. */
+  writer?: SqliteWriteTx
 }
 
 const handles = new Map<string, SqliteHandle>()
@@ -215,6 +222,8 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     file,
     db,
     queue: Promise.resolve(),
+    running: 0,
+    settled: () => { handle.running-- },
     statements,
     partitions: new PartitionIds(statements),
     stats: new ScopeStatsCache(dataVersion),
@@ -301,8 +310,12 @@ function recordOf(statements: SqliteHandle['statements'], row: StoredRow): Memor
 
 /** The record columns of a row (`partition`: its partition's id). */
 function recordColumns(row: SqlRecordRow, partition: number): RecordColumns {
-  const later = row.events.slice(1)
-  return [partition, row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, later.length > 0 ? later.join(' ') : null]
+  return [partition, row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, laterColumn(row)]
+}
+
+/** The `later` column of a new record's row: the seqs of its events after its `remember` line, `NULL` for none. */
+function laterColumn(row: SqlRecordRow): string | null {
+  return row.events.length > 1 ? row.events.slice(1).join(' ') : null
 }
 
 function insertTerms(statements: SqliteHandle['statements'], seq: number, row: SqlRecordRow): void {
@@ -321,6 +334,11 @@ class PartitionIds {
   private pending = new Map<string, number>()
   private loaded = false
   constructor(private readonly statements: ReturnType<typeof prepare>) {}
+
+  /** The id of `key` when this connection knows it committed, else `undefined` (no statement runs). */
+  committedId(key: string): number | undefined {
+    return this.committed.get(key)
+  }
 
   /** The id of `key`, adding its row when missing (inside a write transaction). */
   of(key: string): number {
@@ -346,6 +364,7 @@ class PartitionIds {
 
   /** The write committed: its ids are kept (the oldest leave first past {@link PartitionIds.MAX}). */
   commit(): void {
+    if (this.pending.size === 0) return
     for (const [key, id] of this.pending) this.keep(key, id)
     this.pending = new Map()
   }
@@ -357,7 +376,7 @@ class PartitionIds {
 
   /** The write rolled back: ids it created are forgotten. */
   rollBack(): void {
-    this.pending = new Map()
+    if (this.pending.size > 0) this.pending = new Map()
   }
 }
 
@@ -439,10 +458,21 @@ function sqliteVectorStore(handle: () => SqliteHandle): MemoryVectorStore {
   }
 }
 
-/** Runs `task` after every earlier operation on the handle (one connection runs one transaction at a time). */
+/**
+ * Runs `task` after every earlier operation on the handle (one connection runs one transaction at
+ * a time); on an idle handle it starts at once, without waiting a turn of the microtask queue.
+ */
 function exclusive<T>(handle: SqliteHandle, task: (handle: SqliteHandle) => Promise<T>): Promise<T> {
-  const run = handle.queue.then(() => task(handle))
-  handle.queue = run.catch(() => undefined)
+  const idle = handle.running === 0
+  handle.running++
+  let run: Promise<T>
+  try {
+    run = idle ? task(handle) : handle.queue.then(() => task(handle))
+  }
+  catch (error) {
+    run = Promise.reject(error)
+  }
+  handle.queue = run.then(handle.settled, handle.settled)
   return run
 }
 
@@ -462,16 +492,7 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
   return {
     // The postings are derived from the lines by fts-tail.ts: a write counts the field lengths only.
     deferredTerms: true,
-    write: task => exclusive(handle(), async (h) => {
-      const tx = writeTx(h)
-      const written = await transaction(h, async () => {
-        const result = await task(tx)
-        tx.flush()
-        return result
-      })
-      if (tx.created) h.fts.wrote()
-      return written
-    }),
+    write: task => exclusive(handle(), h => writeOn(h, task)),
     read: (partition, id) => readOnly((h) => {
       const row = h.statements.read.get(id, partition)
       return row ? recordOf(h.statements, row) : undefined
@@ -526,97 +547,239 @@ function sqliteBackend(handle: () => SqliteHandle): SqlBackend {
   }
 }
 
+/** Thrown inside a write when the chain head this connection kept is no longer the head: the write runs again, reading it. */
+const STALE_HEAD = Symbol('stale chain head')
+
 /**
- * The write transaction of one connection. Event rows wait in `pending` until `putRecords` gives
- * the record a `remember` line creates, so that line and its record's columns go in as one row;
- * any read of the transaction, and its end ({@link WriteTx.flush}), first inserts what waits.
+ * The write transaction of one connection: one object per connection, reset at the start of each
+ * write (the connection runs one write at a time).
+ *
+ * A write whose only statement is the insert of one new record's row (a plain remember: no
+ * duplicate check, no superseded record, a known scope) is written as that one statement, which
+ * SQLite commits alone (atomic and durable as a transaction), after the chain head this connection
+ * kept from its last commit: no `BEGIN IMMEDIATE`, no read of the head. `seq` is the table's
+ * primary key and every writer appends at the head, so when another connection appended
+ * meanwhile the insert of that `seq` fails and the write runs again in a transaction
+ * ({@link writeOn}); nothing of the failed insert is kept. Any other statement first opens the
+ * transaction (`BEGIN IMMEDIATE`) and, when the kept head was used, reads the head again (a
+ * different one: the write runs again).
+ *
+ * Event rows wait in `pending` until `putRecords` gives the record a `remember` line creates, so
+ * that line and its record's columns go in as one row; any read of the transaction, and its end,
+ * first inserts what waits.
  */
-interface WriteTx extends SqlWriteTx {
-  /** Inserts the event rows still waiting. */
-  flush(): void
+class SqliteWriteTx implements SqlWriteTx {
+  private readonly pending = new Map<number, SqlEventRow>()
+  /** New records' rows (`insertRecordEvent` arguments) waiting while no transaction is open. */
+  private readonly waiting: Array<Parameters<SqliteHandle['statements']['insertRecordEvent']['run']>> = []
   /** Whether the transaction created records (their postings are written later: fts-tail.ts). */
-  readonly created: boolean
+  created = false
+  /** The chain head after this connection's last commit (`undefined`: unknown, read it). */
+  private kept: { seq: number; digest: string } | undefined
+  /** Whether this write may commit as its one insert, without a transaction. */
+  private lazy = false
+  /** Whether `BEGIN IMMEDIATE` ran in this write. */
+  private began = false
+  /** Whether this write took the kept head instead of reading it. */
+  private keptUsed = false
+  /** Whether this write was its one insert, committed alone. */
+  alone = false
+  /** The head after this write: its last event, else the head it read. */
+  private last: { seq: number; digest: string } | undefined
+
+  constructor(private readonly h: SqliteHandle) {}
+
+  /** A new write begins: nothing waits, nothing created; `lazy`: it may commit as one insert. */
+  reset(lazy: boolean): void {
+    this.pending.clear()
+    this.waiting.length = 0
+    this.created = false
+    this.lazy = lazy
+    this.began = false
+    this.keptUsed = false
+    this.alone = false
+    this.last = undefined
+  }
+
+  /** Opens the transaction (once per write) and inserts the rows that waited for it. */
+  private open(): void {
+    if (this.began) return
+    const s = this.h.statements
+    s.begin.run()
+    this.began = true
+    if (this.keptUsed) {
+      const row = s.head.get()
+      if (row?.seq !== this.kept!.seq || row.digest !== this.kept!.digest) throw STALE_HEAD
+    }
+    for (const args of this.waiting) s.insertRecordEvent.run(...args)
+    this.waiting.length = 0
+  }
+
+  /** Inside the transaction, with every waiting row inserted: what a read or an update needs. */
+  private ready(): SqliteHandle['statements'] {
+    this.open()
+    if (this.pending.size > 0) {
+      const insert = this.h.statements.insertEvent
+      for (const row of this.pending.values()) insert.run(row.seq, row.type, row.recordId, row.digest, row.line)
+      this.pending.clear()
+    }
+    return this.h.statements
+  }
+
+  /** Writes what waits and commits: one insert alone when that is all the write is, else `COMMIT`. */
+  finish(): void {
+    if (!this.began && this.pending.size === 0 && this.waiting.length <= 1) {
+      const [args] = this.waiting
+      if (args) {
+        this.alone = true
+        this.h.statements.insertRecordEvent.run(...args)
+      }
+      return
+    }
+    this.ready()
+    this.h.statements.commit.run()
+  }
+
+  /** The write committed: the head after it is kept for the next write. */
+  committed(): void {
+    if (this.last) this.kept = this.last
+  }
+
+  /** The write failed (rolled back): the kept head is forgotten. */
+  rolledBack(): void {
+    this.kept = undefined
+  }
+
+  /** Whether `error` of this write means it ran on a head that moved: it runs again in a transaction. */
+  retryable(error: unknown): boolean {
+    if (error === STALE_HEAD) return true
+    const code = (error as { code?: unknown } | undefined)?.code
+    return this.alone && (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_BUSY_SNAPSHOT')
+  }
+
+  async head(): Promise<{ seq: number; digest: string | null }> {
+    if (this.lazy && !this.began && this.kept) {
+      this.keptUsed = true
+      return this.kept
+    }
+    const row = this.ready().head.get()
+    if (row) this.last = { seq: row.seq, digest: row.digest }
+    return row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
+  }
+
+  async records(ids: readonly string[]): Promise<Map<string, SqlStoredRecord>> {
+    const s = this.ready()
+    const found = new Map<string, SqlStoredRecord>()
+    for (const id of ids) {
+      const row = s.record.get(id)
+      if (row) found.set(id, row.status === 'erased' ? { erased: true } : { record: recordOf(s, row), erased: false })
+    }
+    return found
+  }
+
+  async duplicates(partition: string, hash: number): Promise<MemoryRecord[]> {
+    const s = this.ready()
+    return s.duplicates.all(partition, hash).map(row => recordOf(s, row))
+  }
+
+  async insertEvents(rows: readonly SqlEventRow[]): Promise<void> {
+    for (const row of rows) {
+      this.pending.set(row.seq, row)
+      if (!this.last || row.seq > this.last.seq) this.last = { seq: row.seq, digest: row.digest }
+    }
+  }
+
+  async putRecords(rows: readonly SqlRecordRow[]): Promise<void> {
+    const { h } = this
+    for (const row of rows) {
+      const event = row.seq > 0 ? this.pending.get(row.seq) : undefined
+      if (event) {
+        // A new record: its `remember` line and its columns, one row; its postings come later (fts-tail.ts).
+        this.created = true
+        this.pending.delete(row.seq)
+        const args: Parameters<SqliteHandle['statements']['insertRecordEvent']['run']> = [event.seq, event.type, event.recordId, event.digest, event.line, this.partitionId(row.partition), row.status, row.createdMs, row.contentHash, recordHaystack(row), row.lengths[0], row.lengths[1], row.lengths[2], laterColumn(row)]
+        if (this.began) h.statements.insertRecordEvent.run(...args)
+        else this.waiting.push(args)
+        continue
+      }
+      const s = this.ready()
+      if (row.seq > 0) {
+        this.created = true
+        s.setRecord.run(...recordColumns(row, h.partitions.of(row.partition)), row.seq)
+        continue
+      }
+      const updated = s.updateRecord.get(row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, row.events.join(' '), row.id)
+      if (!updated) throw agentError('MEMORY_SQLITE_FAILED', `record "${row.id}" has no row in the memory database "${h.file}"`, 'run verify(); the write was rolled back', { file: h.file })
+      // A later event never leaves a record active: its postings go (none yet when it is in the tail).
+      s.deleteFts.run(updated.seq)
+    }
+    if (this.began) this.ready()
+  }
+
+  async eventLines(recordId: string): Promise<Array<{ seq: number; line: string }>> {
+    const s = this.ready()
+    const row = s.eventSeqs.get(recordId)
+    if (!row) return []
+    return [row.seq, ...laterSeqs(row.later)].map(seq => ({ seq, line: s.line.get(seq)!.line }))
+  }
+
+  async updateLine(seq: number, line: string): Promise<void> {
+    this.ready().updateLine.run(line, seq)
+  }
+
+  async addStats(partition: string, delta: SqlPartitionStats): Promise<void> {
+    // The statistics are summed from the records when a search asks (and cached): only the partition's id is kept.
+    this.partitionId(partition)
+    this.h.stats.add(partition, delta)
+  }
+
+  async partitionRecords(partition: string): Promise<MemoryRecord[]> {
+    const s = this.ready()
+    return s.export.all(partition).map(row => recordOf(s, row))
+  }
+
+  async activeCount(partition: string): Promise<number> {
+    return scopeStats(this.ready(), partition).active
+  }
+
+  /** The id of a partition: a committed one without a statement, else (a new scope, or ids not loaded yet) inside the transaction. */
+  private partitionId(key: string): number {
+    const known = this.h.partitions.committedId(key)
+    if (known !== undefined) return known
+    this.open()
+    return this.h.partitions.of(key)
+  }
 }
 
-function writeTx(h: SqliteHandle): WriteTx {
-  const s = h.statements
-  const pending = new Map<number, SqlEventRow>()
-  const flush = () => {
-    for (const row of pending.values()) s.insertEvent.run(row.seq, row.type, row.recordId, row.digest, row.line)
-    pending.clear()
-  }
-  let created = false
-  return {
-    flush,
-    get created() { return created },
-    async head() {
-      flush()
-      const row = s.head.get()
-      return row ? { seq: row.seq, digest: row.digest } : { seq: 0, digest: null }
-    },
-    async records(ids) {
-      flush()
-      const found = new Map<string, SqlStoredRecord>()
-      for (const id of ids) {
-        const row = s.record.get(id)
-        if (row) found.set(id, row.status === 'erased' ? { erased: true } : { record: recordOf(s, row), erased: false })
-      }
-      return found
-    },
-    async duplicates(partition, hash) {
-      flush()
-      return s.duplicates.all(partition, hash).map(row => recordOf(s, row))
-    },
-    async insertEvents(rows: readonly SqlEventRow[]) {
-      for (const row of rows) pending.set(row.seq, row)
-    },
-    async putRecords(rows) {
-      for (const row of rows) {
-        if (row.seq > 0) {
-          // A new record: its `remember` line and its columns, one row; its postings come later (fts-tail.ts).
-          created = true
-          const event = pending.get(row.seq)
-          const columns = recordColumns(row, h.partitions.of(row.partition))
-          if (event) {
-            pending.delete(row.seq)
-            s.insertRecordEvent.run(event.seq, event.type, event.recordId, event.digest, event.line, ...columns)
-          }
-          else {
-            s.setRecord.run(...columns, row.seq)
-          }
-          continue
-        }
-        flush()
-        const updated = s.updateRecord.get(row.status, row.createdMs, row.contentHash, recordHaystack(row), ...row.lengths, row.events.join(' '), row.id)
-        if (!updated) throw agentError('MEMORY_SQLITE_FAILED', `record "${row.id}" has no row in the memory database "${h.file}"`, 'run verify(); the write was rolled back', { file: h.file })
-        // A later event never leaves a record active: its postings go (none yet when it is in the tail).
-        s.deleteFts.run(updated.seq)
-      }
-      flush()
-    },
-    async eventLines(recordId) {
-      flush()
-      const row = s.eventSeqs.get(recordId)
-      if (!row) return []
-      return [row.seq, ...laterSeqs(row.later)].map(seq => ({ seq, line: s.line.get(seq)!.line }))
-    },
-    async updateLine(seq, line) {
-      flush()
-      s.updateLine.run(line, seq)
-    },
-    async addStats(partition, delta) {
-      // The statistics are summed from the records when a search asks (and cached): only the partition's id is kept.
-      h.partitions.of(partition)
-      h.stats.add(partition, delta)
-    },
-    async partitionRecords(partition) {
-      flush()
-      return s.export.all(partition).map(row => recordOf(s, row))
-    },
-    async activeCount(partition) {
-      flush()
-      return scopeStats(s, partition).active
-    },
+/**
+ * One write on the connection: `task` on the connection's {@link SqliteWriteTx}, committed as one
+ * insert or inside `BEGIN IMMEDIATE` ... `COMMIT` (as {@link transaction}, without a closure per
+ * write); any failure rolls it back. A write that found the chain head moved (another
+ * connection appended) runs once more, in a transaction that reads the head. New records have
+ * their postings written later (fts-tail.ts).
+ */
+async function writeOn<T>(h: SqliteHandle, task: (tx: SqlWriteTx) => Promise<T>): Promise<T> {
+  const tx = h.writer ??= new SqliteWriteTx(h)
+  for (let attempt = 0; ; attempt++) {
+    tx.reset(attempt === 0)
+    let result: T
+    try {
+      result = await task(tx)
+      tx.finish()
+    }
+    catch (error) {
+      h.stats.rolledBack()
+      h.partitions.rollBack()
+      tx.rolledBack()
+      if (h.db.inTransaction) h.db.exec('ROLLBACK')
+      if (attempt === 0 && tx.retryable(error)) continue
+      throw sqliteError(h, error)
+    }
+    tx.committed()
+    h.stats.committed()
+    h.partitions.commit()
+    if (tx.created) h.fts.wrote()
+    return result
   }
 }
 
@@ -655,6 +818,8 @@ async function importRows(handle: SqliteHandle, text: string): Promise<number> {
     throw agentError('MEMORY_LOG_CORRUPT', `the JSONL log given to importLog() ${why}`, 'import a complete, verified log (verifyLog() reports the first bad line); nothing was imported', { ...(verification.firstBad ?? {}) })
   }
   const { events, records } = foldLines(text)
+  // The chain this connection kept is not the imported one.
+  handle.writer?.rolledBack()
   return transaction(handle, async () => {
     if (handle.statements.count.get()!.count > 0) {
       throw agentError('MEMORY_SQLITE_NOT_EMPTY', `the memory database "${handle.file}" already has events`, 'import into a new database file (an imported chain starts at seq 1)', { file: handle.file })

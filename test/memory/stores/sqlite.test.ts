@@ -284,6 +284,22 @@ describe('sqliteMemoryStore across processes', () => {
     const contents = new Set(exported.map(record => record.content))
     for (const tag of ['left', 'right']) for (let n = 0; n < 100; n++) expect(contents.has(`${tag} fact ${n}`)).toBe(true)
   }, 60_000)
+
+  it('a remember after another process appended is chained after that process\'s line, though this process wrote the line before it', async () => {
+    const file = join(tempDir(), 'memory.db')
+    const factory = store(file)
+    const adapter = factory.create()
+    await adapter.append(alice, { kind: 'semantic', content: 'first, from here' }, { audit: { via: 'api' } })
+    // The child appends seq 2 after the line this process wrote (and whose head it keeps).
+    expect(await runChild(file, '1', 'other')).toBe('done 1\n')
+    const third = await adapter.append(alice, { kind: 'semantic', content: 'third, from here' }, { audit: { via: 'api' } })
+    const table = rows(file)
+    expect(table.map(row => [row.seq, row.record_id])).toEqual([[1, table[0]!.record_id], [2, table[1]!.record_id], [3, third.id]])
+    const lines = table.map(row => JSON.parse(row.line) as { prev: string | null; digest: string; content: string })
+    expect(lines.map(line => line.content)).toEqual(['first, from here', 'other fact 0', 'third, from here'])
+    expect(lines[2]!.prev).toBe(lines[1]!.digest)
+    expect(await factory.verify()).toEqual({ ok: true, lines: 3 })
+  }, 60_000)
 })
 
 /** `indexed_seq` of the FTS5 index and the last `seq` of the file. */

@@ -323,9 +323,12 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
   const events: SqlEventRow[] = []
   const changed = new Map<string, { record: MemoryRecord; seq: number; partition: string; erased: boolean; events: number[] }>()
   const results: MemoryRecord[] = []
-  const lookup = (id: string) => changed.get(id)?.record ?? known.get(id)?.record
-  const erased = new Set([...known].filter(([, row]) => row.erased).map(([id]) => id))
-  drafts.forEach((draft, index) => {
+  const lookup = overlayLookup(changed, known)
+  // Ids erased before this write or by one of its drafts (none in a plain remember).
+  let erased: Set<string> | undefined
+  for (const [id, row] of known) if (row.erased) (erased ??= new Set()).add(id)
+  for (let index = 0; index < drafts.length; index++) {
+    const draft = drafts[index]!
     const conflict = eventConflict(lookup, draft, erased)
     if (conflict) throw agentError('MEMORY_WRITE_CONFLICT', `the memory write was refused: ${conflict}`, 'read the record again and retry; nothing was saved', { recordId: draft.recordId })
     const formatted = formatMemoryLine(draft, seq + 1, digest, index < drafts.length - 1, hash)
@@ -333,30 +336,37 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
     digest = formatted.digest
     const partition = partitionKey(draft.store, draft.scope)
     events.push({ seq, type: draft.type, recordId: draft.recordId, store: draft.store, partition, digest: formatted.digest, line: formatted.line })
-    const previous = lookup(draft.recordId)
-    const record = foldEvent(previous, formatted.event)
     const earlier = changed.get(draft.recordId)
+    const record = foldEvent(earlier?.record ?? known.get(draft.recordId)?.record, formatted.event)
     const first = earlier?.seq ?? (draft.type === 'remember' ? seq : undefined)
-    changed.set(draft.recordId, { record, seq: first ?? 0, partition, erased: draft.type === 'erase', events: [...(earlier?.events ?? []), seq] })
-    if (draft.type === 'erase') erased.add(draft.recordId)
+    if (earlier) earlier.events.push(seq)
+    changed.set(draft.recordId, { record, seq: first ?? 0, partition, erased: draft.type === 'erase', events: earlier?.events ?? [seq] })
+    if (draft.type === 'erase') (erased ??= new Set()).add(draft.recordId)
     results.push(record)
-  })
+  }
   const rows: SqlRecordRow[] = []
   const deltas = new Map<string, SqlPartitionStats>()
   for (const [id, { record, seq: created, partition, erased: gone, events: seqs }] of changed) {
     // A record changed by a later event keeps its creation seq: 0 here means "keep the stored one".
     const row = recordRow(record, created, partition, gone, seqs, terms)
     const before = known.get(id)?.record
-    const delta = addStats(rowStats(row), rowStats(before && recordRow(before, 0, partition, false, [], false)), -1)
-    deltas.set(partition, addStats(deltas.get(partition) ?? rowStats(undefined), delta))
+    // A new record adds its row's stats; a changed one the difference to its stored row's.
+    const delta = before ? addStats(rowStats(row), rowStats(recordRow(before, 0, partition, false, [], false)), -1) : rowStats(row)
+    const sum = deltas.get(partition)
+    deltas.set(partition, sum ? addStats(sum, delta) : delta)
     rows.push(row)
   }
   await tx.insertEvents(events)
   // The partition's row first: a records row may name it.
   for (const [partition, delta] of deltas) await tx.addStats(partition, delta)
   await tx.putRecords(rows)
-  for (const draft of drafts) if (draft.type === 'erase') await stripRecordLines(tx, draft.recordId, hash)
+  if (erased) for (const draft of drafts) if (draft.type === 'erase') await stripRecordLines(tx, draft.recordId, hash)
   return results
+}
+
+/** A record by id as a write sees it: changed by an earlier draft of the write, else as stored. */
+function overlayLookup(changed: ReadonlyMap<string, { record: MemoryRecord }>, known: ReadonlyMap<string, SqlStoredRecord>): (id: string) => MemoryRecord | undefined {
+  return id => changed.get(id)?.record ?? known.get(id)?.record
 }
 
 /** Compaction of one erased record: the payload leaves every line of it (headers and digests stay, so the chain verifies). */
@@ -424,7 +434,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
         if (missing.length > 0) {
           throw agentError('MEMORY_SUPERSEDE_NOT_FOUND', `${missing.map(id => `"${id}"`).join(', ')} ${missing.length === 1 ? 'is not an active record' : 'are not active records'} of the memory store "${target.store}"`, 'search the store for the current record ids and pass only those in `supersedes`; nothing was saved', { ids: missing })
         }
-        const drafts = rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: id => known.get(id)!.record!.version })
+        const drafts = rememberDrafts(target, input, { recordId, at, audit, supersedes, versionOf: storedVersion(known) })
         const [record] = await commitDrafts(tx, drafts, known, writing)
         return { record: record! }
       })
@@ -526,6 +536,11 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
   }
 }
 
+/** The stored version of a record the write read (a superseded record: `rememberDrafts` asks for each). */
+function storedVersion(known: ReadonlyMap<string, SqlStoredRecord>): (id: string) => number {
+  return id => known.get(id)!.record!.version
+}
+
 /**
  * A new record id as {@link newRecordId} makes it (`mem_` and 32 hex digits), its first 12 digits
  * the current time in milliseconds: a SQL store's unique index on record ids then grows at its
@@ -533,8 +548,13 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
  * write). The other 80 bits stay random.
  */
 function timeOrderedRecordId(): string {
-  return `mem_${Date.now().toString(16).padStart(12, '0').slice(-12)}${newRecordId().slice(16)}`
+  const ms = Date.now()
+  // The time part is made once per millisecond.
+  if (ms !== idTime.ms) idTime = { ms, prefix: `mem_${ms.toString(16).padStart(12, '0').slice(-12)}` }
+  return `${idTime.prefix}${newRecordId().slice(16)}`
 }
+
+let idTime = { ms: Number.NaN, prefix: '' }
 
 /** The {@link MemoryScopeView} of one partition inside a write transaction. */
 function scopeView(tx: SqlWriteTx, partition: string): MemoryScopeView {

@@ -39,6 +39,7 @@ export class ScopeStatsCache {
 
   /** The write committed: its changes join the cached statistics. */
   committed(): void {
+    if (this.pending.length === 0) return
     for (const [partition, delta] of this.pending) {
       const stats = this.stats.get(partition)
       if (stats) this.stats.set(partition, addStats(stats, delta))
@@ -53,6 +54,6 @@ export class ScopeStatsCache {
 
   /** The write rolled back: its changes are dropped. */
   rolledBack(): void {
-    this.pending = []
+    if (this.pending.length > 0) this.pending = []
   }
 }
