@@ -237,8 +237,10 @@ function plainJsonCopy(value: unknown, depth: number): unknown {
 export function memberJson(value: unknown): string | undefined {
   switch (typeof value) {
     case 'string':
-    case 'number':
       return JSON.stringify(value)
+    case 'number':
+      // What JSON.stringify writes for a number, without its call.
+      return Number.isFinite(value) ? String(value) : 'null'
     case 'boolean':
       return value ? 'true' : 'false'
     case 'undefined':
@@ -253,7 +255,30 @@ export function memberJson(value: unknown): string | undefined {
 /** Canonical JSON of frozen objects of strings (a shared scope): they cannot change, so it is computed once. */
 const frozenTexts = new WeakMap<object, string>()
 
+/**
+ * The own, non-enumerable member under which a frozen object of strings made to be shared (a
+ * shared memory scope) carries its canonical JSON, set before it is frozen: writing it needs no
+ * lookup. Only {@link withCanonicalJson} sets it.
+ */
+export const CANONICAL_JSON: unique symbol = Symbol('canonical JSON')
+
+/**
+ * Freezes `value`, a plain object of string members in sorted key order, with its canonical JSON
+ * under {@link CANONICAL_JSON}; returns it.
+ */
+export function withCanonicalJson<T extends object>(value: T): Readonly<T> {
+  Object.defineProperty(value, CANONICAL_JSON, { value: canonicalJson(value), enumerable: false, writable: false, configurable: false })
+  return Object.freeze(value)
+}
+
+/** The canonical JSON `value` carries (see {@link CANONICAL_JSON}), or `undefined`. */
+export function carriedJson(value: object): string | undefined {
+  return (value as { [CANONICAL_JSON]?: string })[CANONICAL_JSON]
+}
+
 function frozenJson(value: object): string {
+  const carried = carriedJson(value)
+  if (carried !== undefined) return carried
   const known = frozenTexts.get(value)
   if (known !== undefined) return known
   const text = canonicalJson(value)

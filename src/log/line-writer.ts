@@ -6,7 +6,7 @@
  * neither digest then covers (format: docs/log-format.md). The event handed back is the line as
  * a replay parses it, so live state and a replay fold the same values.
  */
-import { asParsed, canonicalJson, memberJson } from './canonical-json.ts'
+import { asParsed, canonicalJson, carriedJson, memberJson } from './canonical-json.ts'
 import type { LineHash } from './digest.ts'
 import type { LogEventDraft, LogEventSchema } from './types.ts'
 
@@ -130,7 +130,8 @@ export function serializeEvent<Draft extends LogEventDraft>(schema: LogEventSche
     else lineTail += `,${member}`
     if (isChain && !(field in source)) continue
     if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && json !== 'null' && !Object.is(value, -0))) continue
-    folded[field] = field === schema.internedField && interned ? internValue(interned, json, value) : asParsed(value, json)
+    // A value made to be shared (it carries its JSON: a shared scope) is the folded value itself.
+    folded[field] = field === schema.internedField && interned ? (typeof value === 'object' && value !== null && carriedJson(value) === json ? value : internValue(interned, json, value)) : asParsed(value, json)
   }
   const texts: LineTexts = { headerHead, headerTail, lineHead, lineMiddle, lineTail }
   const payloadDigest = hash(`{${payload}}`)

@@ -21,9 +21,12 @@ export interface ChangeJournal {
 }
 
 const journals = new WeakMap<MemorySearchIndex, ChangeJournal>()
+/** Whether any journal was started in this process: until one is, an event looks nothing up. */
+let anyJournal = false
 
 /** Notes that an event changed record `id` of the partition whose search index is `index` (nothing until a reader asked for that journal). */
 export function noteChange(index: MemorySearchIndex, id: string): void {
+  if (!anyJournal) return
   const journal = journals.get(index)
   if (!journal) return
   journal.ids.push(id)
@@ -37,6 +40,9 @@ export function noteChange(index: MemorySearchIndex, id: string): void {
 /** The journal of the partition whose search index is `index`, started empty on the first call. */
 export function journalOf(index: MemorySearchIndex): ChangeJournal {
   let journal = journals.get(index)
-  if (!journal) journals.set(index, journal = { ids: [], base: 0 })
+  if (!journal) {
+    journals.set(index, journal = { ids: [], base: 0 })
+    anyJournal = true
+  }
   return journal
 }

@@ -10,7 +10,7 @@
  */
 import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryRecordContent, MemoryRecordInput, MemoryScope, MemoryTarget } from './types.ts'
 import { contentKey, contentKeyHash } from './dedupe.ts'
-import { sameScope, scopeKey, validateScope } from './scope.ts'
+import { sameScope, scopeKey, scopeSlot, validateScope } from './scope.ts'
 import type { LogLineChain } from '../log/types.ts'
 import type { MemorySearchIndex } from './search-index.ts'
 import { noteChange } from './change-journal.ts'
@@ -250,6 +250,13 @@ export function partitionKey(store: string, scope: MemoryScope): string {
 const lastKeyed: { scope: MemoryScope | undefined; store: string; key: string } = { scope: undefined, store: '', key: '' }
 
 function frozenPartitionKey(store: string, scope: MemoryScope): string {
+  // A shared scope keeps the key of its first store with it: no lookup.
+  const slot = scopeSlot(scope)
+  if (slot !== undefined && slot.store === store) return slot.key!
+  if (slot !== undefined && slot.store === undefined) {
+    slot.store = store
+    return slot.key = partitionKeyOf(store, scope)
+  }
   let known = frozenScopeKeys.get(scope)
   // One lookup for the first store that names the scope, a second one for any other.
   if (known?.store === store) return known.key

@@ -7,6 +7,7 @@
  * matching (fault class 4: a store scoped `{ agent }` must never read every user's records).
  */
 import { agentError } from '../errors.ts'
+import { withCanonicalJson } from '../log/canonical-json.ts'
 import { MEMORY_SCOPE_FIELDS, type MemoryScope } from './types.ts'
 
 const FIELDS: ReadonlySet<string> = new Set(MEMORY_SCOPE_FIELDS)
@@ -132,6 +133,25 @@ function ownFieldCount(value: unknown): number {
   return count
 }
 
+/**
+ * What is kept with a shared scope, under its own non-enumerable member {@link SCOPE_SLOT} (set by
+ * {@link sharedScope}; copies and JSON leave it out): the partition of the store that named it
+ * first (records.ts `partitionKey`) and that partition's log access (the store's `servedBy`).
+ */
+export interface SharedScopeSlot {
+  store?: string
+  key?: string
+  access?: object
+}
+
+/** The member of a shared scope holding its {@link SharedScopeSlot}. */
+export const SCOPE_SLOT: unique symbol = Symbol('shared scope slot')
+
+/** The slot of a scope {@link sharedScope} made, or `undefined` for any other object. */
+export function scopeSlot(scope: MemoryScope): SharedScopeSlot | undefined {
+  return (scope as { [SCOPE_SLOT]?: SharedScopeSlot })[SCOPE_SLOT]
+}
+
 /** Frozen scopes by {@link scopeKey}, at most {@link SHARED_SCOPES_MAX} (then the map starts again). */
 const sharedScopes = new Map<string, MemoryScope>()
 /** Distinct scopes {@link sharedScope} keeps at once. */
@@ -150,7 +170,9 @@ export function sharedScope(value: unknown, store?: string): MemoryScope {
   const known = key === undefined ? undefined : sharedScopes.get(key)
   if (known) return known
   const scope = validateScope(value, store)
-  const shared = Object.freeze(scope)
+  // Its partition keys and log access are kept with it (records.ts), its JSON carried (written with no lookup).
+  Object.defineProperty(scope, SCOPE_SLOT, { value: {}, enumerable: false, writable: false, configurable: false })
+  const shared = withCanonicalJson(scope)
   if (sharedScopes.size >= SHARED_SCOPES_MAX) sharedScopes.clear()
   sharedScopes.set(key ?? scopeKey(scope), shared)
   return shared

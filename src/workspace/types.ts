@@ -109,6 +109,13 @@ export interface Workspace {
    * key (approvals, transcripts, logs) is serialized. Not re-entrant: do not nest `withLock` on one key.
    */
   withLock<T>(key: string, task: () => Promise<T>): Promise<T>
+  /**
+   * Takes this process's lock for `key` (the one {@link withLock} holds) in this turn when nobody
+   * holds it or waits for it, and returns its release: call it exactly once, when the work is
+   * done (it hands the lock to the first {@link withLock} queued meanwhile). `undefined`, nothing
+   * taken, when the lock is held. Lets a write that needs no waiting run without a promise.
+   */
+  lockNow?(key: string): (() => void) | undefined
 }
 
 /** Options of {@link Workspace.append}, {@link Workspace.truncate} and {@link Workspace.replace}. */

@@ -51,13 +51,18 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
     }
   }
 
-  async function withLock<T>(key: string, task: () => Promise<T>): Promise<T> {
+  const lockOf = (key: string): KeyLock => {
     const id = lockId(checkKey(key))
     let lock = locks.get(id)
     if (!lock) {
       if (locks.size >= MAX_CACHED_KEYS) for (const [known, free] of locks) if (!free.held) locks.delete(known)
-      locks.set(id, lock = { held: false, waiting: [] })
+      locks.set(id, lock = keyLock())
     }
+    return lock
+  }
+
+  async function withLock<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const lock = lockOf(key)
     // Uncontended (the common case): no promise made, no turn to wait for. Else in call order:
     // the holder hands the lock to the first waiter (it stays held in between).
     if (lock.held) {
@@ -69,10 +74,15 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
       return await task()
     }
     finally {
-      const next = lock.waiting.shift()
-      if (next) next()
-      else lock.held = false
+      lock.release()
     }
+  }
+
+  function lockNow(key: string): (() => void) | undefined {
+    const lock = lockOf(key)
+    if (lock.held) return undefined
+    lock.held = true
+    return lock.release
   }
 
   async function readText(key: string): Promise<string | undefined> {
@@ -253,6 +263,7 @@ export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
       return storage.getKeys(prefix)
     },
     withLock,
+    lockNow,
   }
 }
 
@@ -755,7 +766,28 @@ function instanceId(value: object): number {
 // workspaces over one folder (an agent and the CLI, say) still serialize their appends.
 // An entry stays after its lock is released (no map churn per write); free ones are swept once
 // there are MAX_CACHED_KEYS of them.
-const locks = new Map<string, { held: boolean; waiting: Array<() => void> }>()
+const locks = new Map<string, KeyLock>()
+
+/** This process's lock of one value: held or not, the tasks waiting in call order, and its release (one function per lock, made once). */
+interface KeyLock {
+  held: boolean
+  waiting: Array<() => void>
+  /** Hands the lock to the first waiter (it stays held), else frees it. */
+  release: () => void
+}
+
+function keyLock(): KeyLock {
+  const lock: KeyLock = {
+    held: false,
+    waiting: [],
+    release: () => {
+      const next = lock.waiting.shift()
+      if (next) next()
+      else lock.held = false
+    },
+  }
+  return lock
+}
 
 function rawToText(raw: unknown): string | undefined {
   if (raw === null || raw === undefined) return undefined

@@ -1,6 +1,9 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { sameScope, scopeKey, sharedScope, validateScope } from '../../src/memory/scope.ts'
+import { sameScope, scopeKey, scopeSlot, sharedScope, validateScope } from '../../src/memory/scope.ts'
+import { canonicalJson } from '../../src/log/canonical-json.ts'
+import { cloneRecord } from '../../src/memory/records.ts'
+import type { MemoryRecord } from '../../src/memory/types.ts'
 import { MEMORY_SCOPE_FIELDS, type MemoryScope } from '../../src/memory/types.ts'
 
 describe('validateScope', () => {
@@ -91,5 +94,23 @@ describe('sharedScope', () => {
     expect(Object.keys(first)).toEqual(['agent', 'user'])
     expect(sharedScope({ agent: 'support', user: 'bob' })).not.toBe(first)
     expect(() => sharedScope({ agent: 'support', user: '' })).toThrow(expect.objectContaining({ code: 'MEMORY_SCOPE_INVALID' }))
+  })
+
+  it('a shared scope has the keys, JSON and canonical JSON of its plain copy, and its copies carry none of its slot', () => {
+    const field = fc.constantFrom(...MEMORY_SCOPE_FIELDS)
+    const id = fc.string({ minLength: 1, maxLength: 12 }).filter(value => value.trim().length > 0)
+    fc.assert(fc.property(fc.dictionary(field, id, { minKeys: 1 }), (value) => {
+      const shared = sharedScope(value)
+      const plain = validateScope(value)
+      expect(Object.keys(shared)).toEqual(Object.keys(plain))
+      expect(JSON.stringify(shared)).toBe(JSON.stringify(plain))
+      expect(canonicalJson(shared)).toBe(canonicalJson(plain))
+      expect(scopeSlot(shared)).toBeTypeOf('object')
+      expect(scopeSlot(plain)).toBeUndefined()
+      const copy = cloneRecord({ id: 'mem_1', scope: shared } as unknown as MemoryRecord).scope
+      expect(copy).toEqual(plain)
+      expect(Object.getOwnPropertySymbols(copy)).toEqual([])
+      expect(scopeSlot(copy)).toBeUndefined()
+    }))
   })
 })

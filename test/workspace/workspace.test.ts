@@ -117,4 +117,23 @@ describe('createWorkspace', () => {
     })))
     expect(most).toBe(1)
   })
+
+  it('lockNow takes the lock of a free key in the calling turn; while it is held lockNow answers undefined and withLock waits for its release', async () => {
+    const workspace = createWorkspace({ dir: temporaryDir() })
+    const release = workspace.lockNow!('k')
+    expect(release).toBeTypeOf('function')
+    expect(workspace.lockNow!('k')).toBeUndefined()
+    const order: string[] = []
+    const queued = workspace.withLock('k', async () => {
+      order.push('queued task')
+    })
+    await new Promise(done => setTimeout(done, 5))
+    order.push('released')
+    release!()
+    await queued
+    expect(order).toEqual(['released', 'queued task'])
+    const again = workspace.lockNow!('k')
+    expect(again).toBeTypeOf('function')
+    again!()
+  })
 })

@@ -14,7 +14,7 @@ import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import { NOT_NOW, type LogAccessOptions } from '../../log/index.ts'
 import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
-import { sameScope, SHARED_SCOPES_MAX, sharedScope, validateScope } from '../scope.ts'
+import { sameScope, SHARED_SCOPES_MAX, scopeSlot, sharedScope, validateScope } from '../scope.ts'
 import { scopeChanges } from '../scope-changes.ts'
 import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
 import { partitionDropListener } from '../hybrid-scope.ts'
@@ -301,11 +301,15 @@ const noVersions = (): number => 1
 /** The log access of an operation on `target`: only its partition is loaded (ids of other scopes answer as unknown). */
 function servedBy(target: MemoryTarget): LogAccessOptions {
   const key = partitionKey(target.store, target.scope)
+  // A shared scope keeps the access of its first store's partition with it: no lookup.
+  const slot = scopeSlot(target.scope)
+  if (slot !== undefined && slot.store === target.store && slot.key === key && slot.access !== undefined) return slot.access as LogAccessOptions
   let access = accessByPartition.get(key)
   if (access === undefined) {
     if (accessByPartition.size >= SHARED_SCOPES_MAX) accessByPartition.clear()
     accessByPartition.set(key, access = Object.freeze({ partitions: Object.freeze([key]) }))
   }
+  if (slot !== undefined && slot.store === target.store && slot.key === key) slot.access = access
   return access
 }
 
