@@ -4,7 +4,7 @@
  * log never read, another process's line, a same-size replacement, a partition not loaded, or a
  * workspace that cannot stat without waiting (Redis).
  */
-import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -42,6 +42,21 @@ describe('EventLog.peek', () => {
     expect(reader.log.peek!(contents)).toBe(NOT_NOW)
     expect((await reader.search(alice, { query: 'other' })).map(hit => hit.record.content)).toEqual(['other 0'])
     expect(reader.log.peek!(contents)).toEqual(['mine', 'other 0'])
+  }, 30_000)
+
+  it('says NOT_NOW after another process compacted the log and appended to the new file, and the next search finds every line it acknowledged', async () => {
+    const dir = tempDir()
+    const reader = store(createWorkspace({ dir }))
+    await reader.append(alice, { kind: 'semantic', content: 'mine' }, { audit })
+    expect(reader.log.peek!(contents)).toEqual(['mine'])
+    const file = join(dir, 'memory/memory.jsonl')
+    const before = statSync(file).ino
+    await runRememberLoop(dir, 'other', 2, undefined, { compact: true })
+    // The child's compaction renamed a new file over the log (another inode at the path).
+    expect(statSync(file).ino).not.toBe(before)
+    expect(reader.log.peek!(contents)).toBe(NOT_NOW)
+    expect((await reader.search(alice, { query: 'other' })).map(hit => hit.record.content).sort()).toEqual(['other 0', 'other 1', 'other after'])
+    expect(reader.log.peek!(contents)).toEqual(['mine', 'other 0', 'other 1', 'other after'])
   }, 30_000)
 
   it('says NOT_NOW when the log file was replaced by one of the same size, and the next search reads the new file', async () => {

@@ -25,6 +25,8 @@ import type {
   MemoryRecord,
   MemoryRecordInput,
   MemoryScopeChanges,
+  MemorySearchHit,
+  MemorySearchQuery,
   MemoryStoreAdapter,
   MemoryStoreContext,
   MemoryStoreFactory,
@@ -201,23 +203,31 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
   // A scope dropped from the log's memory drops its vector index too.
   log.onPartitionDropped?.(partitionDropListener(vectors))
   const settle = indexSettler(log)
+  const now: ScopeSearch = { target: undefined!, query: undefined!, built: undefined }
+  const readNow = (state: MemoryRecordState) => searchScope(state, now)
   return {
     log,
     vectors,
     async search(target, query) {
       target = scopedTarget(target)
-      let built: number | undefined
-      const read = (state: MemoryRecordState) => {
-        const index = partitionIndex(state, target.store, target.scope)
-        const wasBuilt = index.built
-        const found = index.search(query)
-        if (wasBuilt === false && index.built) built = index.size
-        return found
-      }
       const access = servedBy(target)
-      // The log unchanged and the scope loaded: answered in this turn, no promise but this one's.
-      const now = peek(log, read, access)
-      const hits = now === NOT_NOW ? await log.view(read, access) : now
+      // The log unchanged and the scope loaded: answered in this turn by the adapter's one reader
+      // (peek runs it synchronously or not at all, so its arguments cannot be another search's).
+      now.target = target
+      now.query = query
+      now.built = undefined
+      const found = peek(log, readNow, access)
+      let hits: MemorySearchHit[]
+      let built: number | undefined
+      if (found !== NOT_NOW) {
+        hits = found
+        built = now.built
+      }
+      else {
+        const later: ScopeSearch = { target, query, built: undefined }
+        hits = await log.view(state => searchScope(state, later), access)
+        built = later.built
+      }
       // A large index just built: the log may persist it (a checkpoint), so a cold open need not build it again.
       if (built !== undefined) log.indexBuilt(built)
       for (let at = 0; at < hits.length; at++) {
@@ -293,6 +303,22 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       return log.view(state => scopeChanges(state, target, since), servedBy(target))
     },
   }
+}
+
+/** One search of a scope: its arguments, and the index's size when this search built it. */
+interface ScopeSearch {
+  target: MemoryTarget
+  query: MemorySearchQuery
+  built: number | undefined
+}
+
+/** The hits of `search.query` in its target's partition index; notes in `search.built` the index's size when this search built it. */
+function searchScope(state: MemoryRecordState, search: ScopeSearch): MemorySearchHit[] {
+  const index = partitionIndex(state, search.target.store, search.target.scope)
+  const wasBuilt = index.built
+  const found = index.search(search.query)
+  if (!wasBuilt && index.built) search.built = index.size
+  return found
 }
 
 /** The `versionOf` of a remember that supersedes nothing (never called). */
