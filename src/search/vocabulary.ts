@@ -68,9 +68,9 @@ export class Vocabulary {
    * Per surface id: a plain Latin surface's letter mask and length ({@link latinKey}), else 0, for
    * the surfaces below {@link latinKeyed}. Fuzzy matching in a small vocabulary reads this one array
    * (a few cache lines) instead of the buckets. A new surface's key is made with it (the word is at
-   * hand then); a restored vocabulary has none, and its scans read the words themselves instead
-   * (making every key would cost a first search in a restored scope more than the scans it saves:
-   * each word's near terms are kept, so a scope scans once per query word).
+   * hand then); a restored vocabulary's are made by the restore ({@link keyLatinSurfaces}), while
+   * its words are at hand too: made on a first search instead, they would read every word of a
+   * scope whose memory is no longer in the CPU's caches.
    */
   private latinKeys = new Int32Array(256)
   private latinKeyed = 0
@@ -175,26 +175,32 @@ export class Vocabulary {
       this.latinSurfaces().forEachNear(word, max, this.surfaceCounts, visit)
       return
     }
+    const keys = this.keyedLatin()
     const names = this.surfaceNames
     const counts = this.surfaceCounts
     const mask = letterMask(word)
     const limit = 2 * max
-    if (this.latinKeyed < names.length) {
-      const latin = this.surfaceLatin
-      for (let sid = 0; sid < names.length; sid++) {
-        if (latin[sid] !== 1 || counts[sid] === 0) continue
-        const name = names[sid]!
-        if (Math.abs(name.length - word.length) > max || popcount(letterMask(name) ^ mask) > limit) continue
-        visit(sid, name)
-      }
-      return
-    }
-    const keys = this.latinKeys
     for (let sid = 0; sid < names.length; sid++) {
       const key = keys[sid]!
       if (key === 0 || Math.abs(keyLength(key, names, sid) - word.length) > max || popcount((key & LETTERS) ^ mask) > limit || counts[sid] === 0) continue
       visit(sid, names[sid]!)
     }
+  }
+
+  /** Makes the {@link latinKeys} of every surface (a restore calls it once `surfaceLatin` is set). */
+  keyLatinSurfaces(): void {
+    this.keyedLatin()
+  }
+
+  /** {@link latinKeys}, made for every surface. */
+  private keyedLatin(): Int32Array {
+    const names = this.surfaceNames
+    if (this.latinKeyed < names.length) {
+      if (this.latinKeys.length < names.length) this.latinKeys = grow(this.latinKeys, names.length)
+      for (let sid = this.latinKeyed; sid < names.length; sid++) this.latinKeys[sid] = this.surfaceLatin[sid] === 1 ? latinKey(names[sid]!) : 0
+      this.latinKeyed = names.length
+    }
+    return this.latinKeys
   }
 
   private latinSurfaces(): LatinSurfaces {
@@ -248,15 +254,10 @@ export class Vocabulary {
     return sid === undefined || this.surfaceLatin[sid] === 0 || this.surfaceCounts[sid] === 0 ? undefined : this.termNames[this.surfaceTerms[sid]!]
   }
 
-  /** The surface id of plain Latin word `word` by a scan of {@link latinKeys} (of the words, when not every surface has its key), or `undefined`. */
+  /** The surface id of plain Latin word `word` by a scan of {@link latinKeys}, or `undefined`. */
   private findLatin(word: string): number | undefined {
+    const keys = this.keyedLatin()
     const names = this.surfaceNames
-    if (this.latinKeyed < names.length) {
-      const latin = this.surfaceLatin
-      for (let sid = 0; sid < names.length; sid++) if (latin[sid] === 1 && names[sid] === word) return sid
-      return undefined
-    }
-    const keys = this.latinKeys
     const key = latinKey(word)
     for (let sid = 0; sid < names.length; sid++) if (keys[sid] === key && names[sid] === word) return sid
     return undefined
