@@ -12,7 +12,7 @@ import { agentError } from '../../errors.ts'
 import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../../text.ts'
 import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import { NOT_NOW, type LogAccessOptions } from '../../log/index.ts'
-import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
+import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndexOf, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, SHARED_SCOPES_MAX, sharedScope, validateScope } from '../scope.ts'
 import { scopeChanges } from '../scope-changes.ts'
@@ -24,6 +24,7 @@ import type {
   MemoryDeleteOptions,
   MemoryRecord,
   MemoryRecordInput,
+  MemoryScope,
   MemoryScopeChanges,
   MemorySearchHit,
   MemorySearchQuery,
@@ -203,7 +204,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
   // A scope dropped from the log's memory drops its vector index too.
   log.onPartitionDropped?.(partitionDropListener(vectors))
   const settle = indexSettler(log)
-  const now: ScopeSearch = { target: undefined!, query: undefined!, built: undefined }
+  const now: ScopeSearch = { access: NO_PARTITION, query: undefined!, built: undefined }
   const readNow = (state: MemoryRecordState) => searchScope(state, now)
   return {
     log,
@@ -213,7 +214,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
       const access = servedBy(target)
       // The log unchanged and the scope loaded: answered in this turn by the adapter's one reader
       // (peek runs it synchronously or not at all, so its arguments cannot be another search's).
-      now.target = target
+      now.access = access
       now.query = query
       now.built = undefined
       const found = peek(log, readNow, access)
@@ -224,7 +225,7 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
         built = now.built
       }
       else {
-        const later: ScopeSearch = { target, query, built: undefined }
+        const later: ScopeSearch = { access, query, built: undefined }
         hits = await log.view(state => searchScope(state, later), access)
         built = later.built
       }
@@ -307,14 +308,15 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
 
 /** One search of a scope: its arguments, and the index's size when this search built it. */
 interface ScopeSearch {
-  target: MemoryTarget
+  /** The target's access ({@link servedBy}): its one partition is the one searched. */
+  access: LogAccessOptions
   query: MemorySearchQuery
   built: number | undefined
 }
 
 /** The hits of `search.query` in its target's partition index; notes in `search.built` the index's size when this search built it. */
 function searchScope(state: MemoryRecordState, search: ScopeSearch): MemorySearchHit[] {
-  const index = partitionIndex(state, search.target.store, search.target.scope)
+  const index = partitionIndexOf(state, search.access.partitions![0]!)
   const wasBuilt = index.built
   const found = index.search(search.query)
   if (!wasBuilt && index.built) search.built = index.size
@@ -326,17 +328,23 @@ const noVersions = (): number => 1
 
 /** The log access of an operation on `target`: only its partition is loaded (ids of other scopes answer as unknown). */
 function servedBy(target: MemoryTarget): LogAccessOptions {
+  // The target's scope is the shared frozen one (scopedTarget): its access is kept by the object.
+  const known = accessByScope.get(target.scope)
+  if (known?.store === target.store) return known.access
   const key = partitionKey(target.store, target.scope)
   let access = accessByPartition.get(key)
   if (access === undefined) {
     if (accessByPartition.size >= SHARED_SCOPES_MAX) accessByPartition.clear()
     accessByPartition.set(key, access = Object.freeze({ partitions: Object.freeze([key]) }))
   }
+  if (Object.isFrozen(target.scope)) accessByScope.set(target.scope, { store: target.store, access })
   return access
 }
 
 /** One frozen access per partition (operations only read it), so that an operation makes none. */
 const accessByPartition = new Map<string, LogAccessOptions>()
+/** The access of the store last named with each shared scope. */
+const accessByScope = new WeakMap<MemoryScope, { store: string; access: LogAccessOptions }>()
 
 /**
  * Takes a write into the scope's search index on the next idle turn (`setImmediate`, else a
