@@ -14,7 +14,7 @@
  * Per subject and shape: wall p50 / p95 of each round (each search awaited, like the
  * side-by-side), min and median of the rounds; CPU µs per search (a round's CPU time over its
  * 100 searches, min and median of the rounds); searches that overlap a GC. Run with
- * `node --expose-gc --import tsx bench/small-scope.ts`; `BENCH_SHAPES=rare,sixWords` limits the shapes.
+ * `node --expose-gc --import tsx bench/small-scope.ts`; `BENCH_SHAPES=rare,sixWords` limits the shapes, `BENCH_SUBJECTS=JSONL,MiniSearch` the subjects (by name prefix).
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -74,7 +74,7 @@ const keyOf = new Map(Array.from({ length: SCOPES }, (_, s) => [scopeUser(s, SCO
 
 const stateOf = (user: string) => (indexes.get(user) as unknown as { state: IndexState<never> }).state
 interface Subject { name: string; search(user: string, query: string): unknown }
-const subjects: Subject[] = [
+const subjects: Subject[] = ([
   { name: 'JSONL store', search: (user, query) => a.store.search(target(user), { query }) },
   { name: 'FTS5 (token)', search: (user, query) => fts.search(user, query) },
   { name: 'MiniSearch', search: (user, query) => mini.search(user, query) },
@@ -86,7 +86,7 @@ const subjects: Subject[] = [
   { name: 'part: substring rule', search: (user, query) => substringSearch(stateOf(user), checkQuery({ query })) },
   { name: 'part: queryTerms (no cache)', search: (user, query) => queryTerms(stateOf(user).vocabulary, query, 0.7) },
   { name: 'nothing (harness)', search: () => undefined },
-]
+] as Subject[]).filter(subject => !process.env.BENCH_SUBJECTS || process.env.BENCH_SUBJECTS.split(',').some(name => subject.name.startsWith(name)))
 
 const gcs: Array<{ start: number; end: number }> = []
 const observer = new PerformanceObserver((list) => {

@@ -200,7 +200,11 @@ export function emptyRecordState(createIndex: () => MemorySearchIndex): MemoryRe
  * (nothing the bound on loaded partitions would not count).
  */
 export function partitionIndex(state: MemoryRecordState, store: string, scope: MemoryScope): MemorySearchIndex {
-  const key = partitionKey(store, scope)
+  return partitionIndexOf(state, partitionKey(store, scope))
+}
+
+/** {@link partitionIndex} of the partition with key `key` ({@link partitionKey}). */
+export function partitionIndexOf(state: MemoryRecordState, key: string): MemorySearchIndex {
   return state.partitions.has(key) || state.indexes.has(key) ? indexOfPartition(state, key) : state.createIndex()
 }
 

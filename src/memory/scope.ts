@@ -152,8 +152,6 @@ export function scopeSlot(scope: MemoryScope): SharedScopeSlot | undefined {
   return (scope as { [SCOPE_SLOT]?: SharedScopeSlot })[SCOPE_SLOT]
 }
 
-/** Frozen scopes by {@link scopeKey}, at most {@link SHARED_SCOPES_MAX} (then the map starts again). */
-const sharedScopes = new Map<string, MemoryScope>()
 /** Distinct scopes {@link sharedScope} keeps at once. */
 export const SHARED_SCOPES_MAX = 10_000
 
@@ -165,17 +163,78 @@ export const SHARED_SCOPES_MAX = 10_000
  * @throws AgentError as {@link validateScope}.
  */
 export function sharedScope(value: unknown, store?: string): MemoryScope {
-  // A scope seen before costs its check and its key, not a copy.
-  const key = isValidScope(value) ? scopeKey(value) : undefined
-  const known = key === undefined ? undefined : sharedScopes.get(key)
+  // A scope seen before costs one pass over its fields and a lookup per field: no key text, no copy.
+  const known = knownScope(value)
   if (known) return known
   const scope = validateScope(value, store)
   // Its partition keys and log access are kept with it (records.ts), its JSON carried (written with no lookup).
   Object.defineProperty(scope, SCOPE_SLOT, { value: {}, enumerable: false, writable: false, configurable: false })
   const shared = withCanonicalJson(scope)
-  if (sharedScopes.size >= SHARED_SCOPES_MAX) sharedScopes.clear()
-  sharedScopes.set(key ?? scopeKey(scope), shared)
-  return shared
+  if (sharedCount >= SHARED_SCOPES_MAX) {
+    sharedRoot = new Map()
+    sharedCount = 0
+  }
+  // The fields of a validated scope are in MEMORY_SCOPE_FIELDS order, which is sorted: the order lookups walk.
+  let level = sharedRoot
+  let node: ScopeNode | undefined
+  for (const field in shared) {
+    let byValue = level.get(field)
+    if (!byValue) level.set(field, byValue = new Map())
+    const fieldValue = shared[field as keyof MemoryScope]!
+    node = byValue.get(fieldValue)
+    if (!node) byValue.set(fieldValue, node = { scope: undefined, next: undefined })
+    level = node.next ??= new Map()
+  }
+  if (node!.scope === undefined) {
+    node!.scope = shared
+    sharedCount++
+  }
+  return node!.scope
+}
+
+/** A step of the shared scopes' tree: the scope whose fields end here, and the next field's values. */
+interface ScopeNode {
+  scope: MemoryScope | undefined
+  next: Map<string, Map<string, ScopeNode>> | undefined
+}
+
+/** The shared scopes by their fields in sorted order: field name, then value, per level. At most {@link SHARED_SCOPES_MAX} (then it starts again). */
+let sharedRoot = new Map<string, Map<string, ScopeNode>>()
+let sharedCount = 0
+
+// The own fields of the value {@link knownScope} is looking up, sorted by name (searches are synchronous: one pair of arrays).
+const lookupFields: string[] = []
+const lookupValues: string[] = []
+
+/** The shared scope of a valid plain-object scope seen before, else `undefined` (the caller validates and adds it). */
+function knownScope(value: unknown): MemoryScope | undefined {
+  if (value === null || typeof value !== 'object') return undefined
+  const prototype = Object.getPrototypeOf(value)
+  if (prototype !== Object.prototype && prototype !== null) return undefined
+  let count = 0
+  for (const field in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, field)) continue
+    const fieldValue = (value as Record<string, unknown>)[field]
+    if (count === MEMORY_SCOPE_FIELDS.length || !FIELDS.has(field) || !isFilled(fieldValue)) return undefined
+    // Insertion into the sorted prefix (scopes have a few fields, usually given in sorted order already).
+    let at = count++
+    while (at > 0 && lookupFields[at - 1]! > field) {
+      lookupFields[at] = lookupFields[at - 1]!
+      lookupValues[at] = lookupValues[at - 1]!
+      at--
+    }
+    lookupFields[at] = field
+    lookupValues[at] = fieldValue
+  }
+  if (count === 0) return undefined
+  let level: Map<string, Map<string, ScopeNode>> | undefined = sharedRoot
+  let node: ScopeNode | undefined
+  for (let at = 0; at < count; at++) {
+    node = level?.get(lookupFields[at]!)?.get(lookupValues[at]!)
+    if (!node) return undefined
+    level = node.next
+  }
+  return node!.scope
 }
 
 /**

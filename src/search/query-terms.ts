@@ -19,26 +19,33 @@ export const FUZZY_WEIGHT = 0.8
  */
 export function queryTerms(vocabulary: Vocabulary, text: string, synonymWeight = 0): Map<string, number> {
   const weighted = new Map<string, number>()
-  const add = (term: string, weight: number) => weighted.set(term, Math.max(weighted.get(term) ?? 0, weight))
   const { termIds, termFrequency } = vocabulary
-  for (const token of analysisOf(text, vocabulary.irregular)) {
+  const words = analysisOf(text, vocabulary.irregular)
+  for (let at = 0; at < words.length; at++) {
+    const token = words[at]!
     const term = token.term
     const id = termIds.get(term)
     if (synonymWeight > 0) {
       for (const other of token.synonyms) {
         const otherId = termIds.get(other)
-        if (otherId !== undefined && termFrequency[otherId]! > 0) add(other, synonymWeight)
+        if (otherId !== undefined && termFrequency[otherId]! > 0) addTerm(weighted, other, synonymWeight)
       }
     }
     if ((id !== undefined && termFrequency[id]! > 0) || !token.spelled) {
-      add(term, 1)
+      addTerm(weighted, term, 1)
       continue
     }
     const near = nearTermsOf(vocabulary, token.surface)
     const weight = near.split ? 1 : FUZZY_WEIGHT
-    for (const match of near.terms) add(match, weight)
+    for (const match of near.terms) addTerm(weighted, match, weight)
   }
   return weighted
+}
+
+/** Keeps `term` in `weighted` at the larger of its weights. */
+function addTerm(weighted: Map<string, number>, term: string, weight: number): void {
+  const known = weighted.get(term)
+  if (known === undefined || known < weight) weighted.set(term, weight)
 }
 
 /** A query word as every index reads it: its folded surface, its term, the terms of its synonyms, whether it may be a misspelling. */

@@ -153,6 +153,7 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
     vocabulary.surfaceTerms[sid] = term
     vocabulary.surfaceLatin[sid] = LATIN_SURFACE.test(surfaceNames[sid]!) ? 1 : 0
   }
+  vocabulary.keyLatinSurfaces()
   for (let sid = 0; sid < surfaceCount; sid++) {
     const holders = input.uint()
     if (holders > slots.live) fail('has a surface word held by more records than it indexes')

@@ -84,7 +84,9 @@ export class Vocabulary {
    * Per surface id: a plain Latin surface's letter mask and length ({@link latinKey}), else 0, for
    * the surfaces below {@link latinKeyed}. Fuzzy matching in a small vocabulary reads this one array
    * (a few cache lines) instead of the buckets. A new surface's key is made with it (the word is at
-   * hand then); a restored vocabulary's keys are made on first use.
+   * hand then); a restored vocabulary's are made by the restore ({@link keyLatinSurfaces}), while
+   * its words are at hand too: made on a first search instead, they would read every word of a
+   * scope whose memory is no longer in the CPU's caches.
    */
   private latinKeys = NO_KEYS
   private latinKeyed = 0
@@ -200,6 +202,11 @@ export class Vocabulary {
       if (key === 0 || Math.abs(keyLength(key, names, sid) - word.length) > max || popcount((key & LETTERS) ^ mask) > limit || counts[sid] === 0) continue
       visit(sid, names[sid]!)
     }
+  }
+
+  /** Makes the {@link latinKeys} of every surface (a restore calls it once `surfaceLatin` is set). */
+  keyLatinSurfaces(): void {
+    this.keyedLatin()
   }
 
   /** {@link latinKeys}, made for every surface. */

@@ -1,10 +1,11 @@
 /**
  * `EventLog.peek`: a read answered in the turn it is called while the log is unchanged (the
  * workspace's synchronous `statNow`), and `NOT_NOW` whenever the state may be behind the value: a
- * log never read, another process's line, a same-size replacement, a partition not loaded, or a
- * workspace that cannot stat without waiting (Redis).
+ * log never read, another process's line (also after it compacted the log, or in a folder renamed
+ * over the log's), a same-size replacement, a partition not loaded, or a workspace that cannot
+ * stat without waiting (Redis).
  */
-import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -39,6 +40,37 @@ describe('EventLog.peek', () => {
     await reader.append(alice, { kind: 'semantic', content: 'mine' }, { audit })
     expect(reader.log.peek!(contents)).toEqual(['mine'])
     await runRememberLoop(dir, 'other', 1)
+    expect(reader.log.peek!(contents)).toBe(NOT_NOW)
+    expect((await reader.search(alice, { query: 'other' })).map(hit => hit.record.content)).toEqual(['other 0'])
+    expect(reader.log.peek!(contents)).toEqual(['mine', 'other 0'])
+  }, 30_000)
+
+  it('says NOT_NOW after another process compacted the log and appended to the new file, and the next search finds every line it acknowledged', async () => {
+    const dir = tempDir()
+    const reader = store(createWorkspace({ dir }))
+    await reader.append(alice, { kind: 'semantic', content: 'mine' }, { audit })
+    expect(reader.log.peek!(contents)).toEqual(['mine'])
+    const file = join(dir, 'memory/memory.jsonl')
+    const before = statSync(file).ino
+    await runRememberLoop(dir, 'other', 2, undefined, { compact: true })
+    // The child's compaction renamed a new file over the log (another inode at the path).
+    expect(statSync(file).ino).not.toBe(before)
+    expect(reader.log.peek!(contents)).toBe(NOT_NOW)
+    expect((await reader.search(alice, { query: 'other' })).map(hit => hit.record.content).sort()).toEqual(['other 0', 'other 1', 'other after'])
+    expect(reader.log.peek!(contents)).toEqual(['mine', 'other 0', 'other 1', 'other after'])
+  }, 30_000)
+
+  it('says NOT_NOW after the log\'s folder was replaced by one where another process appended, and the next search finds its line', async () => {
+    const dir = tempDir()
+    const reader = store(createWorkspace({ dir }))
+    await reader.append(alice, { kind: 'semantic', content: 'mine' }, { audit })
+    expect(reader.log.peek!(contents)).toEqual(['mine'])
+    // Another process appends to a copy of the folder, which is then renamed over the log's folder.
+    const copy = tempDir()
+    cpSync(join(dir, 'memory'), join(copy, 'memory'), { recursive: true })
+    await runRememberLoop(copy, 'other', 1)
+    renameSync(join(dir, 'memory'), join(dir, 'memory.old'))
+    renameSync(join(copy, 'memory'), join(dir, 'memory'))
     expect(reader.log.peek!(contents)).toBe(NOT_NOW)
     expect((await reader.search(alice, { query: 'other' })).map(hit => hit.record.content)).toEqual(['other 0'])
     expect(reader.log.peek!(contents)).toEqual(['mine', 'other 0'])

@@ -113,4 +113,20 @@ describe('sharedScope', () => {
       expect(scopeSlot(copy)).toBeUndefined()
     }))
   })
+
+  it('gives one frozen copy per distinct scope, equal to validateScope\'s copy, whatever the field order and however the scopes nest (a scope whose fields are a prefix of another\'s)', () => {
+    const scope = fc.uniqueArray(fc.constantFrom(...MEMORY_SCOPE_FIELDS), { minLength: 1, maxLength: 4 })
+      .chain(fields => fc.tuple(fc.constant(fields), fc.array(fc.constantFrom('a', 'b', 'c d'), { minLength: fields.length, maxLength: fields.length })))
+      .map(([fields, values]) => Object.fromEntries(fields.map((field, at) => [field, values[at]!])) as MemoryScope)
+    fc.assert(fc.property(fc.array(scope, { minLength: 1, maxLength: 12 }), (scopes) => {
+      const shared = scopes.map(value => sharedScope(value))
+      scopes.forEach((value, at) => {
+        expect(shared[at]).toEqual(validateScope(value))
+        expect(Object.isFrozen(shared[at])).toBe(true)
+        // The same fields in reverse order: the same copy.
+        expect(sharedScope(Object.fromEntries(Object.entries(value).reverse()))).toBe(shared[at])
+        scopes.forEach((other, to) => expect(shared[at] === shared[to]).toBe(scopeKey(value) === scopeKey(other)))
+      })
+    }), { numRuns: 200 })
+  })
 })

@@ -46,6 +46,34 @@ describe('vocabulary: fuzzy candidates', () => {
     ), { numRuns: 50 })
   })
 
+  it('offers the same surfaces and finds the same words in a restored vocabulary (letter keys made by the restore or on first use) as in one built word by word', () => {
+    fc.assert(fc.property(
+      fc.uniqueArray(fc.oneof(fc.stringMatching(/^[a-e]{1,9}$/), fc.stringMatching(/^[0-9]{1,4}$/)), { minLength: 1, maxLength: 60 }),
+      fc.stringMatching(/^[a-e]{1,9}$/),
+      fc.integer({ min: 1, max: 2 }),
+      (words, word, max) => {
+        const built = new Vocabulary()
+        for (const surface of words) built.surfaceCounts[built.surfaceId(surface, true)] = 1
+        const restoredOf = (keyed: boolean) => {
+          const restored = new Vocabulary()
+          for (const surface of words) restored.surfaceCounts[restored.surfaceId(surface, true)] = 1
+          restored.restoreSurfaces([...restored.surfaceNames])
+          if (keyed) restored.keyLatinSurfaces()
+          return restored
+        }
+        const offered = (vocabulary: Vocabulary) => {
+          const found: string[] = []
+          vocabulary.forEachNearLatin(word, max, (_, surface) => found.push(surface))
+          return found
+        }
+        for (const restored of [restoredOf(true), restoredOf(false)]) {
+          expect(offered(restored)).toEqual(offered(built))
+          expect(restored.latinSurface(word)).toBe(built.latinSurface(word))
+        }
+      },
+    ), { numRuns: 200 })
+  })
+
   it('offers no surface that no live record holds', () => {
     const vocabulary = new Vocabulary()
     vocabulary.surfaceId('paintng', true)

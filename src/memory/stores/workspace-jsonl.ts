@@ -12,7 +12,7 @@ import { agentError } from '../../errors.ts'
 import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../../text.ts'
 import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import { NOT_NOW, type LogAccessOptions } from '../../log/index.ts'
-import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
+import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndexOf, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, SHARED_SCOPES_MAX, scopeSlot, sharedScope, validateScope } from '../scope.ts'
 import { scopeChanges } from '../scope-changes.ts'
@@ -24,7 +24,10 @@ import type {
   MemoryDeleteOptions,
   MemoryRecord,
   MemoryRecordInput,
+  MemoryScope,
   MemoryScopeChanges,
+  MemorySearchHit,
+  MemorySearchQuery,
   MemoryStoreAdapter,
   MemoryStoreContext,
   MemoryStoreFactory,
@@ -201,23 +204,31 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
   // A scope dropped from the log's memory drops its vector index too.
   log.onPartitionDropped?.(partitionDropListener(vectors))
   const settle = indexSettler(log)
+  const now: ScopeSearch = { access: NO_PARTITION, query: undefined!, built: undefined }
+  const readNow = (state: MemoryRecordState) => searchScope(state, now)
   return {
     log,
     vectors,
     async search(target, query) {
       target = scopedTarget(target)
-      let built: number | undefined
-      const read = (state: MemoryRecordState) => {
-        const index = partitionIndex(state, target.store, target.scope)
-        const wasBuilt = index.built
-        const found = index.search(query)
-        if (wasBuilt === false && index.built) built = index.size
-        return found
-      }
       const access = servedBy(target)
-      // The log unchanged and the scope loaded: answered in this turn, no promise but this one's.
-      const now = peek(log, read, access)
-      const hits = now === NOT_NOW ? await log.view(read, access) : now
+      // The log unchanged and the scope loaded: answered in this turn by the adapter's one reader
+      // (peek runs it synchronously or not at all, so its arguments cannot be another search's).
+      now.access = access
+      now.query = query
+      now.built = undefined
+      const found = peek(log, readNow, access)
+      let hits: MemorySearchHit[]
+      let built: number | undefined
+      if (found !== NOT_NOW) {
+        hits = found
+        built = now.built
+      }
+      else {
+        const later: ScopeSearch = { access, query, built: undefined }
+        hits = await log.view(state => searchScope(state, later), access)
+        built = later.built
+      }
       // A large index just built: the log may persist it (a checkpoint), so a cold open need not build it again.
       if (built !== undefined) log.indexBuilt(built)
       for (let at = 0; at < hits.length; at++) {
@@ -295,15 +306,32 @@ export function memoryLogAdapter(log: MemoryLog, options: { vectors?: MemoryVect
   }
 }
 
+/** One search of a scope: its arguments, and the index's size when this search built it. */
+interface ScopeSearch {
+  /** The target's access ({@link servedBy}): its one partition is the one searched. */
+  access: LogAccessOptions
+  query: MemorySearchQuery
+  built: number | undefined
+}
+
+/** The hits of `search.query` in its target's partition index; notes in `search.built` the index's size when this search built it. */
+function searchScope(state: MemoryRecordState, search: ScopeSearch): MemorySearchHit[] {
+  const index = partitionIndexOf(state, search.access.partitions![0]!)
+  const wasBuilt = index.built
+  const found = index.search(search.query)
+  if (!wasBuilt && index.built) search.built = index.size
+  return found
+}
+
 /** The `versionOf` of a remember that supersedes nothing (never called). */
 const noVersions = (): number => 1
 
 /** The log access of an operation on `target`: only its partition is loaded (ids of other scopes answer as unknown). */
 function servedBy(target: MemoryTarget): LogAccessOptions {
-  const key = partitionKey(target.store, target.scope)
   // A shared scope keeps the access of its first store's partition with it: no lookup.
   const slot = scopeSlot(target.scope)
-  if (slot !== undefined && slot.store === target.store && slot.key === key && slot.access !== undefined) return slot.access as LogAccessOptions
+  if (slot !== undefined && slot.store === target.store && slot.access !== undefined) return slot.access as LogAccessOptions
+  const key = partitionKey(target.store, target.scope)
   let access = accessByPartition.get(key)
   if (access === undefined) {
     if (accessByPartition.size >= SHARED_SCOPES_MAX) accessByPartition.clear()
