@@ -1,4 +1,5 @@
 import type { AgentDefinition, AgentDriver, ModelDriver } from '../agent/types.ts'
+import type { Workspace } from '../workspace/types.ts'
 
 function isModelDriver(driver: AgentDriver): driver is ModelDriver {
   return 'model' in driver
@@ -17,6 +18,18 @@ export function describeDriver(driver: AgentDriver): string {
 }
 
 /**
+ * Where a workspace keeps its values: its folder (fs driver), `in memory` (unstorage's memory
+ * driver), else the unstorage driver by name (`unstorage redis driver`).
+ */
+export function describeWorkspace(workspace: Workspace | undefined): string {
+  if (!workspace) return 'none'
+  if (workspace.dir) return workspace.dir
+  const name = workspace.storage.getMount('').driver.name
+  if (name === 'memory') return 'in memory'
+  return name ? `unstorage ${name} driver` : 'unstorage storage'
+}
+
+/**
  * What `agent info` prints: name, driver, capabilities by id and the static tools
  * (`agent.tools`). Capability tools such as `memory_search` are not listed: capabilities add
  * them at invocation time (source: capability document, "Verify memory", step 1).
@@ -27,7 +40,7 @@ export function describeAgent(agent: AgentDefinition, file?: string): string[] {
     `agent: ${agent.name}`,
     ...(file ? [`file: ${file}`] : []),
     `driver: ${describeDriver(agent.driver)}`,
-    `workspace: ${agent.workspace ? (agent.workspace.dir ?? 'in memory') : 'none'}`,
+    `workspace: ${describeWorkspace(agent.workspace)}`,
     `capabilities: ${agent.capabilities.length ? agent.capabilities.map(capability => capability.id).join(', ') : 'none'}`,
     `tools: ${tools.length ? '' : 'none'}`.trimEnd(),
     ...tools.map(([name, tool]) => `  ${name}: ${tool.description}`),

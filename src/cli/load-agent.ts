@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url'
 import { agentError } from '../errors.ts'
 import type { AgentDefinition } from '../agent/types.ts'
 import { withMemoryFolder } from '../memory/folder.ts'
+import { trackLoadedAgent } from './release-agent.ts'
 
 /** Extensions tried for an agent module, in order. */
 const AGENT_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'] as const
@@ -124,5 +125,7 @@ export async function loadAgent(root: string, name: string): Promise<LoadedAgent
   }
   const named = candidate.name === 'agent' && location.name !== 'agent' ? { ...candidate, name: location.name } : candidate
   // The agent directory's memory/ folder is part of the agent.
-  return { agent: withMemoryFolder(named, location.file), location }
+  const agent = withMemoryFolder(named, location.file)
+  trackLoadedAgent(agent)
+  return { agent, location }
 }

@@ -16,6 +16,7 @@ import { runChat } from './chat.ts'
 import { describeAgent, describeDriver } from './info.ts'
 import { groupBySpeaker, importRecords, parseLocomoConversation } from './import-locomo.ts'
 import { loadAgent, resolveRoot } from './load-agent.ts'
+import { releaseLoadedAgents } from './release-agent.ts'
 import { openMemoryStore } from '../memory/open-store.ts'
 import { compactCommand, verifyCommand } from './commands/log.ts'
 import { mcpCommand } from './commands/mcp.ts'
@@ -39,13 +40,18 @@ const userArg = { type: 'string', description: 'User id the agent runs for', def
 const storeArg = { type: 'string', description: 'Memory store name (default: the only store, or the store named "agent")' } as const
 const tenantArg = { type: 'string', description: 'Tenant of the user, for agents whose scopes name one (default: none)' } as const
 
-/** Runs a command body; an error is printed as `CODE: why. Fix: fix` and sets exit code 1 instead of a stack trace. */
+/**
+ * Runs a command body; an error is printed as `CODE: why. Fix: fix` and sets exit code 1 instead
+ * of a stack trace. Then the connections its agents opened are closed, so the process exits.
+ */
 async function guarded(task: () => Promise<void>): Promise<void> {
   try {
     await task()
   } catch (error) {
     consola.error(formatError(toErrorShape(error)))
     process.exitCode = 1
+  } finally {
+    await releaseLoadedAgents()
   }
 }
 

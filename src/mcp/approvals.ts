@@ -34,6 +34,15 @@ export function handOverDecision(approval: ApprovalRequest): void {
   for (const wake of waiters.get(key) ?? []) wake(approval)
 }
 
+/**
+ * The window between a timed-out (or cancelled) call's last read of its still-pending approval
+ * and its claim of the denial, where another process or app instance can decide first: the claim
+ * (a conditional append) settles it. `beforeClaim`, unset in production, runs in that window;
+ * test/mcp/timeout-race.test.ts sets it to hold the timeout there while another workspace
+ * instance approves.
+ */
+export const timeoutClaimSeam: { beforeClaim?: (approval: ApprovalRequest) => Promise<void> } = {}
+
 /** How a wait ended: decided by the host, or closed by the bridge (timeout, cancel, end of run). */
 export type ApprovalWait =
   | { kind: 'decided'; approval: ApprovalRequest }
@@ -98,6 +107,7 @@ export async function awaitDecision(invocation: Invocation, approval: ApprovalRe
   return store.withLock(approvalKey(agent.name, approval.id), async (): Promise<ApprovalWait> => {
     const current = await loadApproval(store, agent.name, approval.id).catch(() => undefined)
     if (current && current.status !== 'pending') return { kind: 'decided', approval: current }
+    await timeoutClaimSeam.beforeClaim?.(current ?? approval)
     const outcome = await decideApproval(store, current ?? approval, { approved: false, reason, decidedAt: new Date().toISOString() })
     if (!outcome.decided) return { kind: 'decided', approval: outcome.approval }
     const closed = outcome.approval

@@ -189,14 +189,18 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
       // Lines close together are read in one range, up to a chunk.
       let last = at
       while (last + 1 < wanted.length && wanted[last + 1]!.start - wanted[last]!.end <= FETCH_GAP_BYTES && wanted[last + 1]!.end - wanted[at]!.start <= VECTOR_READ_CHUNK_BYTES) last++
-      const from = wanted[at]!.start
-      const bytes = await workspace.readBytes(key, from, wanted[last]!.end)
+      // From the byte before the first line to the newline after the last: each line's bounds are checked.
+      const from = Math.max(0, wanted[at]!.start - 1)
+      const bytes = await workspace.readBytes(key, from, wanted[last]!.end + 1)
       for (let i = at; i <= last; i++) {
         const line = wanted[i]!
-        const entry = bytes && bytes.length >= line.end - from ? knownLineEntry(asBuffer(bytes), line.start - from, line.end - from, line.id, model) : undefined
+        const [start, end] = [line.start - from, line.end - from]
+        if (!bytes || bytes.length < end + 1) return { entries: [], moved: true }
+        // A line lies between two newlines: offsets anywhere else (an edited index) name no line of this sidecar.
+        if ((line.start > 0 && bytes[start - 1] !== 10) || bytes[end] !== 10) return { entries: [], moved: true }
+        const entry = knownLineEntry(asBuffer(bytes), start, end, line.id, model)
         // A line not where the index put it: the sidecar was replaced since the index was made.
         if (entry && (entry.id !== line.id || entry.model !== model)) return { entries: [], moved: true }
-        if (!bytes || bytes.length < line.end - from) return { entries: [], moved: true }
         if (entry) entries.push(entry)
       }
       at = last + 1

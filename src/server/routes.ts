@@ -161,7 +161,7 @@ async function decisionResponse(run: ReturnType<typeof resolveApproval>, accept:
  * | --- | --- | --- |
  * | GET | `/me` | `{ identity }` |
  * | GET | `/users` | dev only: `{ users }` for the playground's user picker |
- * | GET | `/agents` | `{ agents: [{ name, driver, capabilities }] }` |
+ * | GET | `/agents` | `{ agents: [{ name, driver, capabilities, error? }] }` (an agent that fails to load: `driver: 'unavailable'` and its `error`) |
  * | POST | `/agents/:agent/runs` | body `{ input, threadId? }`: the run's events as NDJSON (or SSE with `accept: text/event-stream`) |
  * | GET | `/agents/:agent/approvals` | `?status=pending\|approved\|denied\|all&threadId=`: `{ approvals }` of this identity |
  * | POST | `/agents/:agent/approvals/:id` | body `{ approved, reason? }`: the continued run's events |
@@ -220,10 +220,17 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
   app.get(`${prefix}/me`, route((_event, identity) => ({ identity })))
   if (options.mode === 'dev') app.get(`${prefix}/users`, route(() => ({ users: options.devUsers ?? [] })))
 
+  // An agent whose module fails to load is listed with its error: it must not hide the others.
   app.get(`${prefix}/agents`, route(async () => {
     const agents = []
     for (const name of await options.agents.list()) {
-      const agent = await options.agents.load(name)
+      let agent: AgentDefinition | undefined
+      try {
+        agent = await options.agents.load(name)
+      } catch (error) {
+        agents.push({ name, driver: 'unavailable', capabilities: [], error: toErrorShape(error) })
+        continue
+      }
       if (agent) agents.push({ name, driver: 'model' in agent.driver ? 'model' : 'provider' in agent.driver ? 'provider' : 'custom-run', capabilities: agent.capabilities.map(capability => capability.id) })
     }
     return { agents }

@@ -1,7 +1,12 @@
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { REPO_ROOT } from './locomo.ts'
+
+// Each test launches the CLI as child processes, 1.2-1.6 s of CPU each (tsx loading src/): at a load
+// of 15-20 on two cores a launch takes 5-8 s of wall time, so several exceed vitest's 30 s. Every
+// launch keeps its own spawn timeout (60 s), which still fails a launch that hangs.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 })
 
 /**
  * The `agent` help as a user sees it through a pipe: a real child process with stdout piped, a

@@ -1,9 +1,14 @@
 import { readFileSync } from 'node:fs'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { groupBySpeaker, importRecords, observationKey, parseLocomoConversation, parseLocomoDate } from '../../src/cli/import-locomo.ts'
 import { inMemoryMemoryStore } from '../../src/capabilities/index.ts'
 import type { MemoryStoreAdapter, MemoryStoreFactory } from '../../src/memory/types.ts'
 import { CONV_26, HAS_LOCOMO, countObservations } from './locomo.ts'
+
+// Each test launches the CLI as child processes, 1.2-1.6 s of CPU each (tsx loading src/): at a load
+// of 15-20 on two cores a launch takes 5-8 s of wall time, so several exceed vitest's 30 s. Every
+// launch keeps its own spawn timeout (60 s), which still fails a launch that hangs.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 })
 
 const conversation = {
   speaker_a: 'Ann',

@@ -2,10 +2,15 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import { REPO_ROOT } from './locomo.ts'
+
+// Each test launches the CLI as child processes, 1.2-1.6 s of CPU each (tsx loading src/): at a load
+// of 15-20 on two cores a launch takes 5-8 s of wall time, so several exceed vitest's 30 s. Every
+// launch keeps its own spawn timeout (60 s), which still fails a launch that hangs.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 })
 
 function memoryCli(args: string[]) {
   const result = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'memory', ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } })

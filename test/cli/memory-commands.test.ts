@@ -2,8 +2,13 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { REPO_ROOT } from './locomo.ts'
+
+// Each test launches the CLI as child processes, 1.2-1.6 s of CPU each (tsx loading src/): at a load
+// of 15-20 on two cores a launch takes 5-8 s of wall time, so several exceed vitest's 30 s. Every
+// launch keeps its own spawn timeout (60 s), which still fails a launch that hangs.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 })
 
 /**
  * `agent memory` commands and `agent mcp` flags as a user types them, run as a real child process

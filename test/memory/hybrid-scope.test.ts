@@ -130,7 +130,10 @@ describe('hybrid search over the change signal', () => {
         },
         child: ['postgres', url],
       })
-    })
+      // Its cost is outside this process: the erasure's vacuum waits (up to erasureWaitMs, 10 s) for
+      // transactions of other tests open in the same database, and the child is a tsx process
+      // (about 1.5 s of CPU, 5-8 s of wall time at a load of 15-20).
+    }, 90_000)
   }
 
   it('after any sequence of writes, supersedes, deletes and erasures, the kept scope answers as a search that reads the scope whole', async () => {

@@ -229,6 +229,24 @@ describe('vector sidecar line index on storage', () => {
     expect(await workspace.has(lineIndexKeyOf(KEY))).toBe(false)
   })
 
+  it('a stored index edited to put an id inside its line (not at a line start) is not trusted: the cold fetch still finds the id\'s vector', async () => {
+    const dir = await indexedSidecar()
+    const file = join(dir, 'memory', 'memory.jsonl.vectors.index')
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as { models: Array<{ model: string; ids: string[]; starts: string; lengths: string }> }
+    const model = stored.models.find(candidate => candidate.model === 'test/model')!
+    const at = model.ids.indexOf('mem_600')
+    const starts = new Float64Array(new Uint8Array(Buffer.from(model.starts, 'base64')).buffer)
+    const lengths = new Uint32Array(new Uint8Array(Buffer.from(model.lengths, 'base64')).buffer)
+    // One byte later, one byte shorter: the same end, a start inside the line.
+    starts[at] = starts[at]! + 1
+    lengths[at] = lengths[at]! - 1
+    model.starts = Buffer.from(starts.buffer).toString('base64')
+    model.lengths = Buffer.from(lengths.buffer).toString('base64')
+    writeFileSync(file, JSON.stringify(stored))
+    const found = await workspaceVectorStore(createWorkspace({ dir }), KEY).fetch!('test/model', ['mem_600', 'mem_3'])
+    expect(Object.fromEntries(found.map(entry => [entry.id, entry.vector]))).toEqual({ mem_600: vectorOf(600, dims), mem_3: vectorOf(3, dims) })
+  })
+
   it('an erasure rewrite removes the stored index: no file holds an erased id or vector, and a cold fetch still finds the kept lines', async () => {
     const dir = await indexedSidecar()
     const erased = [0, 5, 600, 1199]

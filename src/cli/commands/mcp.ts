@@ -13,6 +13,7 @@ import { openMcpSession } from '../../mcp/session.ts'
 import { serveMcpStdio } from '../../mcp/stdio.ts'
 import { formatApprovalPrompt, formatError, formatEvent, formatJson, parseApprovalAnswer } from '../format.ts'
 import { loadAgent, resolveRoot } from '../load-agent.ts'
+import { releaseLoadedAgents } from '../release-agent.ts'
 import { rejectUnknownOptions } from '../options.ts'
 
 const args = {
@@ -102,6 +103,8 @@ export const mcpCommand = defineCommand({
     } catch (error) {
       log(formatError(toErrorShape(error)))
       process.exitCode = 1
+    } finally {
+      await releaseLoadedAgents()
     }
   },
 })

@@ -16,6 +16,7 @@ import type { AgentDefinition } from '../../agent/types.ts'
 import type { MemoryStoreAdapter, MemoryTarget } from '../../memory/types.ts'
 import { formatError } from '../format.ts'
 import { loadAgent, resolveRoot } from '../load-agent.ts'
+import { releaseLoadedAgents } from '../release-agent.ts'
 import { rejectUnknownOptions as rejectUnknown } from '../options.ts'
 
 const DEFAULT_USER = 'demo'
@@ -32,6 +33,7 @@ function print(text: string): void {
   process.stdout.write(`${text}\n`)
 }
 
+/** Runs a command body, printing an error as `CODE: why. Fix: fix` (exit code 1), then closes the connections its agent opened. */
 async function guarded(task: () => Promise<void>): Promise<void> {
   try {
     await task()
@@ -39,6 +41,9 @@ async function guarded(task: () => Promise<void>): Promise<void> {
   catch (error) {
     consola.error(formatError(toErrorShape(error)))
     process.exitCode = 1
+  }
+  finally {
+    await releaseLoadedAgents()
   }
 }
 

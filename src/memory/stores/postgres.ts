@@ -12,7 +12,7 @@
  * docs/log-format.md), `memory_records` (current records, with a `tsvector` of partition-prefixed
  * terms and a GIN index, and an `embedding` column), `memory_partitions` (BM25F statistics). A
  * write is one transaction that first takes a transaction-level advisory lock (one lock for the
- * store, since the chain is one sequence), reads the chain head, inserts the new lines, updates the
+ * store's schema, since the chain is one sequence), reads the chain head, inserts the new lines, updates the
  * records. `seq` is the primary key, so even a writer that skipped the lock could not duplicate a
  * line. The ranking is the default one (BM25F, computed from the `tsvector` positions and
  * weights: title A, content B, tags C) by `./sql/core.ts`.
@@ -209,8 +209,14 @@ export interface PostgresMemoryStoreAdapter extends SqlMemoryStoreAdapter {
 }
 
 const OPTION_KEYS = new Set(['connectionString', 'pool', 'vectors', 'synchronousCommit', 'erasureWaitMs'])
-/** The advisory lock every write takes (one per database: the chain is one sequence). */
-const WRITE_LOCK = 0x6d656d6f7279 // "memory"
+/**
+ * The advisory lock every write and the creation of the tables take: one per schema the tables
+ * live in (the chain is one sequence per `memory_events` table), keyed by `"mem"` and the hash of
+ * `current_schema()`, the schema unqualified table names resolve to. Stores in other schemas of
+ * the database (one per tenant, or per test) never wait for each other; two schemas whose names
+ * hash alike share a lock, which only serializes them.
+ */
+const WRITE_LOCK_SQL = `SELECT pg_advisory_xact_lock(${0x6d656d}, hashtext(coalesce(current_schema(), '')))`
 const WEIGHT_OF_FIELD = ['A', 'B', 'C', 'D'] as const
 
 /**
@@ -442,7 +448,7 @@ async function ensureSchema(pool: PostgresPoolLike, vectors: PostgresVectorColum
     await client.query('BEGIN')
     try {
       // Instances starting at once create the tables one after the other.
-      await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK])
+      await client.query(WRITE_LOCK_SQL)
       await client.query(SCHEMA(vectors))
       await client.query(EXPECT_HEAD_FUNCTION)
       await reindexRecords(client)
@@ -581,7 +587,7 @@ function writeTx(client: PostgresClientLike, begin: readonly string[], assumed: 
   let head: ChainHead | undefined
   let expected: ChainHead | undefined
   async function sql(text: string): Promise<any[]> {
-    const opening = begun ? [] : [...begin, `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, expected ? `SELECT memory_expect_head(${expected.seq}, ${literal(expected.digest)})` : HEAD_SQL]
+    const opening = begun ? [] : [...begin, WRITE_LOCK_SQL, expected ? `SELECT memory_expect_head(${expected.seq}, ${literal(expected.digest)})` : HEAD_SQL]
     const statements = [...opening, ...buffer, text]
     const readsHead = !begun && !expected
     begun = true

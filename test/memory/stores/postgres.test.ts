@@ -162,7 +162,7 @@ else {
       sent.length = 0
       await adapter.append(alice, { kind: 'semantic', content: 'second' }, { audit })
       expect(sent).toHaveLength(1)
-      expect(sent[0]).toMatch(/^BEGIN;\nSELECT pg_advisory_xact_lock\(\d+\);\nSELECT memory_expect_head\(1, '[0-9a-f]{64}'\);\nINSERT INTO memory_events[\s\S]*COMMIT$/)
+      expect(sent[0]).toMatch(/^BEGIN;\nSELECT pg_advisory_xact_lock\(\d+, hashtext\(coalesce\(current_schema\(\), ''\)\)\);\nSELECT memory_expect_head\(1, '[0-9a-f]{64}'\);\nINSERT INTO memory_events[\s\S]*COMMIT$/)
       expect((await adapter.export(alice)).map(record => record.content)).toEqual(['first', 'second'])
     })
 
@@ -239,6 +239,51 @@ else {
       const second = await adapter.append(alice, { kind: 'semantic', content: 'retried' }, { audit })
       expect((await adapter.export(alice)).map(record => record.id)).toEqual([first.id, second.id])
       expect(await factory.verify()).toEqual({ ok: true, lines: 2 })
+    })
+  })
+
+  describe('postgresMemoryStore stores in two schemas of one database', () => {
+    it('a write of a store in another schema is not held up by a write transaction still open in this one (the write lock is per schema)', async () => {
+      const [holding, other] = [await freshDatabase(), await freshDatabase()]
+      let hold: (() => void) | undefined
+      let armed = false
+      const held = new Promise<void>((resolve) => {
+        // The real pool of the first store, paused inside a write transaction: after the message that took the write lock, before the one that inserts its line and commits.
+        const pool = interceptedPool(holding, async (text) => {
+          if (armed && text.includes('INSERT INTO memory_events') && !text.includes('pg_advisory_xact_lock')) {
+            armed = false
+            resolve()
+            await new Promise<void>(release => (hold = release))
+          }
+        })
+        const factory = postgresMemoryStore({ pool })
+        databases.onClose(() => factory.close())
+        const adapter = factory.create()
+        // A first write: the lock and the chain head in one message, the line and COMMIT in the next.
+        armed = true
+        void adapter.append(alice, { kind: 'semantic', content: 'held open' }, { audit })
+      })
+      await held
+      let pid: number | undefined
+      const otherPool = interceptedPool(other, async (_text, client) => {
+        pid ??= (client as unknown as { processID: number }).processID
+      })
+      const otherFactory = postgresMemoryStore({ pool: otherPool })
+      databases.onClose(() => otherFactory.close())
+      const writing = otherFactory.create().append(alice, { kind: 'semantic', content: 'another schema' }, { audit }).then(() => 'written' as const)
+      // Either the other store's write commits, or its backend is seen waiting for an advisory lock.
+      const blocked = (async () => {
+        while (true) {
+          await new Promise(resolve => setTimeout(resolve, 20))
+          if (pid === undefined) continue
+          const { rows: waiting } = await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'`, [pid])
+          if (waiting.length > 0) return 'waiting for the other schema\'s write lock' as const
+        }
+      })()
+      const outcome = await Promise.race([writing, blocked])
+      hold!()
+      await writing
+      expect(outcome).toBe('written')
     })
   })
 
