@@ -44,6 +44,16 @@ export function agentError(code: string, why: string, fix: string, details?: Rec
   return new AgentError(code, why, fix, details, cause === undefined ? undefined : { cause })
 }
 
+/**
+ * What a wrapping error says of the thrown value `error` it wraps: an {@link AgentError}'s code and
+ * `why`, with its `fix` apart (so that the wrapper's message has one `Fix:`, the inner one when
+ * there is one), else the value's message and no fix.
+ */
+export function causeOf(error: unknown): { text: string; fix?: string } {
+  if (isAgentError(error)) return { text: `${error.code}: ${error.why}`, fix: error.fix }
+  return { text: error instanceof Error ? error.message : String(error) }
+}
+
 /** True when `value` is an {@link AgentError} (also across module copies, by shape). */
 export function isAgentError(value: unknown): value is AgentError {
   return value instanceof AgentError || (value instanceof Error && typeof (value as { code?: unknown }).code === 'string' && typeof (value as { fix?: unknown }).fix === 'string')

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { agentError } from '../errors.ts'
+import { agentError, causeOf } from '../errors.ts'
 import type { AgentDefinition } from '../agent/types.ts'
 import { withMemoryFolder } from '../memory/folder.ts'
 import { trackLoadedAgent } from './release-agent.ts'
@@ -106,8 +106,8 @@ export async function loadAgent(root: string, name: string): Promise<LoadedAgent
   try {
     loaded = await importModule(location.file)
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    throw agentError('AGENT_LOAD_FAILED', `loading ${location.file} failed: ${message}`, 'fix the error in the agent module (run it with `npx tsx <file>` to see the full stack)', { file: location.file }, error)
+    const cause = causeOf(error)
+    throw agentError('AGENT_LOAD_FAILED', `loading ${location.file} failed: ${cause.text}`, cause.fix ?? 'fix the error in the agent module (run it with `npx tsx <file>` to see the full stack)', { file: location.file }, error)
   }
   // A TypeScript agent in a `"type": "commonjs"` package is compiled to CommonJS: its namespace's
   // `default` is `module.exports`, which holds the module's own `default` export.

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { resolve } from 'node:path'
 import type { Plugin, ViteDevServer } from 'vite'
 import { toNodeHandler } from 'h3/node'
-import { agentError } from '../errors.ts'
+import { agentError, causeOf } from '../errors.ts'
 import { isAgentDefinition, listAgents } from '../cli/load-agent.ts'
 import type { AgentDefinition } from '../agent/types.ts'
 import { withMemoryFolder } from '../memory/folder.ts'
@@ -70,7 +70,8 @@ export function viteAgentSource(server: ViteDevServer, root: string): AgentSourc
       try {
         loaded = await server.ssrLoadModule(location.file)
       } catch (error) {
-        throw agentError('AGENT_LOAD_FAILED', `loading ${location.file} failed: ${error instanceof Error ? error.message : String(error)}`, 'fix the error in the agent module; the dev server picks up the fix on the next request', { file: location.file }, error)
+        const cause = causeOf(error)
+        throw agentError('AGENT_LOAD_FAILED', `loading ${location.file} failed: ${cause.text}`, `${cause.fix ?? 'fix the error in the agent module'}; the dev server picks up the fix on the next request`, { file: location.file }, error)
       }
       const candidate = loaded.default
       if (!isAgentDefinition(candidate)) {

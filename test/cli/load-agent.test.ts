@@ -43,6 +43,16 @@ describe('finding agents', () => {
     await expect(loadAgent(root, 'broken')).rejects.toThrow(/AGENT_LOAD_FAILED: .*boom/)
   })
 
+  it('a module that throws an AgentError is AGENT_LOAD_FAILED with the inner code and why, and the inner fix as its one fix', async () => {
+    const errors = JSON.stringify(join(REPO_ROOT, 'src/errors.ts'))
+    const root = project({ 'server/agents/stores.ts': `import { agentError } from ${errors}\nthrow agentError('MEMORY_STORES_REQUIRED', 'memory() needs at least one store', 'pass stores: { notes: workspaceJsonlMemoryStore() }')\nexport default 1\n` })
+    const error = await loadAgent(root, 'stores').then(() => undefined, (caught: unknown) => caught as { code: string; why: string; fix: string; message: string })
+    expect(error?.code).toBe('AGENT_LOAD_FAILED')
+    expect(error?.why).toMatch(/stores\.ts failed: MEMORY_STORES_REQUIRED: memory\(\) needs at least one store$/)
+    expect(error?.fix).toBe('pass stores: { notes: workspaceJsonlMemoryStore() }')
+    expect(error?.message.match(/Fix:/g)).toHaveLength(1)
+  })
+
   it('an agent left with the default name takes its file name', async () => {
     const root = project({ 'server/agents/helper.ts': 'export default { kind: "agent", name: "agent", instructions: "", driver: { run() {} }, workspace: undefined, capabilities: [], tools: {} }\n' })
     const { agent } = await loadAgent(root, 'helper')
