@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { runAgentCli, type AgentCliResult } from '../helpers/agent-cli.ts'
 import { CONV_26, HAS_LOCOMO, REPO_ROOT, countObservations } from './locomo.ts'
 
 // Each test launches the CLI as child processes, 1.2-1.6 s of CPU each (tsx loading src/): at a load
@@ -20,16 +20,9 @@ vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 })
  * src/, about 1 s; the support agent's local embedder, 0.2-0.4 s): at a load of 15-20 on two cores
  * that is 5-8 s of wall time, so a test that launches several gives itself {@link perLaunch} each.
  */
-function agentCli(args: string[], options: { workspace: string; input?: string; env?: Record<string, string> }): { stdout: string; stderr: string; status: number | null } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), ...args], {
-    cwd: REPO_ROOT,
-    input: options.input ?? '',
-    encoding: 'utf8',
-    timeout: 60_000,
-    // No provider keys: the support agent uses its deterministic driver.
-    env: { ...process.env, AGENT_WORKSPACE_DIR: options.workspace, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', SUPPORT_AGENT_DRIVER: 'scripted', NO_COLOR: '1', ...options.env },
-  })
-  return { stdout: result.stdout, stderr: result.stderr, status: result.status }
+function agentCli(args: string[], options: { workspace: string; input?: string; env?: Record<string, string> }): AgentCliResult {
+  // No provider keys: the support agent uses its deterministic driver.
+  return runAgentCli(args, { input: options.input ?? '', env: { AGENT_WORKSPACE_DIR: options.workspace, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', SUPPORT_AGENT_DRIVER: 'scripted', ...options.env } })
 }
 
 /** The vitest timeout of a test that launches the CLI `launches` times: each launch may take up to its own 60 s spawn timeout under load. */

@@ -1,20 +1,18 @@
-import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
+import { runAgentCli, type AgentCliResult } from '../helpers/agent-cli.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
-import { REPO_ROOT } from './locomo.ts'
 
 // Each test launches the CLI as child processes, 1.2-1.6 s of CPU each (tsx loading src/): at a load
 // of 15-20 on two cores a launch takes 5-8 s of wall time, so several exceed vitest's 30 s. Every
 // launch keeps its own spawn timeout (60 s), which still fails a launch that hangs.
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 })
 
-function memoryCli(args: string[]) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), 'memory', ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } })
-  return { stdout: result.stdout, stderr: result.stderr, status: result.status }
+function memoryCli(args: string[]): AgentCliResult {
+  return runAgentCli(['memory', ...args])
 }
 
 async function logWithTwoRecords(): Promise<string> {

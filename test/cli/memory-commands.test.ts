@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { runAgentCli, type AgentCliResult } from '../helpers/agent-cli.ts'
 import { REPO_ROOT } from './locomo.ts'
 
 // Each test launches the CLI as child processes, 1.2-1.6 s of CPU each (tsx loading src/): at a load
@@ -18,15 +18,8 @@ vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 })
  */
 let root = ''
 
-function agentCli(args: string[], input = ''): { stdout: string; stderr: string; status: number | null } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), ...args, '--root', root], {
-    cwd: REPO_ROOT,
-    input,
-    encoding: 'utf8',
-    timeout: 60_000,
-    env: { ...process.env, NO_COLOR: '1' },
-  })
-  return { stdout: result.stdout, stderr: result.stderr, status: result.status }
+function agentCli(args: string[], input = ''): AgentCliResult {
+  return runAgentCli([...args, '--root', root], { input })
 }
 
 beforeAll(() => {

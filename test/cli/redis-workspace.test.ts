@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { runAgentCli, type AgentCliResult } from '../helpers/agent-cli.ts'
 import { REDIS_URL, useRedisProbe } from '../helpers/redis.ts'
 import { REPO_ROOT } from './locomo.ts'
 
@@ -16,15 +16,8 @@ const PREFIX = `vam-cli-redis-${process.pid}`
 const redis = useRedisProbe(PREFIX, 'the agent CLI on a Redis workspace')
 let root = ''
 
-function agentCli(args: string[], input = ''): { stdout: string; stderr: string; status: number | null } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/cli/main.ts'), ...args, '--root', root], {
-    cwd: REPO_ROOT,
-    input,
-    encoding: 'utf8',
-    timeout: 30_000,
-    env: { ...process.env, NO_COLOR: '1' },
-  })
-  return { stdout: result.stdout, stderr: result.stderr, status: result.status }
+function agentCli(args: string[], input = ''): AgentCliResult {
+  return runAgentCli([...args, '--root', root], { input, timeoutMs: 30_000 })
 }
 
 beforeAll(() => {
