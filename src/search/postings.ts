@@ -102,6 +102,25 @@ export class PairLists {
   }
 
   /**
+   * The ranges of {@link blocks} after the first `skip` pairs of list `id` (the pairs pushed since
+   * a reader took in `skip`): whole blocks before them are left out, the first range starts past them.
+   */
+  blocksAfter(id: number, skip: number, out: number[]): number[] {
+    out.length = 0
+    const arena = this.arena
+    for (let block = this.heads[id]!; block !== -1; block = arena[block]!) {
+      const filled = block === this.tails[id] ? this.fills[id]! : arena[block + 1]!
+      if (skip >= filled) {
+        skip -= filled
+        continue
+      }
+      out.push(block + 2 + skip * 2, block + 2 + filled * 2)
+      skip = 0
+    }
+    return out
+  }
+
+  /**
    * The value of the pair of list `id` whose key is `key`, or -1 when it has none. Keys of a list
    * must have been pushed in increasing order (a posting list's slots are): a walk over the
    * blocks, then a binary search in one.

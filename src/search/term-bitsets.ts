@@ -72,26 +72,18 @@ export function termBitsets(lists: PairLists, id: number, kinds: Uint8Array, cou
 /** Sets the bits of the postings of term `id` after the first `entry.seen`. */
 function read(lists: PairLists, id: number, entry: Entry): void {
   const length = lists.length(id)
-  let skip = entry.seen
-  if (skip === length) return
+  if (entry.seen === length) return
   const { usual, other, kinds } = entry
   const data = lists.data
-  const ranges = lists.blocks(id, blockScratch)
+  const ranges = lists.blocksAfter(id, entry.seen, blockScratch)
   for (let range = 0; range < ranges.length; range += 2) {
-    const start = ranges[range]!
     const end = ranges[range + 1]!
-    const pairs = (end - start) / 2
-    if (skip >= pairs) {
-      skip -= pairs
-      continue
-    }
-    for (let at = start + skip * 2; at < end; at += 2) {
+    for (let at = ranges[range]!; at < end; at += 2) {
       const slot = data[at]!
       const kind = kinds[postingClass(data[at + 1]!)]
       if (kind === USUAL_BIT) usual[slot >>> 5]! |= 1 << (slot & 31)
       else if (kind === OTHER_BIT) other[slot >>> 5]! |= 1 << (slot & 31)
     }
-    skip = 0
   }
   entry.seen = length
 }

@@ -37,16 +37,10 @@ export function widenBounds(vocabulary: Vocabulary, slots: Slots<unknown>, id: n
   const data = lists.data
   const lengths = slots.lengths
   const { maxCounts, minLengths, population } = tables
-  const ranges = lists.blocks(id, blocks)
+  const ranges = lists.blocksAfter(id, skip, blocks)
   for (let range = 0; range < ranges.length; range += 2) {
-    const start = ranges[range]!
     const end = ranges[range + 1]!
-    const pairs = (end - start) / 2
-    if (skip >= pairs) {
-      skip -= pairs
-      continue
-    }
-    for (let at = start + skip * 2; at < end; at += 2) {
+    for (let at = ranges[range]!; at < end; at += 2) {
       const slot = data[at]!
       const packed = data[at + 1]!
       const key = tables.keyOf(packed)
@@ -60,7 +54,6 @@ export function widenBounds(vocabulary: Vocabulary, slots: Slots<unknown>, id: n
         if (fieldLength < minLengths[cell]!) minLengths[cell] = fieldLength
       }
     }
-    skip = 0
   }
 }
 

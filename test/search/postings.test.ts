@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ByteReader, ByteWriter, fromBase64 } from '../../src/search/bytes.ts'
 import { PairLists } from '../../src/search/postings.ts'
@@ -32,5 +33,24 @@ describe('posting lists read back from their encoding', () => {
     out.int(3)
     out.uint(0)
     expect(() => PairLists.decode(new ByteReader(fromBase64(out.base64())), 1, 10, 1, 7)).toThrow(/out of range/)
+  })
+})
+
+describe('the blocks of a list after its first pairs', () => {
+  it('hold exactly the pairs after the first `skip`, in push order, whatever the blocks and the skip', () => {
+    fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 400 }), fc.integer({ min: 0, max: 420 }), (ids, skip) => {
+      // A small arena: lists interleave and grow over many blocks.
+      const lists = new PairLists(4, 8)
+      for (let id = 0; id < 4; id++) lists.create()
+      ids.forEach((id, key) => lists.push(id, key, key * 3))
+      for (let id = 0; id < 4; id++) {
+        const after: number[] = []
+        const ranges = lists.blocksAfter(id, skip, [])
+        for (let range = 0; range < ranges.length; range += 2) {
+          for (let at = ranges[range]!; at < ranges[range + 1]!; at += 2) after.push(lists.data[at]!, lists.data[at + 1]!)
+        }
+        expect(after).toEqual(pairsOf(lists, id).slice(skip * 2))
+      }
+    }))
   })
 })
