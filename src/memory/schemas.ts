@@ -13,7 +13,7 @@ import { isInstant, parseInstant } from './records.ts'
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from '../search/query.ts'
 import { validateScope } from './scope.ts'
 import { MEMORY_SCOPE_FIELDS } from './types.ts'
-import type { MemoryEnrich, MemoryScope, MemoryScopeField, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions, MemoryWriteFilter } from './types.ts'
+import type { MemoryEnrich, MemoryScope, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions, MemoryWriteFilter } from './types.ts'
 
 /**
  * Size limits of tool inputs (fault class "Oversized input"): a larger value is an input error

@@ -15,7 +15,7 @@
  */
 import { embed, embedMany } from 'ai'
 import type { EmbeddingModel } from 'ai'
-import type { MemoryRecord, MemoryVectorEntry, MemoryVectorRead, MemoryVectorStore } from './types.ts'
+import type { MemoryRecord, MemoryVectorEntry, MemoryVectorStore } from './types.ts'
 import { createVectorIndex, normalizeVector, type ExactVectorKernel, type VectorIndex } from '../search/vectors.ts'
 import { loadVectorKernel } from './vector-kernel.ts'
 

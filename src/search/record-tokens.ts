@@ -32,7 +32,6 @@ export class RecordTokens {
   private mark = 0
   private field = 0
   private create = true
-  private withRuns = true
   // While a dates text is tokenized: its surface ids, and whether a word had none (not noted then).
   private dateSids: number[] | undefined
   private missed = false
@@ -74,7 +73,6 @@ export class RecordTokens {
     this.runs = runs
     this.lengths[0] = this.lengths[1] = this.lengths[2] = this.lengths[3] = 0
     this.create = create
-    this.withRuns = withRuns
     this.fieldRuns = withRuns
     const tags = text.tags(record)
     for (let field = 0; field < 3; field++) {

@@ -12,7 +12,7 @@ import { agentError } from '../../errors.ts'
 import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../../text.ts'
 import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import { NOT_NOW, type LogAccessOptions } from '../../log/index.ts'
-import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndexOf, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from '../records.ts'
+import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndexOf, partitionKey, partitionRecords, type MemoryRecordState } from '../records.ts'
 import { duplicateKey, sameContent } from '../dedupe.ts'
 import { sameScope, SHARED_SCOPES_MAX, scopeSlot, sharedScope, validateScope } from '../scope.ts'
 import { scopeChanges } from '../scope-changes.ts'
@@ -24,7 +24,6 @@ import type {
   MemoryDeleteOptions,
   MemoryRecord,
   MemoryRecordInput,
-  MemoryScope,
   MemoryScopeChanges,
   MemorySearchHit,
   MemorySearchQuery,
