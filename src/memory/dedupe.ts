@@ -27,7 +27,11 @@ export { hash53 }
  */
 export function normalizeContent(content: string): string {
   // ASCII: NFKC changes nothing, the case folds are one lower-casing, and no format character occurs.
-  if (ASCII.test(content)) return content.toLowerCase().replace(/\s+/g, ' ').trim()
+  if (ASCII.test(content)) {
+    const lower = content.toLowerCase()
+    // Single spaces between words (most contents): the collapse and the trim would change nothing.
+    return ASCII_SPACING.test(lower) ? lower.replace(/\s+/g, ' ').trim() : lower
+  }
   return content
     .normalize('NFKC')
     .toLowerCase()
@@ -38,6 +42,8 @@ export function normalizeContent(content: string): string {
 }
 
 const ASCII = /^[\x00-\x7f]*$/
+/** In ASCII text, white space that the collapse to one space or the trim changes: a space other than U+0020, two in a row, or one at an end. */
+const ASCII_SPACING = /[\t\n\v\f\r]| {2}|^ | $/
 
 /**
  * The key of the duplicate map: partition (`partitionKey(store, scope)`), kind and a 53-bit hash

@@ -10,6 +10,11 @@ describe('normalizeContent', () => {
     fc.assert(fc.property(fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map(code => String.fromCharCode(code)), maxLength: 80 }), (content) => {
       expect(normalizeContent(content)).toBe(reference(content))
     }), { numRuns: 2000 })
+    // Words and white space: single spaces between words (left as they are), runs, other spaces, spaces at the ends.
+    fc.assert(fc.property(fc.string({ unit: fc.constantFrom('a', 'Q', '7', '.', ' ', ' ', ' ', '\t', '\n', '\r', '\v', '\f'), maxLength: 40 }), (content) => {
+      expect(normalizeContent(content)).toBe(reference(content))
+    }), { numRuns: 2000 })
+    expect(normalizeContent('User 7 enjoys TEA')).toBe('user 7 enjoys tea')
   })
 
   it('content with other characters gets the comparison form of the full definition', () => {

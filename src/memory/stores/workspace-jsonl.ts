@@ -410,7 +410,7 @@ function findInScope(state: MemoryRecordState, target: MemoryTarget, id: string)
  * fields (`sharedScope`): the partition key of a frozen scope is computed once (`partitionKey`
  * caches it), however often operations and the log name the partition.
  */
-function scopedTarget(target: MemoryTarget): MemoryTarget {
+export function scopedTarget(target: MemoryTarget): MemoryTarget {
   checkStoreName(target)
   return { store: target.store, scope: sharedScope(target.scope) }
 }

@@ -157,6 +157,30 @@ describe('sqliteMemoryStore table', () => {
     expect(await factory.verify()).toMatchObject({ ok: false, firstBad: { line: 1 } })
   })
 
+  it('record ids are mem_ and 32 hex digits led by the time in ms, distinct, and a scope object reused or changed by the caller is stored as it was at the write', async () => {
+    const factory = store()
+    const adapter = factory.create()
+    const scope = { agent: 'support', user: 'carol' }
+    const before = Date.now()
+    const saved: MemoryRecord[] = []
+    for (let n = 0; n < 600; n++) saved.push(await adapter.append({ store: 'agent', scope }, { kind: 'semantic', content: `note ${n}` }, { audit }))
+    const after = Date.now()
+    scope.user = 'dave'
+    const ids = saved.map(record => record.id)
+    expect(new Set(ids).size).toBe(600)
+    for (const id of ids) {
+      expect(id).toMatch(/^mem_[0-9a-f]{32}$/)
+      const ms = Number.parseInt(id.slice(4, 16), 16)
+      expect(ms >= before && ms <= after).toBe(true)
+    }
+    // The record handed back holds its own copy of the scope.
+    expect(saved[0]!.scope).toEqual({ agent: 'support', user: 'carol' })
+    expect(Object.isFrozen(saved[0]!.scope)).toBe(false)
+    expect((await adapter.export({ store: 'agent', scope: { agent: 'support', user: 'carol' } })).map(record => record.id)).toEqual(ids)
+    expect(await adapter.export({ store: 'agent', scope })).toEqual([])
+    expect(await factory.verify()).toEqual({ ok: true, lines: 600 })
+  })
+
   it('a failed supersede writes no row', async () => {
     const factory = store()
     const adapter = factory.create()

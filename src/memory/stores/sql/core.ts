@@ -26,7 +26,7 @@ import { forEachSurface, tokenize } from '../../../search/text.ts'
 import { synonymsOf } from '../../../search/synonyms.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryTarget } from '../../types.ts'
 import type { MemoryScopeView, MemoryScopeWriter } from '../../scope-write.ts'
-import { checkAudit, checkDeleteOptions, checkInput, checkTarget, tombstone, type MemoryLogStoreAdapter } from '../workspace-jsonl.ts'
+import { checkAudit, checkDeleteOptions, checkInput, scopedTarget, tombstone, type MemoryLogStoreAdapter } from '../workspace-jsonl.ts'
 
 /** A record's row as a write sees it: the record (absent once erased) and whether its id was erased. */
 export interface SqlStoredRecord {
@@ -183,7 +183,11 @@ export function recordJson(row: SqlRecordRow): string | null {
 /** {@link haystackText} of the title, the content and each tag of an active row's record, joined by `\u0001` (where the substring rule counts occurrences); `''` otherwise. */
 export function recordHaystack(row: SqlRecordRow): string {
   if (row.record === null || row.status !== 'active') return ''
-  return [row.record.title ?? '', searchableContent(row.record), ...searchableTags(row.record)].map(haystackText).join('\u0001')
+  const { record } = row
+  // Joined field by field: no list of the fields and of their texts.
+  let text = `${record.title === undefined || record.title === '' ? '' : haystackText(record.title)}\u0001${haystackText(searchableContent(record))}`
+  for (const tag of searchableTags(record)) text += `\u0001${haystackText(tag)}`
+  return text
 }
 
 /** The partition token: a short hash of the partition key, prefixed to every search term of the partition. */
@@ -319,6 +323,7 @@ export function foldLines(text: string): { events: SqlEventRow[]; records: SqlRe
  * `MEMORY_SQL_V1_ERASE` when an erased record has lines of log format version 1.
  */
 export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], known: Map<string, SqlStoredRecord>, { hash, terms }: { hash: (text: string) => string; terms: boolean }): Promise<MemoryRecord[]> {
+  if (drafts.length === 1 && known.size === 0 && drafts[0]!.type === 'remember') return [await commitRemember(tx, drafts[0]!, hash, terms)]
   let { seq, digest } = await tx.head()
   const events: SqlEventRow[] = []
   const changed = new Map<string, { record: MemoryRecord; seq: number; partition: string; erased: boolean; events: number[] }>()
@@ -363,6 +368,28 @@ export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], k
   if (erased) for (const draft of drafts) if (draft.type === 'erase') await stripRecordLines(tx, draft.recordId, hash)
   return results
 }
+
+/**
+ * {@link commitDrafts} of a write that is one `remember` draft naming no stored record (a plain
+ * remember, the most common write): the same checks, line, row and stats, without the maps and
+ * lists a write of several events needs.
+ */
+async function commitRemember(tx: SqlWriteTx, draft: MemoryEventDraft, hash: (text: string) => string, terms: boolean): Promise<MemoryRecord> {
+  const { seq: head, digest: prev } = await tx.head()
+  const conflict = eventConflict(noStoredRecord, draft)
+  if (conflict) throw agentError('MEMORY_WRITE_CONFLICT', `the memory write was refused: ${conflict}`, 'read the record again and retry; nothing was saved', { recordId: draft.recordId })
+  const seq = head + 1
+  const formatted = formatMemoryLine(draft, seq, prev, false, hash)
+  const partition = partitionKey(draft.store, draft.scope)
+  const record = foldEvent(undefined, formatted.event)
+  const row = recordRow(record, seq, partition, false, [seq], terms)
+  await tx.insertEvents([{ seq, type: draft.type, recordId: draft.recordId, store: draft.store, partition, digest: formatted.digest, line: formatted.line }])
+  await tx.addStats(partition, rowStats(row))
+  await tx.putRecords([row])
+  return record
+}
+
+const noStoredRecord = (): undefined => undefined
 
 /** A record by id as a write sees it: changed by an earlier draft of the write, else as stored. */
 function overlayLookup(changed: ReadonlyMap<string, { record: MemoryRecord }>, known: ReadonlyMap<string, SqlStoredRecord>): (id: string) => MemoryRecord | undefined {
@@ -417,7 +444,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
 
   return {
     async append(target, input, appendOptions) {
-      checkTarget(target)
+      target = scopedTarget(target)
       checkInput(input)
       const audit = checkAudit(appendOptions)
       const at = currentInstant()
@@ -446,7 +473,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
     },
 
     async delete(target, id, deleteOptions) {
-      checkTarget(target)
+      target = scopedTarget(target)
       const audit = checkDeleteOptions(deleteOptions)
       if (typeof id !== 'string') return undefined
       return backend.write(async (tx) => {
@@ -459,7 +486,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
     },
 
     async hardDelete(target, id, deleteOptions) {
-      checkTarget(target)
+      target = scopedTarget(target)
       const audit = checkDeleteOptions(deleteOptions)
       if (typeof id !== 'string') return false
       const erased = await backend.write(async (tx) => {
@@ -475,7 +502,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
     },
 
     async writeScope(target, build) {
-      checkTarget(target)
+      target = scopedTarget(target)
       const partition = partitionKey(target.store, target.scope)
       let erasing = false
       const written = await backend.write(async (tx) => {
@@ -494,18 +521,18 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
     },
 
     async read(target, id) {
-      checkTarget(target)
+      target = scopedTarget(target)
       if (typeof id !== 'string') return undefined
       return backend.read(partitionKey(target.store, target.scope), id)
     },
 
     async export(target) {
-      checkTarget(target)
+      target = scopedTarget(target)
       return backend.export(partitionKey(target.store, target.scope))
     },
 
     async changes(target, since) {
-      checkTarget(target)
+      target = scopedTarget(target)
       const partition = partitionKey(target.store, target.scope)
       const { head, changed } = await backend.changesSince(partition, since as SqlChainPoint | undefined)
       if (!changed) {
@@ -523,7 +550,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
     },
 
     async search(target, query) {
-      checkTarget(target)
+      target = scopedTarget(target)
       // Validates the query exactly as every store does (MEMORY_QUERY_INVALID).
       searchRecords([], query)
       const partition = partitionKey(target.store, target.scope)
@@ -551,10 +578,21 @@ function timeOrderedRecordId(): string {
   const ms = Date.now()
   // The time part is made once per millisecond.
   if (ms !== idTime.ms) idTime = { ms, prefix: `mem_${ms.toString(16).padStart(12, '0').slice(-12)}` }
-  return `${idTime.prefix}${newRecordId().slice(16)}`
+  if (idBytesUsed === ID_BYTES.length) {
+    globalThis.crypto.getRandomValues(ID_BYTES)
+    idBytesUsed = 0
+  }
+  let id = idTime.prefix
+  for (let end = idBytesUsed + ID_RANDOM_BYTES; idBytesUsed < end; idBytesUsed++) id += HEX[ID_BYTES[idBytesUsed]!]
+  return id
 }
 
 let idTime = { ms: Number.NaN, prefix: '' }
+/** The random part of a time-ordered id: 80 bits, drawn for 256 ids at once (Web Crypto's `getRandomValues`, as `newRecordId`). */
+const ID_RANDOM_BYTES = 10
+const ID_BYTES = new Uint8Array(ID_RANDOM_BYTES * 256)
+let idBytesUsed = ID_BYTES.length
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'))
 
 /** The {@link MemoryScopeView} of one partition inside a write transaction. */
 function scopeView(tx: SqlWriteTx, partition: string): MemoryScopeView {
