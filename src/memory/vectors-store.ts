@@ -93,10 +93,12 @@ export interface RecordVectors {
   /**
    * Makes sure every record of `records` has a vector: reads what the store gained, embeds the
    * rest in one batch and stores them. Concurrent calls in one tick share one embedder call.
+   * `partition`: the partition key of the scope the records are of, when they are of one (passed
+   * to the store's `fetch` as its group).
    *
    * @throws what the embedder throws (nothing is stored then; the next call tries again).
    */
-  ensure(records: readonly MemoryRecord[], abortSignal?: AbortSignal): Promise<void>
+  ensure(records: readonly MemoryRecord[], abortSignal?: AbortSignal, partition?: string): Promise<void>
   /**
    * Counts the times the cache started over because the store was replaced (its `read` answered
    * `reset`): every partition index was dropped then, so whoever placed records in one places
@@ -210,13 +212,13 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     for (let at = 0; at < fitting.length; at += WRITE_SLICE) await store.write(fitting.slice(at, at + WRITE_SLICE))
   }
 
-  async function absent(records: readonly MemoryRecord[]): Promise<MemoryRecord[]> {
+  async function absent(records: readonly MemoryRecord[], partition: string | undefined): Promise<MemoryRecord[]> {
     if (native) {
       const ids = new Set(await store.missing!(id, records.map(record => record.id)))
       return records.filter(record => ids.has(record.id))
     }
     if (records.every(record => byId.has(record.id))) return []
-    if (store.fetch) take(await store.fetch(id, records.filter(record => !byId.has(record.id)).map(record => record.id)))
+    if (store.fetch) take(await store.fetch(id, records.filter(record => !byId.has(record.id)).map(record => record.id), partition))
     else await refresh()
     return records.filter(record => !byId.has(record.id))
   }
@@ -225,12 +227,12 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     model: id,
     stats,
     get generation() { return generation },
-    async ensure(records, abortSignal) {
+    async ensure(records, abortSignal, partition) {
       if (!kernelLoaded) {
         kernel = await loadVectorKernel()
         kernelLoaded = true
       }
-      const missing = await absent(records)
+      const missing = await absent(records, partition)
       if (missing.length === 0) return
       if (!pending) {
         const batch = new Map<string, MemoryRecord>()
