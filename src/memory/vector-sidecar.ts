@@ -155,7 +155,8 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
     const head = await loadVectorBlockHead(workspace, key, blockKey, stat)
     const ofModel = lineIndex.lines.get(model)
     if (!head || head.model !== model || !ofModel) return undefined
-    const slots = new Map(head.ids.map((id, n) => [id, n]))
+    const slots = new Map<string, number>()
+    for (let n = 0; n < head.ids.length; n++) slots.set(head.ids[n]!, n)
     const covered: string[] = []
     const rest: string[] = []
     // A vector of the block stands for its id only while the id's last line lies before the block's end.

@@ -229,7 +229,7 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
       if (entry.vector.length !== dimensions) continue
       byId.set(entry.id, entry.vector)
       stats.loaded++
-      for (const index of indexes.values()) if (index.has(entry.id)) index.set(entry.id, entry.vector)
+      if (indexes.size > 0) for (const index of indexes.values()) if (index.has(entry.id)) index.set(entry.id, entry.vector)
     }
   }
 
