@@ -43,17 +43,21 @@ function diaIds(value: unknown): string[] {
  * Reads one conversation file: observations become records, questions of categories 1 to 4 with
  * evidence become queries. With `eventTime`, each record's `occurredAt` is its session's date
  * (what the LoCoMo importer sets), so the session's day, month and year words are searchable.
+ * With `importedAt` (an ISO instant), each record's `createdAt` is that instant plus its position
+ * in the file in milliseconds, as an import of old conversations writes them (the write time),
+ * instead of its session's date: the session date is then known only through `occurredAt`.
  */
-export function loadLocomo(file: string, id: string, options: { eventTime?: boolean } = {}): LocomoConversation {
+export function loadLocomo(file: string, id: string, options: { eventTime?: boolean; importedAt?: string } = {}): LocomoConversation {
   const data = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>
   const records: MemoryRecordInput[] = []
   for (let session = 1; `session_${session}_date_time` in data; session++) {
     const observation = data[`session_${session}_observation`] as Record<string, Array<[string, unknown]>> | undefined
     if (!observation) continue
-    const createdAt = locomoInstant(String(data[`session_${session}_date_time`]))
+    const sessionDate = locomoInstant(String(data[`session_${session}_date_time`]))
     for (const [speaker, facts] of Object.entries(observation)) {
       for (const [fact, evidence] of facts) {
-        records.push({ kind: 'semantic', content: fact, tags: [speaker], metadata: { evidence: diaIds(evidence) }, createdAt, ...(options.eventTime ? { occurredAt: createdAt } : {}) })
+        const createdAt = options.importedAt ? new Date(Date.parse(options.importedAt) + records.length).toISOString() : sessionDate
+        records.push({ kind: 'semantic', content: fact, tags: [speaker], metadata: { evidence: diaIds(evidence) }, createdAt, ...(options.eventTime ? { occurredAt: sessionDate } : {}) })
       }
     }
   }

@@ -6,10 +6,12 @@
  * conversation; each question of categories 1 to 4 with evidence is one query, passed unchanged.
  * A query is a hit at k when one of the first k results cites one of its evidence dia_ids.
  *
- * Prints recall@5, recall@10, MRR@10 and search latency p50/p95 for the default lexical ranking,
- * lexical with event dates (`occurredAt` = the session date), the documented substring rule,
- * hybrid (RRF) with the local sentence embedder (`localEmbedder()`, when its optional packages
- * are installed; else the hashing stand-in) with and without dates, and the hashing stand-in;
+ * Prints recall@5, recall@10, MRR@10 and search latency p50/p95 for the default lexical ranking
+ * (the protocol's records: `createdAt` = the session date), the same records as an import
+ * writes them (`createdAt` = the import time, {@link IMPORTED_AT}) without and with event dates
+ * (`occurredAt` = the session date), the documented substring rule, hybrid (RRF) with the local
+ * sentence embedder (`localEmbedder()`, when its optional packages are installed; else the
+ * hashing stand-in) on the same three kinds of records, and the hashing stand-in;
  * then a sweep of the fusion settings (RRF k, candidate depths, vector weight), exact vector
  * search at 1,000 to 100,000 vectors of 512 dimensions (the JavaScript scan against the usearch
  * kernel, interleaved), and the full-text index's latency at
@@ -43,11 +45,13 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const dataDir = resolve(root, '../shared/data/locomo')
 const FILES = ['conv-26', 'conv-30', 'conv-41']
 const FLOOR = { recall5: 0.62, recall10: 0.68 }
+/** The import time of the imported rows' records (`createdAt`, one millisecond apart in file order): years after every LoCoMo session. */
+const IMPORTED_AT = '2026-01-15T09:00:00.000Z'
 const GOAL = { recall5: 0.68, recall10: 0.75 }
 
 type Search = (adapter: MemoryStoreAdapter, target: MemoryTarget, query: MemorySearchQuery) => Promise<MemorySearchHit[]>
 
-interface Row { ranking: string; questions: number; recall5: number; recall10: number; mrr10: number; p50Ms: number; p95Ms: number; perConversation: Record<string, { recall5: number; recall10: number }> }
+interface Row { ranking: string; questions: number; recall5: number; recall10: number; mrr10: number; p50Ms: number; p95Ms: number; perConversation: Record<string, { recall5: number; recall10: number }>; ranks: number[] }
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b)
@@ -67,6 +71,8 @@ async function evaluate(ranking: string, conversations: Array<LocomoConversation
   let questions = 0, hit5 = 0, hit10 = 0, reciprocal = 0
   const latencies: number[] = []
   const perConversation: Row['perConversation'] = {}
+  // Per question, in order: the rank (from 1) of the first result citing its evidence, 0 for none in the top 10.
+  const ranks: number[] = []
   for (const conversation of conversations) {
     let local5 = 0, local10 = 0
     for (const question of conversation.questions) {
@@ -75,12 +81,13 @@ async function evaluate(ranking: string, conversations: Array<LocomoConversation
       latencies.push(performance.now() - started)
       const rank = hits.findIndex(hit => (hit.record.metadata.evidence as string[]).some(id => question.evidence.has(id)))
       questions++
+      ranks.push(rank + 1)
       if (rank !== -1 && rank < 5) { hit5++; local5++ }
       if (rank !== -1 && rank < 10) { hit10++; local10++; reciprocal += 1 / (rank + 1) }
     }
     perConversation[conversation.id] = { recall5: local5 / conversation.questions.length, recall10: local10 / conversation.questions.length }
   }
-  return { ranking, questions, recall5: hit5 / questions, recall10: hit10 / questions, mrr10: reciprocal / questions, p50Ms: percentile(latencies, 0.5), p95Ms: percentile(latencies, 0.95), perConversation }
+  return { ranking, questions, recall5: hit5 / questions, recall10: hit10 / questions, mrr10: reciprocal / questions, p50Ms: percentile(latencies, 0.5), p95Ms: percentile(latencies, 0.95), perConversation, ranks }
 }
 
 function scale(count: number): Array<{ query: string; matches: number; p50Ms: number; p95Ms: number }> {
@@ -188,25 +195,33 @@ async function main(): Promise<void> {
   const jsonAt = process.argv.indexOf('--json')
   const jsonPath = jsonAt !== -1 && process.argv[jsonAt + 1] ? resolve(process.argv[jsonAt + 1]!) : join(root, 'bench/results/recall.json')
   const { model, label, raw, cache } = await chooseEmbedder()
-  const load = (eventTime: boolean, embedder?: EmbeddingModel) => Promise.all(FILES.map(async (file) => {
-    const conversation = loadLocomo(join(dataDir, `${file}.json`), file, { eventTime })
+  const load = (records: { eventTime: boolean; importedAt?: string }, embedder?: EmbeddingModel) => Promise.all(FILES.map(async (file) => {
+    const conversation = loadLocomo(join(dataDir, `${file}.json`), file, records)
     return { ...conversation, ...(await loadStore(conversation, embedder)) }
   }))
-  const conversations = await load(false)
-  const dated = await load(true)
+  const protocol = { eventTime: false }
+  const imported = { eventTime: false, importedAt: IMPORTED_AT }
+  const importedDated = { eventTime: true, importedAt: IMPORTED_AT }
+  const conversations = await load(protocol)
+  const undated = await load(imported)
+  const dated = await load(importedDated)
   const embedStarted = performance.now()
-  const withVectors = await load(false, model)
-  const datedWithVectors = await load(true, model)
+  const withVectors = await load(protocol, model)
+  const undatedWithVectors = await load(imported, model)
+  const datedWithVectors = await load(importedDated, model)
   const embedMs = performance.now() - embedStarted
   const hashing = hashingEmbedder()
   const hybrid = (options: Omit<HybridSearchOptions, 'model'> & { model?: EmbeddingModel } = {}): Search => (adapter, target, query) => hybridSearch(adapter, target, query, { model, ...options })
   const rows = [
-    await evaluate('lexical (default ranked BM25F)', conversations, (adapter, target, query) => adapter.search(target, query)),
-    await evaluate('lexical + dates (occurredAt = session date)', dated, (adapter, target, query) => adapter.search(target, query)),
+    await evaluate('lexical (default ranked BM25F; createdAt = session date)', conversations, (adapter, target, query) => adapter.search(target, query)),
+    await evaluate('lexical, imported (createdAt = import time, no occurredAt)', undated, (adapter, target, query) => adapter.search(target, query)),
+    await evaluate('lexical + dates, imported (createdAt = import time, occurredAt = session date)', dated, (adapter, target, query) => adapter.search(target, query)),
     await evaluate('substring rule (search.mode "substring")', conversations, (adapter, target, query) => adapter.search(target, { ...query, mode: 'substring' })),
-    await evaluate(`hybrid, ${label}`, withVectors, hybrid()),
-    await evaluate(`hybrid + dates, ${label}`, datedWithVectors, hybrid()),
+    await evaluate(`hybrid, ${label}; createdAt = session date`, withVectors, hybrid()),
+    await evaluate(`hybrid, imported, ${label}`, undatedWithVectors, hybrid()),
+    await evaluate(`hybrid + dates, imported, ${label}`, datedWithVectors, hybrid()),
     await evaluate('hybrid, hashing stand-in', conversations, hybrid({ model: hashing })),
+    await evaluate(`vector side alone (lexicalWeight 0), imported + dates, ${label}`, datedWithVectors, hybrid({ lexicalWeight: 0 })),
   ]
   // Lexical latency again, 5 more passes over every question: one pass's p95 is 19 of 383 searches, easily moved by a neighbour's load.
   const passes: Array<{ p50Ms: number; p95Ms: number }> = []
@@ -217,7 +232,7 @@ async function main(): Promise<void> {
   const records = conversations.reduce((sum, c) => sum + c.records.length, 0)
   console.log(`load average at start: ${loadavg().map(value => value.toFixed(2)).join(' ')} (2-core machine shared with other work: latency varies, recall does not)`)
   console.log(`LoCoMo retrieval (dev conversations), ${rows[0]!.questions} questions (categories 1-4 with evidence) over ${records} observation records in ${conversations.length} scopes`)
-  console.log(`Embedding ${records * 2} records at import (two stores): ${fixed(embedMs / 1000, 1)} s${cache ? ` (disk cache: ${cache.hits} hits, ${cache.misses} texts sent to the model)` : ''}`)
+  console.log(`Embedding ${records * 3} records at import (three stores): ${fixed(embedMs / 1000, 1)} s${cache ? ` (disk cache: ${cache.hits} hits, ${cache.misses} texts sent to the model)` : ''}`)
   const queryCost = raw ? await queryEmbedCost(raw, conversations[0]!.questions.slice(0, 20).map(question => question.question)) : undefined
   if (queryCost) console.log(`Query embedding by the model (not in the hybrid latency below: vectors come from the disk cache): p50 ${fixed(queryCost.p50Ms, 1)} ms, p95 ${fixed(queryCost.p95Ms, 1)} ms over ${queryCost.texts} questions`)
   console.log('| ranking | recall@5 | recall@10 | MRR@10 | p50 ms | p95 ms |')
@@ -256,7 +271,15 @@ async function main(): Promise<void> {
   console.log('| --- | --- | --- |')
   for (const row of scaleRows) console.log(`| ${row.query} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p95Ms, 2)} |`)
   mkdirSync(dirname(jsonPath), { recursive: true })
-  writeFileSync(jsonPath, `${JSON.stringify({ date: new Date().toISOString(), embedder: label, floor: FLOOR, goal: GOAL, rows, lexicalPasses: passes, queryEmbedding: queryCost, fusion: sweep, vectors: vectorRows, scale: scaleRows }, null, 2)}\n`)
+  if (process.argv.includes('--per-question')) {
+    // One line per question: conversation, category, the rank of its first evidence hit in each row (0: not in the top 10), the question.
+    const asked = conversations.flatMap(conversation => conversation.questions.map(question => ({ conversation: conversation.id, question })))
+    const perQuestionPath = jsonPath.replace(/\.json$/, '') + '.questions.tsv'
+    writeFileSync(perQuestionPath, [['conversation', 'category', ...rows.map(row => row.ranking), 'question'].join('\t'), ...asked.map(({ conversation, question }, n) => [conversation, question.category, ...rows.map(row => row.ranks[n]), question.question].join('\t'))].join('\n') + '\n')
+    console.log(`per question: ${perQuestionPath}`)
+  }
+  const summaries = rows.map(({ ranks: _ranks, ...row }) => row)
+  writeFileSync(jsonPath, `${JSON.stringify({ date: new Date().toISOString(), embedder: label, floor: FLOOR, goal: GOAL, rows: summaries, lexicalPasses: passes, queryEmbedding: queryCost, fusion: sweep, vectors: vectorRows, scale: scaleRows }, null, 2)}\n`)
   console.log(`JSON: ${jsonPath}`)
 }
 

@@ -17,6 +17,7 @@ import type { EmbeddingModelV3 } from '@ai-sdk/provider'
 import type { EmbeddingModel } from 'ai'
 import { agentError } from '../errors.ts'
 import { adapterVectors } from './hybrid-search.ts'
+import { partitionKey } from './records.ts'
 import type { MemoryRecord, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
 /** The packages {@link localEmbedder} needs (`npm install` them, exact versions tested here). */
@@ -117,7 +118,7 @@ export async function localEmbedderIfInstalled(options: LocalEmbedderOptions = {
 export async function embedWrittenRecords(adapter: MemoryStoreAdapter, target: MemoryTarget, records: readonly MemoryRecord[], model: EmbeddingModel): Promise<string | undefined> {
   if (records.length === 0) return undefined
   try {
-    await adapterVectors(adapter, model).ensure(records)
+    await adapterVectors(adapter, model).ensure(records, undefined, partitionKey(target.store, target.scope))
     return undefined
   }
   catch (error) {
@@ -135,6 +136,6 @@ export async function embedWrittenRecords(adapter: MemoryStoreAdapter, target: M
 export async function embedMemoryScope(adapter: MemoryStoreAdapter, target: MemoryTarget, model: EmbeddingModel): Promise<{ embedded: number }> {
   const vectors = adapterVectors(adapter, model)
   const before = vectors.stats.embeddedRecords
-  await vectors.ensure((await adapter.export(target)).filter(record => record.status === 'active'))
+  await vectors.ensure((await adapter.export(target)).filter(record => record.status === 'active'), undefined, partitionKey(target.store, target.scope))
   return { embedded: vectors.stats.embeddedRecords - before }
 }

@@ -114,7 +114,7 @@ async function apply(adapter: MemoryStoreAdapter, target: MemoryTarget, vectors:
   }
   while (entry.unplaced.size > 0) {
     const pending = [...entry.unplaced.values()]
-    await vectors.ensure(pending, abortSignal)
+    await vectors.ensure(pending, abortSignal, entry.partition)
     if (entry.generation !== vectors.generation) {
       // The vector store was replaced while these were embedded (an erasure rewrote it): its indexes were dropped, so every record is placed again.
       entry.unplaced = new Map(entry.records)

@@ -485,9 +485,11 @@ export interface MemoryVectorStore {
    * Optional, for a store that can look vectors up by record (a database): the stored entries of
    * `model` for these ids (ids without one left out). With it, the cache loads the vectors of the
    * records a search needs, when it first needs them, instead of reading every entry through
-   * {@link read}.
+   * {@link read}. `group`: the partition key of the scope the ids are of, when the caller knows
+   * it (a store may keep a derived copy per group: the sidecar keeps a scope's vectors as one
+   * block).
    */
-  fetch?(model: string, ids: readonly string[]): Promise<MemoryVectorEntry[]>
+  fetch?(model: string, ids: readonly string[], group?: string): Promise<MemoryVectorEntry[]>
   /**
    * Optional, with {@link nearest}, for a store that scores vectors where it keeps them (the
    * Postgres store with `scoreInDatabase`): the ids among `ids` that have no vector of `model`.

@@ -1,8 +1,12 @@
 /**
- * The vector block of a sidecar kept on storage: `<sidecar key>.block`, the vectors of one large
- * fetch (a scope's, of one model) as one run of little-endian float32 values, so that a cold
- * process gets them by one read and one native base64 decode into a `Float32Array` instead of a
- * JSON line and a base64 string per vector (docs/log-format.md "Vector sidecar").
+ * The vector blocks of a sidecar kept on storage: `<sidecar key>.block.<name>`, one per group of
+ * ids (a scope's partition) and model, each the vectors of one large fetch of that group as one
+ * run of little-endian float32 values, so that a cold process gets them by one read and one
+ * native base64 decode into a `Float32Array` instead of a JSON line and a base64 string per
+ * vector (docs/log-format.md "Vector sidecar"). `<name>` is the first 32 hex digits of the
+ * SHA-256 of the model and group: two large scopes read in turn each keep their own block, and
+ * every block of a sidecar starts with {@link vectorBlockPrefixOf}, which the erasure rewrite
+ * removes.
  *
  * One value: a JSON header line `{ format: 1, identity, end, tail, model, dims, ids, encoding,
  * body }`, then the `ids.length × dims` float32 values, vector `n` of `ids[n]`: `encoding`
@@ -18,6 +22,7 @@
  * (vector-sidecar.ts), removed when found invalid.
  */
 import type { Workspace, WorkspaceValueStat } from '../workspace/types.ts'
+import { sha256Hex } from '../log/digest.ts'
 import { sidecarTailDigest } from './vector-line-index.ts'
 
 /** The format number of the stored block; another number is not read. */
@@ -32,9 +37,20 @@ const MAX_BODY_CHARS = 256 * 1024 * 1024
 /** Bytes of the body decoded at a time (a multiple of 4: whole base64 quads). */
 const DECODE_CHUNK_CHARS = 8 * 1024 * 1024
 
-/** The key of the stored vector block of the sidecar `key`. */
-export function vectorBlockKeyOf(key: string): string {
-  return `${key}.block`
+/** What every block key of the sidecar `key` starts with (`<key>.block.`): the erasure rewrite removes every value under it. */
+export function vectorBlockPrefixOf(key: string): string {
+  return `${key}.block.`
+}
+
+/** The key of the stored vector block of the sidecar `key` for the ids of `group` (a scope's partition; `undefined`: a fetch that names none) and `model`. */
+export async function vectorBlockKeyOf(key: string, model: string, group: string | undefined): Promise<string> {
+  return `${vectorBlockPrefixOf(key)}${(await sha256Hex(JSON.stringify([model, group ?? null]))).slice(0, 32)}`
+}
+
+/** Whether `candidate` is the key of a block of the sidecar `key` (`<key>.block.<name>`, or `<key>.block`: a block without a name), not a leftover `.tmp` of one being written. */
+export function isVectorBlockKey(key: string, candidate: string): boolean {
+  const prefix = vectorBlockPrefixOf(key)
+  return candidate === prefix.slice(0, -1) || (candidate.startsWith(prefix) && /^[0-9a-f]{32}$/.test(candidate.slice(prefix.length)))
 }
 
 type BlockEncoding = 'float32le' | 'base64'
@@ -45,6 +61,8 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
 
 /** A stored block's header, valid for the sidecar: which vectors it holds, and where its body starts in the block's value. */
 export interface VectorBlockHead {
+  /** The block's key. */
+  key: string
   end: number
   model: string
   dims: number
@@ -64,18 +82,27 @@ function bodyLength(encoding: BlockEncoding, values: number): number {
 }
 
 /**
- * The header of the stored block of the sidecar `key`, when there is one of this format that is
- * valid for the sidecar as `stat` describes it (see the module comment), else `undefined`; a
- * block that is not valid is removed (it may name erased ids). Reads the header line only.
+ * The header of the block stored at `blockKey` for the sidecar `key`, when there is one of this
+ * format that is valid for the sidecar as `stat` describes it (see the module comment), else
+ * `undefined`; a block that is not valid is removed (it may name erased ids). Reads the header
+ * line only.
  */
-export async function loadVectorBlockHead(workspace: Workspace, key: string, stat: WorkspaceValueStat): Promise<VectorBlockHead | undefined> {
-  const blockKey = vectorBlockKeyOf(key)
+export async function loadVectorBlockHead(workspace: Workspace, key: string, blockKey: string, stat: WorkspaceValueStat): Promise<VectorBlockHead | undefined> {
   const blockStat = await workspace.stat(blockKey)
   if (!blockStat) return undefined
   const head = await readHead(workspace, blockKey, blockStat.size).catch(() => undefined)
   const valid = head && await validHead(workspace, key, stat, head.stored, head.bodyAt, blockStat.size)
   if (!valid && workspace.writable) await workspace.remove(blockKey).catch(() => {})
-  return valid || undefined
+  return valid ? { ...valid, key: blockKey } : undefined
+}
+
+/** Removes every block of the sidecar `key` that is not valid for it as `stat` describes it (a crash between an erasure's swap and its removal of the blocks leaves such blocks, which may hold erased vectors); reads their header lines only. */
+export async function removeUnfitBlocks(workspace: Workspace, key: string, stat: WorkspaceValueStat): Promise<void> {
+  if (!workspace.writable) return
+  const folder = key.includes(':') ? key.slice(0, key.lastIndexOf(':')) : undefined
+  for (const candidate of await workspace.keys(folder)) {
+    if (isVectorBlockKey(key, candidate)) await loadVectorBlockHead(workspace, key, candidate, stat)
+  }
 }
 
 async function readHead(workspace: Workspace, blockKey: string, size: number): Promise<{ stored: BlockHead; bodyAt: number } | undefined> {
@@ -89,7 +116,7 @@ async function readHead(workspace: Workspace, blockKey: string, size: number): P
   }
 }
 
-async function validHead(workspace: Workspace, key: string, stat: WorkspaceValueStat, stored: BlockHead, bodyAt: number, blockSize: number): Promise<VectorBlockHead | undefined> {
+async function validHead(workspace: Workspace, key: string, stat: WorkspaceValueStat, stored: BlockHead, bodyAt: number, blockSize: number): Promise<Omit<VectorBlockHead, 'key'> | undefined> {
   if (typeof stored !== 'object' || stored === null || stored.format !== VECTOR_BLOCK_FORMAT || !Number.isSafeInteger(stored.end) || stored.end <= 0 || stored.end > stat.size) return undefined
   if ((stored.identity ?? undefined) !== stat.id || typeof stored.model !== 'string' || !Number.isSafeInteger(stored.dims) || stored.dims < 1 || !Array.isArray(stored.ids)) return undefined
   if ((stored.encoding !== 'float32le' && stored.encoding !== 'base64') || stored.body !== bodyLength(stored.encoding, stored.ids.length * stored.dims) || bodyAt + stored.body !== blockSize || !stored.ids.every(id => typeof id === 'string' && id !== '')) return undefined
@@ -103,8 +130,8 @@ async function validHead(workspace: Workspace, key: string, stat: WorkspaceValue
  * `undefined` when the body is not what the header says (shorter, not base64, a value that is
  * not a finite float32): the block is removed then.
  */
-export async function loadVectorBlockData(workspace: Workspace, key: string, head: VectorBlockHead): Promise<Float32Array | undefined> {
-  const blockKey = vectorBlockKeyOf(key)
+export async function loadVectorBlockData(workspace: Workspace, head: VectorBlockHead): Promise<Float32Array | undefined> {
+  const blockKey = head.key
   const values = head.ids.length * head.dims
   const bytes = await workspace.readBytes(blockKey, head.bodyAt, head.bodyAt + head.body)
   const data = bytes && bytes.length === head.body && LITTLE_ENDIAN ? bodyValues(head.encoding, bytes, values) : undefined
@@ -147,21 +174,21 @@ export interface VectorBlockContent {
 }
 
 /**
- * Stores `block` for the sidecar `key` (whole-value replace), only while the sidecar is still
+ * Stores `block` at `blockKey` for the sidecar `key` (whole-value replace), only while the sidecar is still
  * `size` bytes long, checked against its writers (`ifSizeOf`): a block of a sidecar that an
  * erasure has rewritten since is never written. Bytes as they are where the workspace keeps bytes
  * (`replaceBytes`), else base64 text. Returns whether it was written (not on a big-endian CPU,
  * nor as base64 past {@link MAX_BODY_CHARS}).
  */
-export async function saveVectorBlock(workspace: Workspace, key: string, block: VectorBlockContent, size: number): Promise<boolean> {
+export async function saveVectorBlock(workspace: Workspace, key: string, blockKey: string, block: VectorBlockContent, size: number): Promise<boolean> {
   if (!LITTLE_ENDIAN || block.data.length !== block.ids.length * block.dims) return false
   const tail = await sidecarTailDigest(workspace, key, block.end)
   if (tail === undefined) return false
   const head = (encoding: BlockEncoding): string => `${JSON.stringify({ format: VECTOR_BLOCK_FORMAT, identity: block.identity ?? null, end: block.end, tail, model: block.model, dims: block.dims, ids: block.ids, encoding, body: bodyLength(encoding, block.data.length) } satisfies BlockHead)}\n`
   const values = Buffer.from(block.data.buffer, block.data.byteOffset, block.data.byteLength)
   const guard = { ifSizeOf: { key, size } }
-  const written = await workspace.replaceBytes?.(vectorBlockKeyOf(key), Buffer.concat([Buffer.from(head('float32le'), 'utf8'), values]), guard)
+  const written = await workspace.replaceBytes?.(blockKey, Buffer.concat([Buffer.from(head('float32le'), 'utf8'), values]), guard)
   if (written !== undefined) return written
   if (base64Length(values.length) > MAX_BODY_CHARS) return false
-  return workspace.replace(vectorBlockKeyOf(key), `${head('base64')}${values.toString('base64')}`, guard)
+  return workspace.replace(blockKey, `${head('base64')}${values.toString('base64')}`, guard)
 }

@@ -7,15 +7,15 @@
  * Three ways in: `read` (every entry since a cursor), `fetch` (the entries of some record ids,
  * by ranged reads at the byte offsets a line index of the sidecar keeps, stored beside it for the
  * next cold process by vector-line-index.ts: the vectors of one scope without decoding every other
- * scope's; those of a large scope from the binary block vector-block.ts keeps beside it, by one
- * read), and `remove` (the erasure rewrite: kept lines streamed
+ * scope's; those of a large scope from the binary block vector-block.ts keeps beside it for that
+ * scope and model, by one read), and `remove` (the erasure rewrite: kept lines streamed
  * into `<key>.rewrite`, swapped in by `Workspace.replaceWith`).
  */
 import type { Workspace } from '../workspace/types.ts'
 import type { MemoryVectorEntry, MemoryVectorStore } from './types.ts'
 import { decodeVector, encodeVector } from '../search/vectors.ts'
 import { LINE_INDEX_SAVE_BYTES, lineIndexKeyOf, loadLineIndex, saveLineIndex, type LineIndex } from './vector-line-index.ts'
-import { loadVectorBlockData, loadVectorBlockHead, saveVectorBlock, VECTOR_BLOCK_MIN_VECTORS, vectorBlockKeyOf } from './vector-block.ts'
+import { isVectorBlockKey, loadVectorBlockData, loadVectorBlockHead, removeUnfitBlocks, saveVectorBlock, VECTOR_BLOCK_MIN_VECTORS, vectorBlockKeyOf } from './vector-block.ts'
 
 const decoder = new TextDecoder()
 const workspaceStores = new WeakMap<Workspace, Map<string, MemoryVectorStore>>()
@@ -50,6 +50,8 @@ interface Want {
  *   for the byte range of each line (ids and models, no vector decoded), later calls scan only
  *   what was appended since; a replaced value (another identity, a shorter value, a line not
  *   where the index says) is scanned again.
+ *   {@link VECTOR_BLOCK_MIN_VECTORS} or more of them read from lines are stored as the block of
+ *   `group` (the scope's partition) and model, read at the next cold fetch of that group.
  * - `remove(ids)` streams the kept lines into {@link rewriteKeyOf}`(key)` and swaps it in with
  *   `workspace.replaceWith` only while no other writer appended (else it starts again).
  * Lines that do not parse (a torn last line, an edited line) are skipped: the record is embedded
@@ -75,8 +77,8 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
       // A cold start: the line index on storage, when valid for this sidecar, spares the scan of what it covers.
       current = await loadLineIndex(workspace, key, stat)
       storedEnd = current?.end ?? 0
-      // Without a valid line index the scan reads every line, and the block is not asked: one that no longer fits this sidecar is removed here (it may name erased ids).
-      if (!current) await loadVectorBlockHead(workspace, key, stat)
+      // Without a valid line index the scan reads every line, and no block is asked: those that no longer fit this sidecar are removed here (they may name erased ids).
+      if (!current) await removeUnfitBlocks(workspace, key, stat)
     }
     if (stale || !current || stat.id !== current.identity || stat.size < current.end || !(await endsALine(workspace, key, current, stat.id))) {
       current = { identity: stat.id, end: 0, lines: new Map(), starts: [], ends: [] }
@@ -128,7 +130,7 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
   }
 
   /** The entries of `ids`: decoded by the scan that brings the index up to date where their last line is new to it, else by ranged reads at the offsets the index holds. */
-  async function fetchOnce(model: string, ids: readonly string[], stale: boolean): Promise<{ entries: MemoryVectorEntry[]; moved: boolean }> {
+  async function fetchOnce(model: string, ids: readonly string[], group: string | undefined, stale: boolean): Promise<{ entries: MemoryVectorEntry[]; moved: boolean }> {
     const want: Want = { model, ids: new Set(ids), found: new Map(), from: Infinity }
     const lineIndex = await indexed(stale, want)
     if (!lineIndex) return { entries: [], moved: false }
@@ -137,42 +139,44 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
     const ofModel = lineIndex.lines.get(model)
     // Ids whose last line lies before the part this scan read (`want.from`): read where the index says.
     const older = ids.filter(id => !want.found.has(id) && ofModel?.has(id) && lineIndex.starts[ofModel.get(id)!]! < want.from)
-    if (older.length === 0) return { entries: await withBlock(lineIndex, model, entries, []), moved: false }
-    // Many of them: from the stored block when it holds most of it (one read), the rest by their lines.
-    const blocked = older.length >= VECTOR_BLOCK_MIN_VECTORS ? await fromBlock(lineIndex, model, older) : undefined
+    const blockKey = await vectorBlockKeyOf(key, model, group)
+    if (older.length === 0) return { entries: await withBlock(lineIndex, model, blockKey, entries, []), moved: false }
+    // Many of them: from the group's stored block when it holds most of it (one read), the rest by their lines.
+    const blocked = older.length >= VECTOR_BLOCK_MIN_VECTORS ? await fromBlock(lineIndex, model, blockKey, older) : undefined
     const read = await fetchFrom(lineIndex, model, blocked ? blocked.rest : older)
     if (read.moved) return read
-    return { entries: await withBlock(lineIndex, model, [...entries, ...read.entries], blocked?.entries ?? []), moved: false }
+    return { entries: await withBlock(lineIndex, model, blockKey, [...entries, ...read.entries], blocked?.entries ?? []), moved: false }
   }
 
-  /** The entries of `ids` (whose last line lies before the line index's end) that the stored block holds for them, and the ids left to read by their lines; `undefined` when there is no valid block of `model` or it is not mostly these ids (its body is read whole). */
-  async function fromBlock(lineIndex: LineIndex, model: string, ids: readonly string[]): Promise<{ entries: MemoryVectorEntry[]; rest: string[] } | undefined> {
+  /** The entries of `ids` (whose last line lies before the line index's end) that the block stored at `blockKey` holds for them, and the ids left to read by their lines; `undefined` when there is no valid block of `model` there or it is not mostly these ids (its body is read whole). */
+  async function fromBlock(lineIndex: LineIndex, model: string, blockKey: string, ids: readonly string[]): Promise<{ entries: MemoryVectorEntry[]; rest: string[] } | undefined> {
     const stat = await workspace.stat(key)
     if (!stat || stat.id !== lineIndex.identity) return undefined
-    const head = await loadVectorBlockHead(workspace, key, stat)
+    const head = await loadVectorBlockHead(workspace, key, blockKey, stat)
     const ofModel = lineIndex.lines.get(model)
     if (!head || head.model !== model || !ofModel) return undefined
-    const slots = new Map(head.ids.map((id, n) => [id, n]))
+    const slots = new Map<string, number>()
+    for (let n = 0; n < head.ids.length; n++) slots.set(head.ids[n]!, n)
     const covered: string[] = []
     const rest: string[] = []
     // A vector of the block stands for its id only while the id's last line lies before the block's end.
     for (const id of ids) (slots.has(id) && lineIndex.starts[ofModel.get(id)!]! < head.end ? covered : rest).push(id)
     if (covered.length * 2 < head.ids.length) return undefined
-    const data = await loadVectorBlockData(workspace, key, head)
+    const data = await loadVectorBlockData(workspace, head)
     if (!data) return undefined
     const { dims } = head
     return { entries: covered.map((id) => { const n = slots.get(id)!; return { id, model, vector: data.subarray(n * dims, (n + 1) * dims) } }), rest }
   }
 
-  /** `fromLines` and `fromBlock` as one list; `fromLines` of {@link VECTOR_BLOCK_MIN_VECTORS} or more are stored as the block first (for the next cold process; a failed write only means it reads the lines). */
-  async function withBlock(lineIndex: LineIndex, model: string, fromLines: MemoryVectorEntry[], fromBlock: MemoryVectorEntry[]): Promise<MemoryVectorEntry[]> {
+  /** `fromLines` and `fromBlock` as one list; `fromLines` of {@link VECTOR_BLOCK_MIN_VECTORS} or more are stored as the block at `blockKey` first (for the next cold process; a failed write only means it reads the lines). */
+  async function withBlock(lineIndex: LineIndex, model: string, blockKey: string, fromLines: MemoryVectorEntry[], fromBlock: MemoryVectorEntry[]): Promise<MemoryVectorEntry[]> {
     const entries = fromBlock.length === 0 ? fromLines : [...fromBlock, ...fromLines]
     if (fromLines.length < VECTOR_BLOCK_MIN_VECTORS || !workspace.writable || lineIndex !== index) return entries
     const dims = entries[0]!.vector.length
     const kept = entries.filter(entry => entry.vector.length === dims)
     const data = new Float32Array(kept.length * dims)
     kept.forEach((entry, n) => data.set(entry.vector, n * dims))
-    await saveVectorBlock(workspace, key, { identity: lineIndex.identity, end: lineIndex.end, model, dims, ids: kept.map(entry => entry.id), data }, indexedSize).catch(() => false)
+    await saveVectorBlock(workspace, key, blockKey, { identity: lineIndex.identity, end: lineIndex.end, model, dims, ids: kept.map(entry => entry.id), data }, indexedSize).catch(() => false)
     return entries
   }
 
@@ -218,11 +222,11 @@ export function workspaceVectorStore(workspace: Workspace, key: string): MemoryV
       const { entries, end } = await readVectorLines(workspace, key, start, stat.size)
       return { entries, cursor: { offset: end, ...(stat.id !== undefined ? { identity: stat.id } : {}) }, reset: reset && from.offset > 0 }
     },
-    async fetch(model, ids) {
+    async fetch(model, ids, group) {
       if (ids.length === 0) return []
-      let found = await fetchOnce(model, ids, false)
+      let found = await fetchOnce(model, ids, group, false)
       // A line not where the index put it: the sidecar was replaced; index it again from the start.
-      if (found.moved) found = await fetchOnce(model, ids, true)
+      if (found.moved) found = await fetchOnce(model, ids, group, true)
       return found.entries
     },
     async write(entries) {
@@ -258,13 +262,19 @@ export async function rewriteWithout(workspace: Workspace, key: string, gone: Re
   }
 }
 
-/** Removes the stored line index and vector block of the sidecar `key`, and the leftovers of a crash while one was written (fs writes a sibling `<derived key>.<pid>.<time>.tmp`, then renames it): they may hold erased ids and vectors. */
+/**
+ * Removes the stored line index and every vector block of the sidecar `key` (one per scope and
+ * model), and the leftovers of a crash while one was written (fs writes a sibling `<derived
+ * key>.<pid>.<time>.tmp`, then renames it): they may hold erased ids and vectors.
+ */
 async function removeDerived(workspace: Workspace, key: string): Promise<void> {
-  const derived = [lineIndexKeyOf(key), vectorBlockKeyOf(key)]
-  for (const derivedKey of derived) await workspace.remove(derivedKey)
+  const index = lineIndexKeyOf(key)
+  await workspace.remove(index)
   const folder = key.includes(':') ? key.slice(0, key.lastIndexOf(':')) : undefined
-  for (const leftover of await workspace.keys(folder)) {
-    if (leftover.endsWith('.tmp') && derived.some(derivedKey => leftover.startsWith(`${derivedKey}.`))) await workspace.remove(leftover)
+  for (const derived of await workspace.keys(folder)) {
+    // A crash's leftover `<derived key>.<pid>.<time>.tmp` goes with its derived key.
+    const of = derived.replace(/\.\d+\.\d+\.tmp$/, '')
+    if (isVectorBlockKey(key, of) || (of !== derived && of === index)) await workspace.remove(derived)
   }
 }
 

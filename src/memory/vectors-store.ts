@@ -93,10 +93,12 @@ export interface RecordVectors {
   /**
    * Makes sure every record of `records` has a vector: reads what the store gained, embeds the
    * rest in one batch and stores them. Concurrent calls in one tick share one embedder call.
+   * `partition`: the partition key of the scope the records are of, when they are of one (passed
+   * to the store's `fetch` as its group).
    *
    * @throws what the embedder throws (nothing is stored then; the next call tries again).
    */
-  ensure(records: readonly MemoryRecord[], abortSignal?: AbortSignal): Promise<void>
+  ensure(records: readonly MemoryRecord[], abortSignal?: AbortSignal, partition?: string): Promise<void>
   /**
    * Counts the times the cache started over because the store was replaced (its `read` answered
    * `reset`): every partition index was dropped then, so whoever placed records in one places
@@ -160,6 +162,50 @@ export async function eraseRecordVectors(store: MemoryVectorStore, ids: readonly
   for (const vectors of caches.get(store)?.values() ?? []) vectors.forget(ids)
 }
 
+/** Fewest vectors of one block (vector-block.ts) that a new partition index takes as they lie in it instead of copying them. */
+const BLOCK_ROWS_MIN = 1024
+
+/**
+ * The rows of one stored block that hold the vectors of `records`, for a new index to take
+ * without a copy: the vectors a store's `fetch` read from one block are views of one
+ * `Float32Array` (vector-block.ts), each `dimensions` values at a multiple of them. The rows from
+ * the first to the last such vector, each named by its record's id (`undefined`: a row of no
+ * record here); `undefined` when fewer than {@link BLOCK_ROWS_MIN} records have one, or the rows
+ * would be more than twice them (a scope whose records are a small part of the block).
+ */
+function blockRows(records: readonly MemoryRecord[], byId: ReadonlyMap<string, Float32Array>, dimensions: number): { ids: Array<string | undefined>; data: Float32Array } | undefined {
+  if (records.length < BLOCK_ROWS_MIN) return undefined
+  const rowBytes = dimensions * 4
+  let buffer: ArrayBufferLike | undefined
+  const offsets = new Float64Array(records.length).fill(-1)
+  let first = Infinity
+  let last = -Infinity
+  let count = 0
+  for (let n = 0; n < records.length; n++) {
+    const vector = byId.get(records[n]!.id)
+    if (!vector) continue
+    // A view into a larger array: a block's (the first such vector names it).
+    if (!buffer && vector.buffer.byteLength >= BLOCK_ROWS_MIN * rowBytes) buffer = vector.buffer
+    if (vector.buffer !== buffer) continue
+    const offset = vector.byteOffset
+    offsets[n] = offset
+    if (offset < first) first = offset
+    if (offset > last) last = offset
+    count++
+  }
+  const rows = (last - first) / rowBytes + 1
+  if (!buffer || count < BLOCK_ROWS_MIN || rows > 2 * count) return undefined
+  const ids = new Array<string | undefined>(rows).fill(undefined)
+  for (let n = 0; n < records.length; n++) {
+    if (offsets[n]! < 0) continue
+    const offset = offsets[n]! - first
+    // Not on a row boundary: not vectors of one block.
+    if (offset % rowBytes !== 0) return undefined
+    ids[offset / rowBytes] = records[n]!.id
+  }
+  return { ids, data: new Float32Array(buffer, first, rows * dimensions) }
+}
+
 function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id: string): RecordVectors {
   // A store that answers `missing` and `nearest` keeps and scores the vectors itself: none are held here.
   const native = typeof store.missing === 'function' && typeof store.nearest === 'function'
@@ -183,7 +229,7 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
       if (entry.vector.length !== dimensions) continue
       byId.set(entry.id, entry.vector)
       stats.loaded++
-      for (const index of indexes.values()) if (index.has(entry.id)) index.set(entry.id, entry.vector)
+      if (indexes.size > 0) for (const index of indexes.values()) if (index.has(entry.id)) index.set(entry.id, entry.vector)
     }
   }
 
@@ -210,13 +256,13 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     for (let at = 0; at < fitting.length; at += WRITE_SLICE) await store.write(fitting.slice(at, at + WRITE_SLICE))
   }
 
-  async function absent(records: readonly MemoryRecord[]): Promise<MemoryRecord[]> {
+  async function absent(records: readonly MemoryRecord[], partition: string | undefined): Promise<MemoryRecord[]> {
     if (native) {
       const ids = new Set(await store.missing!(id, records.map(record => record.id)))
       return records.filter(record => ids.has(record.id))
     }
     if (records.every(record => byId.has(record.id))) return []
-    if (store.fetch) take(await store.fetch(id, records.filter(record => !byId.has(record.id)).map(record => record.id)))
+    if (store.fetch) take(await store.fetch(id, records.filter(record => !byId.has(record.id)).map(record => record.id), partition))
     else await refresh()
     return records.filter(record => !byId.has(record.id))
   }
@@ -225,12 +271,12 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     model: id,
     stats,
     get generation() { return generation },
-    async ensure(records, abortSignal) {
+    async ensure(records, abortSignal, partition) {
       if (!kernelLoaded) {
         kernel = await loadVectorKernel()
         kernelLoaded = true
       }
-      const missing = await absent(records)
+      const missing = await absent(records, partition)
       if (missing.length === 0) return
       if (!pending) {
         const batch = new Map<string, MemoryRecord>()
@@ -271,7 +317,12 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
     index(partition, records) {
       if (native || dimensions === undefined) return undefined
       let index = indexes.get(partition)
-      if (!index) indexes.set(partition, index = createVectorIndex(dimensions, kernel ? { kernel } : {}))
+      if (!index) {
+        const list = Array.isArray(records) ? records as readonly MemoryRecord[] : [...records]
+        records = list
+        const base = blockRows(list, byId, dimensions)
+        indexes.set(partition, index = createVectorIndex(dimensions, { ...(kernel ? { kernel } : {}), ...(base ? { base } : {}) }))
+      }
       for (const record of records) {
         if (index.has(record.id)) continue
         const vector = byId.get(record.id)

@@ -51,6 +51,23 @@ export function normalizeVector(vector: ArrayLike<number>): Float32Array {
 /** Squared lengths this close to 1 are unit already (float32 rounding of a unit vector): such a vector is copied as it is, not scaled. */
 const UNIT_TOLERANCE = 1e-5
 
+/** Whether the `length` values of `values` from `offset` are of unit length within {@link UNIT_TOLERANCE}, or all zero (a zero vector stays zero). */
+function isUnit(values: Float32Array, offset: number, length: number): boolean {
+  let a = 0, b = 0, c = 0, d = 0
+  let i = offset
+  const last = offset + length
+  for (; i + 3 < last; i += 4) {
+    const w = values[i]!, x = values[i + 1]!, y = values[i + 2]!, z = values[i + 3]!
+    a += w * w
+    b += x * x
+    c += y * y
+    d += z * z
+  }
+  for (; i < last; i++) a += values[i]! * values[i]!
+  const norm = a + b + c + d
+  return norm === 0 || Math.abs(norm - 1) <= UNIT_TOLERANCE
+}
+
 /** Writes `vector` scaled to unit length into `out` from `offset`, as {@link normalizeVector} computes it (the same float32 values), without a new array. A vector already of unit length (within {@link UNIT_TOLERANCE}, as stored vectors are) costs one copy and one pass. */
 function normalizeInto(vector: ArrayLike<number>, out: Float32Array, offset: number): void {
   const length = vector.length
@@ -162,6 +179,16 @@ export interface ExactVectorKernel {
 
 /** Options of {@link createVectorIndex}. */
 export interface VectorIndexOptions {
+  /**
+   * Unit vectors the index starts with, taken as they are (no copy, no rescale; the index never
+   * writes into `data`): row `n`, the `dimensions` values of `data` from `n × dimensions`, is the
+   * vector of `ids[n]`, an `undefined` id an empty row. The rows come first in insertion order.
+   * Vectors set later go to an array of the index's own; replacing or deleting a base row's
+   * vector empties that row, and a compaction copies the rows kept into the index's own array.
+   * A row not of unit length (beyond float32 rounding) is copied and scaled into the index's own
+   * array instead (the check reads each row once). The caller keeps the values unchanged.
+   */
+  base?: { ids: ReadonlyArray<string | undefined>; data: Float32Array }
   /** A native scan used from {@link VectorIndexOptions.kernelFrom} vectors on; without it, the scan is in JavaScript. */
   kernel?: ExactVectorKernel
   /** Fewest vectors for which {@link VectorIndexOptions.kernel} scans; default {@link KERNEL_MIN_VECTORS}. */
@@ -191,37 +218,74 @@ export function createVectorIndex(dimensions: number, options: VectorIndexOption
   if (!Number.isSafeInteger(dimensions) || dimensions < 1) throw new RangeError(`a vector index needs a positive whole number of dimensions, got ${dimensions}`)
   const kernel = options.kernel
   const kernelFrom = Math.max(1, options.kernelFrom ?? KERNEL_MIN_VECTORS)
+  // Slots below `baseRows` are rows of `base` (read only); slot `s` from it is row `s - baseRows` of `data`, the index's own.
+  let base = options.base?.data
+  let baseRows = options.base ? options.base.ids.length : 0
+  if (base && base.length < baseRows * dimensions) throw new RangeError(`a base of ${baseRows} vectors of ${dimensions} dimensions needs ${baseRows * dimensions} values, got ${base.length}`)
   let data = new Float32Array(dimensions * 64)
-  // `undefined`: an empty slot left by a delete (its vector is zeros), until the next compaction.
-  let ids: Array<string | undefined> = []
+  // `undefined`: an empty slot left by a delete (its vector zeros in `data`; as it was in `base`), until the next compaction.
+  let ids: Array<string | undefined> = options.base ? [...options.base.ids] : []
   let empty = 0
   const slots = new Map<string, number>()
+  const rescaled: string[] = []
+  for (let slot = 0; slot < ids.length; slot++) {
+    const id = ids[slot]
+    if (id === undefined || slots.has(id)) {
+      ids[slot] = undefined
+      empty++
+    }
+    else {
+      slots.set(id, slot)
+      if (!isUnit(base!, slot * dimensions, dimensions)) rescaled.push(id)
+    }
+  }
 
-  // Moves the vectors down over the empty slots, in order: insertion order, and so ties, stay as they were.
+  // Copies the kept vectors, in order, into an array of the index's own: insertion order, and so ties, stay as they were.
   function compact(): void {
     const kept: string[] = []
+    const into = new Float32Array(Math.max(64, ids.length - empty) * dimensions)
     for (let slot = 0; slot < ids.length; slot++) {
       const id = ids[slot]
       if (id === undefined) continue
-      if (kept.length !== slot) data.copyWithin(kept.length * dimensions, slot * dimensions, (slot + 1) * dimensions)
+      const [from, at] = rowOf(slot)
+      into.set(from.subarray(at, at + dimensions), kept.length * dimensions)
       slots.set(id, kept.length)
       kept.push(id)
     }
-    data.fill(0, kept.length * dimensions, ids.length * dimensions)
+    data = into
+    base = undefined
+    baseRows = 0
     ids = kept
     empty = 0
   }
 
-  return {
+  /** The array holding slot `slot`'s vector and its offset there. */
+  function rowOf(slot: number): [Float32Array, number] {
+    return slot < baseRows ? [base!, slot * dimensions] : [data, (slot - baseRows) * dimensions]
+  }
+
+  function emptySlot(slot: number): void {
+    ids[slot] = undefined
+    empty++
+    if (empty > 32 && empty * 2 > ids.length) compact()
+  }
+
+  const index: VectorIndex = {
     dimensions,
     get size() { return ids.length - empty },
     has: id => slots.has(id),
     set(id, vector) {
       if (vector.length !== dimensions) throw new RangeError(`expected a vector of ${dimensions} dimensions, got ${vector.length}`)
       let slot = slots.get(id)
+      if (slot !== undefined && slot < baseRows) {
+        // A base row is never written: the id moves to a slot of the index's own.
+        slots.delete(id)
+        emptySlot(slot)
+        slot = undefined
+      }
       if (slot === undefined) {
         slot = ids.length
-        if ((slot + 1) * dimensions > data.length) {
+        if ((slot - baseRows + 1) * dimensions > data.length) {
           const grown = new Float32Array(data.length * 2)
           grown.set(data)
           data = grown
@@ -229,19 +293,15 @@ export function createVectorIndex(dimensions: number, options: VectorIndexOption
         ids.push(id)
         slots.set(id, slot)
       }
-      normalizeInto(vector, data, slot * dimensions)
+      normalizeInto(vector, data, (slot - baseRows) * dimensions)
     },
     delete(id) {
       const slot = slots.get(id)
       if (slot === undefined) return false
       slots.delete(id)
-      data.fill(0, slot * dimensions, (slot + 1) * dimensions)
-      if (slot === ids.length - 1) ids.pop()
-      else {
-        ids[slot] = undefined
-        empty++
-        if (empty > 32 && empty * 2 > ids.length) compact()
-      }
+      if (slot >= baseRows) data.fill(0, (slot - baseRows) * dimensions, (slot - baseRows + 1) * dimensions)
+      if (slot === ids.length - 1 && slot >= baseRows) ids.pop()
+      else emptySlot(slot)
       return true
     },
     search(query, k, accept) {
@@ -250,36 +310,51 @@ export function createVectorIndex(dimensions: number, options: VectorIndexOption
       const wanted = Math.max(0, Math.floor(k))
       const count = ids.length
       if (kernel && count >= kernelFrom && wanted > 0) {
-        const found = kernelSearch(kernel, data, count, q, wanted, accept)
+        const found = kernelSearch(kernel, count, q, wanted, accept)
         if (found) return found
       }
       const heap = new TopK(wanted)
-      const matrix = data
-      for (let slot = 0; slot < count; slot++) {
-        const dot = dotAt(q, matrix, slot * dimensions, dimensions)
-        if (!heap.admits(dot)) continue
-        const id = ids[slot]
-        if (id === undefined || (accept && !accept(id))) continue
-        heap.push(dot, slot)
+      // The base rows, then the index's own.
+      for (const [matrix, from, to] of [[base, 0, Math.min(baseRows, count)], [data, baseRows, count]] as const) {
+        if (!matrix) continue
+        for (let slot = from; slot < to; slot++) {
+          const dot = dotAt(q, matrix, (slot - from) * dimensions, dimensions)
+          if (!heap.admits(dot)) continue
+          const id = ids[slot]
+          if (id === undefined || (accept && !accept(id))) continue
+          heap.push(dot, slot)
+        }
       }
       return heap.sorted().map(({ score, slot }) => ({ id: ids[slot]!, similarity: score }))
     },
   }
+  // Base rows not of unit length: their ids move to slots of the index's own, scaled there.
+  for (const id of rescaled) {
+    const [from, at] = rowOf(slots.get(id)!)
+    index.set(id, from.slice(at, at + dimensions))
+  }
+  return index
 
-  // The exact top `k` of the accepted vectors from the kernel, or undefined when its candidates hold fewer than k accepted ones.
-  function kernelSearch(native: ExactVectorKernel, matrix: Float32Array, count: number, q: Float32Array, k: number, accept?: (id: string) => boolean): VectorMatch[] | undefined {
-    // Slack beyond k also for ties at the cut: among equal scores the earlier vector wins, as in the scan.
-    const asked = Math.min(count, k + KERNEL_SLACK)
-    const { rows, scores } = native.topK(matrix.subarray(0, count * dimensions), count, dimensions, q, asked)
+  // The exact top `k` of the accepted vectors from the kernel (each array of vectors scanned apart), or undefined when its candidates of an array hold fewer than k accepted ones while it has more rows.
+  function kernelSearch(native: ExactVectorKernel, count: number, q: Float32Array, k: number, accept?: (id: string) => boolean): VectorMatch[] | undefined {
     const kept: Array<{ slot: number; score: number }> = []
-    for (let i = 0; i < rows.length; i++) {
-      const slot = Number(rows[i])
-      const id = ids[slot]
-      if (id === undefined || (accept && !accept(id))) continue
-      kept.push({ slot, score: scores[i]! })
+    for (const [matrix, from, to] of [[base, 0, Math.min(baseRows, count)], [data, baseRows, count]] as const) {
+      const rowCount = to - from
+      if (!matrix || rowCount <= 0) continue
+      // Slack beyond k also for ties at the cut: among equal scores the earlier vector wins, as in the scan.
+      const asked = Math.min(rowCount, k + KERNEL_SLACK)
+      const { rows, scores } = native.topK(matrix.subarray(0, rowCount * dimensions), rowCount, dimensions, q, asked)
+      let accepted = 0
+      for (let i = 0; i < rows.length; i++) {
+        const slot = from + Number(rows[i])
+        const id = ids[slot]
+        if (id === undefined || (accept && !accept(id))) continue
+        kept.push({ slot, score: scores[i]! })
+        accepted++
+      }
+      // Every accepted vector of this array outside the candidates ranks below k accepted ones, or there is none.
+      if (accepted < k && asked < rowCount) return undefined
     }
-    // Every accepted vector outside the candidates ranks below k accepted ones, or there is none.
-    if (kept.length < k && asked < count) return undefined
     return kept.sort((a, b) => b.score - a.score || a.slot - b.slot).slice(0, k).map(({ slot, score }) => ({ id: ids[slot]!, similarity: score }))
   }
 }

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { loadVectorKernel } from '../../src/memory/vector-kernel.ts'
-import { createVectorIndex, type ExactVectorKernel } from '../../src/search/vectors.ts'
+import { createVectorIndex, normalizeVector, type ExactVectorKernel } from '../../src/search/vectors.ts'
 
 const folders: string[] = []
 afterAll(() => { for (const dir of folders) rmSync(dir, { recursive: true, force: true }) })
@@ -39,6 +39,25 @@ describe('native exact vector scan (usearch)', () => {
         expect(accept(match.id)).toBe(true)
         expect(match.similarity).toBeCloseTo(expected[i]!.similarity, 4)
         expect(match.similarity).toBeCloseTo(cosine(vectors[Number(match.id.slice(1))]!, query), 4)
+      })
+    }), { numRuns: 200 })
+  })
+
+  it('an index over a base array plus vectors set after it, scanned by usearch, returns the exact top k of the accepted vectors', async () => {
+    const kernel = await usearchKernel()
+    fc.assert(fc.property(fc.array(vector(16), { minLength: 1, maxLength: 150 }), fc.integer({ min: 0, max: 150 }), vector(16), fc.integer({ min: 1, max: 20 }), fc.array(fc.boolean(), { minLength: 150, maxLength: 150 }), (vectors, split, query, k, rejected) => {
+      const inBase = Math.min(split, vectors.length)
+      const data = new Float32Array(inBase * 16)
+      for (let i = 0; i < inBase; i++) data.set(normalizeVector(vectors[i]!), i * 16)
+      const index = createVectorIndex(16, { kernel, kernelFrom: 1, base: { ids: vectors.slice(0, inBase).map((_, i) => `r${i}`), data } })
+      for (let i = inBase; i < vectors.length; i++) index.set(`r${i}`, vectors[i]!)
+      const accept = (id: string) => !rejected[Number(id.slice(1))]
+      const got = index.search(query, k, accept)
+      const expected = vectors.map((v, i) => ({ id: `r${i}`, similarity: cosine(v, query) })).filter(match => accept(match.id)).sort((a, b) => b.similarity - a.similarity).slice(0, k)
+      expect(got).toHaveLength(expected.length)
+      got.forEach((match, i) => {
+        expect(accept(match.id)).toBe(true)
+        expect(match.similarity).toBeCloseTo(expected[i]!.similarity, 4)
       })
     }), { numRuns: 200 })
   })

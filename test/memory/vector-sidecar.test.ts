@@ -7,7 +7,7 @@ import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { entryLine, parseEntry, rewriteKeyOf, rewriteWithout, workspaceVectorStore } from '../../src/memory/vector-sidecar.ts'
 import { LINE_INDEX_SAVE_BYTES, lineIndexKeyOf } from '../../src/memory/vector-line-index.ts'
-import { VECTOR_BLOCK_MIN_VECTORS, vectorBlockKeyOf } from '../../src/memory/vector-block.ts'
+import { vectorBlockPrefixOf, VECTOR_BLOCK_MIN_VECTORS, vectorBlockKeyOf } from '../../src/memory/vector-block.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
 import { encodeVector, normalizeVector } from '../../src/search/vectors.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
@@ -262,6 +262,9 @@ describe('vector sidecar block of a large scope', () => {
   // About 400 bytes a line: past the size from which the line index is stored, and past the vectors from which a fetch stores a block.
   const count = VECTOR_BLOCK_MIN_VECTORS + 100
   const ids = Array.from({ length: count }, (_, n) => `mem_${n}`)
+  /** The key of the block of a fetch that names no group, and its file under `dir`. */
+  const blockKey = () => vectorBlockKeyOf(KEY, 'test/model', undefined)
+  const blockFile = async (dir: string) => join(dir, 'memory', (await blockKey()).slice('memory:'.length))
 
   /** A workspace over `dir` that counts the bytes its `readBytes` returns, per key. */
   function countingWorkspace(dir: string): { workspace: Workspace; read: (key: string) => number } {
@@ -283,13 +286,13 @@ describe('vector sidecar block of a large scope', () => {
     await workspace.append(KEY, ids.map((_, n) => lineOf(n, dims)).join(''))
     expect(await workspaceVectorStore(workspace, KEY).fetch!('test/model', ids)).toHaveLength(count)
     expect(await workspace.has(lineIndexKeyOf(KEY))).toBe(true)
-    expect(await workspace.has(vectorBlockKeyOf(KEY))).toBe(true)
+    expect(await workspace.has(await blockKey())).toBe(true)
     return dir
   }
 
   it('a cold process fetching a large scope gets its vectors from the stored block, its float32 bytes as they are, without reading the sidecar\'s lines', async () => {
     const dir = await blockedSidecar()
-    const block = readFileSync(join(dir, 'memory', 'memory.jsonl.vectors.block'))
+    const block = readFileSync(await blockFile(dir))
     const head = JSON.parse(block.subarray(0, block.indexOf(10)).toString('utf8')) as { encoding: string; ids: string[] }
     expect([head.encoding, head.ids.length]).toEqual(['float32le', count])
     const { workspace, read } = countingWorkspace(dir)
@@ -298,7 +301,7 @@ describe('vector sidecar block of a large scope', () => {
     for (const n of [0, 1, 2048, count - 1]) expect(found.find(entry => entry.id === `mem_${n}`)!.vector).toEqual(vectorOf(n, dims))
     // The sidecar itself: only the last bytes before the stored ends, whose digest the index and block keep.
     expect(read(KEY)).toBeLessThanOrEqual(3 * 4096)
-    expect(read(vectorBlockKeyOf(KEY))).toBeGreaterThanOrEqual(count * dims * 4)
+    expect(read(await blockKey())).toBeGreaterThanOrEqual(count * dims * 4)
   })
 
   it('a later line of an id, appended after the block was stored, wins over the block\'s vector', async () => {
@@ -317,7 +320,7 @@ describe('vector sidecar block of a large scope', () => {
     const workspace = createWorkspace({ dir })
     const found = await workspaceVectorStore(workspace, KEY).fetch!('test/model', ids)
     expect(Object.fromEntries(found.map(entry => [entry.id, entry.vector]))).toEqual({ mem_2: vectorOf(3, dims), mem_3: vectorOf(4, dims), mem_900: vectorOf(901, dims) })
-    expect(await workspace.has(vectorBlockKeyOf(KEY))).toBe(false)
+    expect(await workspace.has(await blockKey())).toBe(false)
   })
 
   it('an erasure rewrite removes the stored block: no file holds an erased id, vector text or vector bytes, and a cold fetch still finds the kept vectors', async () => {
@@ -335,7 +338,7 @@ describe('vector sidecar block of a large scope', () => {
   it('an erasure rewrite removes what a crash mid-write of the block or the line index leaves (their sibling .tmp files holding erased ids and vectors)', async () => {
     const dir = await blockedSidecar()
     // What a process killed between writing the sibling and renaming it over the value leaves (fs replace).
-    for (const name of ['memory.jsonl.vectors.block.4242.1700000000000.tmp', 'memory.jsonl.vectors.index.4242.1700000000001.tmp']) writeFileSync(join(dir, 'memory', name), readFileSync(join(dir, 'memory', name.replace(/\.4242\.\d+\.tmp$/, ''))))
+    for (const file of [await blockFile(dir), join(dir, 'memory', 'memory.jsonl.vectors.index')]) writeFileSync(`${file}.4242.1700000000000.tmp`, readFileSync(file))
     const erased = [0, 5, 2048]
     await rewriteWithout(createWorkspace({ dir }), KEY, new Set(erased.map(n => `mem_${n}`)))
     expect(filesHoldingErased(dir, erased, dims)).toEqual([])
@@ -349,7 +352,7 @@ describe('vector sidecar block of a large scope', () => {
     const workspace = createWorkspace({ storage })
     await workspace.append(KEY, ids.map((_, n) => lineOf(n, dims)).join(''))
     expect(await workspaceVectorStore(workspace, KEY).fetch!('test/model', ids)).toHaveLength(count)
-    const block = await workspace.readText(vectorBlockKeyOf(KEY))
+    const block = await workspace.readText(await blockKey())
     expect(JSON.parse(block!.slice(0, block!.indexOf('\n'))).encoding).toBe('base64')
     // Another workspace object over the same storage: a cold store, its vectors from the block.
     const found = await workspaceVectorStore(createWorkspace({ storage }), KEY).fetch!('test/model', ids)

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync, existsSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { MockEmbeddingModelV3 } from 'ai/test'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { AgentTool, CapabilityContext, ToolExecutionContext } from '../../src/agent/types.ts'
 import { memory } from '../../src/memory/capability.ts'
@@ -12,6 +13,7 @@ import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jso
 import type { MemoryStoreOptions } from '../../src/memory/types.ts'
 import { adapterVectors, hybridSearch } from '../../src/memory/hybrid-search.ts'
 import { embeddingText, readVectorLines } from '../../src/memory/vectors-store.ts'
+import { VECTOR_BLOCK_MIN_VECTORS } from '../../src/memory/vector-block.ts'
 import { encodeVector, normalizeVector } from '../../src/search/vectors.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import { countingEmbedder, wordVector, type CountingEmbedder } from '../search/vectors-embedder.ts'
@@ -278,4 +280,82 @@ describe('vector sidecar reads in chunks', () => {
     const next = await readVectorLines(workspace, 'memory.vectors', first.end, Buffer.byteLength(complete + entry(2, 4)), 64)
     expect(next.entries.map(found => found.id)).toEqual(['mem_2'])
   })
+})
+
+describe('vector blocks of large scopes', () => {
+  // Past the vectors from which a fetch of one scope stores that scope's block.
+  const perScope = VECTOR_BLOCK_MIN_VECTORS + 50
+  const scopeA = { store: 'agent', scope: { agent: 'support', user: 'a' } }
+  const scopeB = { store: 'agent', scope: { agent: 'support', user: 'b' } }
+  /** A distinct 32-dimension vector per text (no two records share one: a byte scan then tells each record's vector apart). */
+  const textVector = (text: string) => Array.from({ length: 32 }, (_, d) => Math.sin((Number(/\d+/.exec(text)?.[0] ?? 0) + 1) * 0.7 + d * 1.3 + (text.includes('Alder') ? 0.5 : 0)))
+  const embedder = () => new MockEmbeddingModelV3({ provider: 'test', modelId: 'distinct', maxEmbeddingsPerCall: 10_000, doEmbed: async ({ values }) => ({ embeddings: values.map(textVector), warnings: [] }) })
+  const contentOf = (scope: 'a' | 'b', n: number) => scope === 'a' ? `Alder note ${n} about hiking` : `Birch note ${n} about sailing`
+  const open = (dir: string, workspace = createWorkspace({ dir })) => workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'support', workspace, writable: true })
+
+  /** Two scopes of `perScope` records with stored vectors, each scope's block stored by a cold process searching it. */
+  async function twoLargeScopes(): Promise<{ dir: string; ids: { a: string[]; b: string[] } }> {
+    const dir = tempDir()
+    const adapter = open(dir)
+    const ids = { a: [] as string[], b: [] as string[] }
+    for (const [name, target] of [['a', scopeA], ['b', scopeB]] as const) {
+      for (let n = 0; n < perScope; n++) ids[name].push((await adapter.append(target, { kind: 'semantic', content: contentOf(name, n) }, { audit })).id)
+      await hybridSearch(adapter, target, { query: 'hiking', limit: 5 }, { model: embedder() })
+    }
+    // A cold process reads both scopes in turn: each scope's vectors from lines, stored as that scope's block.
+    const cold = open(dir)
+    for (const target of [scopeA, scopeB]) await hybridSearch(cold, target, { query: 'sailing', limit: 5 }, { model: embedder() })
+    return { dir, ids }
+  }
+
+  it('two large scopes searched in turn in one process each keep their own block, and a cold process reads each scope\'s vectors from its block, not from sidecar lines', async () => {
+    const { dir, ids } = await twoLargeScopes()
+    const blocks = readdirSync(join(dir, 'memory')).filter(name => name.startsWith('memory.jsonl.vectors.block.'))
+    expect(blocks).toHaveLength(2)
+    const inner = createWorkspace({ dir })
+    const readOf = new Map<string, number>()
+    const workspace = Object.create(inner) as typeof inner
+    workspace.readBytes = async (key, start, end) => {
+      const got = await inner.readBytes(key, start, end)
+      readOf.set(key, (readOf.get(key) ?? 0) + (got?.length ?? 0))
+      return got
+    }
+    const model = embedder()
+    const cold = open(dir, workspace)
+    for (const [target, first] of [[scopeA, ids.a[7]!], [scopeB, ids.b[7]!]] as const) {
+      const [hit] = await hybridSearch(cold, target, { query: target === scopeA ? contentOf('a', 7) : contentOf('b', 7), limit: 1 }, { model })
+      expect(hit!.record.id).toBe(first)
+    }
+    const sidecarRead = readOf.get('memory:memory.jsonl.vectors') ?? 0
+    const blockRead = [...readOf].filter(([key]) => key.startsWith('memory:memory.jsonl.vectors.block.')).map(([, bytes]) => bytes)
+    // Each scope's block read whole (its 4,146 vectors of 32 float32), the sidecar only for the last bytes whose digest the index and blocks keep.
+    expect(blockRead).toHaveLength(2)
+    for (const bytes of blockRead) expect(bytes).toBeGreaterThanOrEqual(perScope * 32 * 4)
+    expect(sidecarRead).toBeLessThanOrEqual(4 * 4096)
+    expect(adapterVectors(cold, model).stats.embeddedRecords).toBe(0)
+  }, 120_000)
+
+  it('erasing a scope and a record of another removes every scope\'s block and their .tmp leftovers: no file holds an erased record\'s text or vector (bytes or base64), no vector file its id', async () => {
+    const { dir, ids } = await twoLargeScopes()
+    // What a process killed while writing a block leaves (fs replace: a sibling .tmp, then a rename).
+    for (const name of readdirSync(join(dir, 'memory')).filter(name => name.startsWith('memory.jsonl.vectors.block.'))) writeFileSync(join(dir, 'memory', `${name}.4242.1700000000000.tmp`), readFileSync(join(dir, 'memory', name)))
+    const adapter = open(dir)
+    expect(await eraseMemoryScope(adapter, scopeA, { audit })).toMatchObject({ erased: perScope })
+    expect(await adapter.hardDelete(scopeB, ids.b[3]!, { audit })).toBe(true)
+    const erased = [...ids.a.map((id, n) => ({ id, text: contentOf('a', n) })), { id: ids.b[3]!, text: contentOf('b', 3) }]
+    const files = readdirSync(dir, { recursive: true, withFileTypes: true }).filter(entry => entry.isFile()).map(entry => ({ name: entry.name, bytes: readFileSync(join(entry.parentPath, entry.name)) }))
+    expect(readdirSync(join(dir, 'memory')).filter(name => name.includes('.block'))).toEqual([])
+    for (const { id, text } of [erased[0]!, erased[1000]!, erased.at(-2)!, erased.at(-1)!]) {
+      const vector = normalizeVector(textVector(text))
+      for (const needle of [Buffer.from(text), Buffer.from(vector.buffer), Buffer.from(encodeVector(vector))]) expect(files.some(({ bytes }) => bytes.includes(needle))).toBe(false)
+      // The log keeps the erased ids (its erasure events name them); no vector file does.
+      expect(files.some(({ name, bytes }) => name.includes('.vectors') && bytes.includes(Buffer.from(id)))).toBe(false)
+    }
+    // The kept records still rank from their stored vectors, none embedded again.
+    const model = embedder()
+    const cold = open(dir)
+    const [hit] = await hybridSearch(cold, scopeB, { query: contentOf('b', 9), limit: 1 }, { model })
+    expect(hit!.record.id).toBe(ids.b[9])
+    expect(adapterVectors(cold, model).stats.embeddedRecords).toBe(0)
+  }, 120_000)
 })

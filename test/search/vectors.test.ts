@@ -80,6 +80,49 @@ describe('exact vector search', () => {
     }))
   })
 
+  it('an index over a base array ranks as one built by set from the same vectors, after any sets and deletes (a replaced base row moves to the end), and never writes into the base', () => {
+    const op = fc.oneof(fc.record({ set: fc.integer({ min: 0, max: 59 }), tie: fc.boolean() }), fc.record({ remove: fc.integer({ min: 0, max: 59 }) }))
+    const row = fc.option(fc.record({ angle: fc.double({ min: 0, max: 6.28, noNaN: true }), tie: fc.boolean(), scale: fc.constantFrom(1, 1, 1, 3) }), { nil: undefined })
+    fc.assert(fc.property(fc.array(row, { maxLength: 40 }), fc.array(op, { maxLength: 200 }), (rows, ops) => {
+      const data = new Float32Array(rows.length * 2)
+      const ids = rows.map((spec, n) => {
+        if (!spec) return undefined
+        // Unit rows as a block holds them, some tied, some not of unit length (scaled into the index's own array).
+        const vector = normalizeVector(spec.tie ? [1, 1] : [Math.cos(spec.angle), Math.sin(spec.angle)])
+        data.set(vector.map(value => value * spec.scale), n * 2)
+        return `r${n}`
+      })
+      const before = data.slice()
+      const index = createVectorIndex(2, { base: { ids, data } })
+      // The expected insertion order: base rows first, then rescaled rows; a replaced base row moves to the end.
+      const order = new Map<string, { vector: ArrayLike<number>; inBase: boolean }>()
+      ids.forEach((id, n) => { if (id && rows[n]!.scale === 1) order.set(id, { vector: data.subarray(n * 2, n * 2 + 2), inBase: true }) })
+      ids.forEach((id, n) => { if (id && rows[n]!.scale !== 1) order.set(id, { vector: data.slice(n * 2, n * 2 + 2), inBase: false }) })
+      ops.forEach((step, n) => {
+        if ('set' in step) {
+          const id = `r${step.set}`
+          const vector = step.tie ? [1, 1] : [Math.cos(n), Math.sin(n)]
+          index.set(id, vector)
+          const known = order.get(id)
+          if (known?.inBase) order.delete(id)
+          if (known && !known.inBase) known.vector = vector
+          else order.set(id, { vector, inBase: false })
+        }
+        else {
+          expect(index.delete(`r${step.remove}`)).toBe(order.delete(`r${step.remove}`))
+        }
+      })
+      const fresh = createVectorIndex(2)
+      for (const [id, { vector }] of order) fresh.set(id, vector)
+      expect(index.size).toBe(order.size)
+      const got = index.search([1, 1], 100)
+      const expected = fresh.search([1, 1], 100)
+      expect(got.map(match => match.id)).toEqual(expected.map(match => match.id))
+      got.forEach((match, i) => expect(match.similarity).toBeCloseTo(expected[i]!.similarity, 5))
+      expect(data).toEqual(before)
+    }))
+  })
+
   it('a vector of another length is a RangeError', () => {
     const index = createVectorIndex(3)
     expect(() => index.set('a', [1, 2])).toThrow(RangeError)
