@@ -6,7 +6,7 @@
  * neither digest then covers (format: docs/log-format.md). The event handed back is the line as
  * a replay parses it, so live state and a replay fold the same values.
  */
-import { asParsed, canonicalJson, carriedJson, memberJson } from './canonical-json.ts'
+import { asParsed, canonicalJson, carriedJson, jsonString, memberJson } from './canonical-json.ts'
 import type { LineHash } from './digest.ts'
 import type { LogEventDraft, LogEventSchema } from './types.ts'
 
@@ -110,7 +110,7 @@ export function serializeEvent<Draft extends LogEventDraft>(schema: LogEventSche
     if (typeof value === 'string' && part === 'header' && value.length <= MEMO_MAX) {
       const memo = lastJson[index]
       if (memo !== undefined && memo.value === value) json = memo.json
-      else lastJson[index] = { value, json: json = JSON.stringify(value) }
+      else lastJson[index] = { value, json: json = jsonString(value) }
     }
     else json = memberJson(value)
     if (json === undefined) {

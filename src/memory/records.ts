@@ -366,7 +366,8 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft, ch
     const conflict = eventConflict(id => state.records.get(id), event, state.erased)
     if (conflict) throw new Error(conflict)
   }
-  const previous = state.records.get(event.recordId)
+  // A checked `remember` creates an id the records do not hold (eventConflict): no lookup in the map of every record.
+  const previous = checked && event.type === 'remember' ? undefined : state.records.get(event.recordId)
   const record = foldEvent(previous, event)
   const partition = partitionKey(event.store, event.scope)
   state.clean?.delete(partition)
@@ -392,7 +393,8 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft, ch
   else {
     state.records.set(record.id, record)
     if (event.type === 'remember') {
-      rankCreated(state, record.id)
+      if (checked) rankWritten(state, record.id)
+      else rankCreated(state, record.id)
       const ids = state.partitions.get(partition)
       if (ids) ids.push(record.id)
       else state.partitions.set(partition, [record.id])
@@ -423,6 +425,16 @@ export function markErased(state: MemoryRecordState, id: string): void {
 export function rankCreated(state: MemoryRecordState, id: string): void {
   const order = state.order
   if (order && !order.records.has(id)) order.records.set(id, order.next++)
+}
+
+/**
+ * {@link rankCreated} for a record a write just created (its `remember` checked against this
+ * state): its id was drawn for it (`newRecordId`), so no line of the log gave it a rank before
+ * (one insertion into the ranks, no lookup first).
+ */
+function rankWritten(state: MemoryRecordState, id: string): void {
+  const order = state.order
+  if (order) order.records.set(id, order.next++)
 }
 
 /** Records of one store and scope in creation order, in any status. */

@@ -8,6 +8,7 @@ import fsDriver from 'unstorage/drivers/fs'
 import memoryDriver from 'unstorage/drivers/memory'
 import { afterAll, describe, expect, it } from 'vitest'
 import { canonicalJson, sha256Hex } from '../../src/log/index.ts'
+import { memberJson } from '../../src/log/canonical-json.ts'
 import { utf8Length } from '../../src/log/index.ts'
 import { openMemoryLog, verifyLog } from '../../src/memory/event-log.ts'
 import type { MemoryEventDraft } from '../../src/memory/records.ts'
@@ -55,6 +56,13 @@ describe('canonical JSON', () => {
       const text = canonicalJson(value)
       expect(canonicalJson(JSON.parse(text))).toBe(text)
     }))
+  })
+
+  it('a string member is written exactly as JSON.stringify writes it, quotes, backslashes, control characters and lone or paired surrogates included (property)', () => {
+    const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.string({ unit: fc.constantFrom('a', '"', '\\', '\n', '\u0000', '\u001f', '\u007f', '\u2028', '\ud800', '\udfff', '😀', 'é') }))
+    fc.assert(fc.property(text, (value) => {
+      expect(memberJson(value)).toBe(JSON.stringify(value))
+    }), { numRuns: 1000 })
   })
 
   it('rejects circular structures', () => {
