@@ -208,12 +208,14 @@ function creationOrder(state: MemoryRecordState): { ranks: Map<string, number>; 
 }
 
 /**
- * Once every section is loaded: the records and partitions maps put in creation order (the
- * checkpoint's by rank, then those created after it, as they came), as a replay orders them.
+ * Once every section is loaded, before a read of the whole state: the records and partitions
+ * maps put in creation order (the checkpoint's by rank, then those created after it, as they
+ * came), as a replay orders them. Done once (until a partition is dropped and loaded again): it
+ * visits every loaded record, about 90 ms at 100,000.
  */
 function settleOrder(state: MemoryRecordState): void {
   const order = state.order
-  if (!order || (state.sections && state.sections.size > 0)) return
+  if (!order || !state.sections || state.sections.size > 0) return
   const records = byRank(state.records, order.records)
   state.records.clear()
   for (const [id, record] of records) state.records.set(id, record)
