@@ -29,7 +29,7 @@ export { parseEventLine } from './line-check.ts'
 export { serializeEvent } from './line-writer.ts'
 export { payloadDigestOf, stripPayload } from './compaction.ts'
 export { utf8Length } from './utf8.ts'
-export { deflateToBase64, inflateFromBase64 } from './deflate-text.ts'
+export { deflateBytesToBase64, deflateToBase64, inflateBytesFromBase64, inflateFromBase64 } from './deflate-text.ts'
 
 /**
  * Opens (or returns the already open) log at `key` of `workspace`, folded by `fold`. Cheap:

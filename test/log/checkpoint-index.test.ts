@@ -66,7 +66,7 @@ function lines(text: string): string[] {
 
 interface Section { values: unknown; records: unknown[]; order: number[]; index: MemorySearchIndexSnapshot | null }
 
-/** The partitions of a version 3 or 4 checkpoint text, each with its parsed section. */
+/** The partitions of a version 3, 4 or 5 checkpoint text, each with its parsed section. */
 function sectionsOf(text: string): Array<{ key: string; section: Section }> {
   const [, directory, ...rest] = lines(readableCheckpoint(text))
   return (JSON.parse(directory!) as { partitions: Array<[string]> }).partitions.map(([key], at) => ({ key, section: JSON.parse(rest[at]!) as Section }))
@@ -75,7 +75,7 @@ function sectionsOf(text: string): Array<{ key: string; section: Section }> {
 /** The partitions whose section holds an index snapshot. */
 const indexedKeys = (text: string) => sectionsOf(text).filter(({ section }) => section.index !== null).map(({ key }) => key)
 
-/** A version 4 checkpoint of one partition written as version 2 (state line, index line with `indexDigest`), or version 1 (no index line). */
+/** A version 5 checkpoint of one partition written as version 2 (state line, index line with `indexDigest`), or version 1 (no index line). */
 function asOlderVersion(text: string, version: 1 | 2): string {
   const [stampLine, directoryLine] = lines(text)
   const [{ key, section }] = sectionsOf(text) as [{ key: string; section: Section }]
@@ -202,7 +202,7 @@ describe('search indexes in checkpoints', () => {
     expect(await adapter.log.checkpoint()).toBe(true)
     const text = readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8')
     const head = JSON.parse(lines(text)[0]!) as { v: number; directoryDigest: string }
-    expect(head.v).toBe(4)
+    expect(head.v).toBe(5)
     expect(head.directoryDigest).toBe(sha256(lines(text)[1]!))
     expect(indexedKeys(text)).toEqual([partitionKey('agent', target('alice').scope)])
     expect(await indexBuilt(adapter.log.workspace, 'bob')).toBe(false)
