@@ -111,6 +111,22 @@ export function readableCheckpoint(text: string): string {
  * (docs/log-format.md, "Checkpoints").
  */
 export function resealCheckpoint(text: string, options: { asStored?: boolean } = {}): string {
+  return seal(text, options)
+}
+
+/**
+ * A version 5 checkpoint text with the payload of section `at` (0: the first) replaced by what
+ * `edit` makes of it (the bytes once inflated), compressed again and sealed as
+ * {@link resealCheckpoint} seals (the directory's `inflated` its new length).
+ */
+export function withSectionPayload(text: string, at: number, edit: (payload: Buffer) => Buffer): string {
+  const lines = text.split('\n')
+  const payload = edit(inflateRawSync(Buffer.from(lines[2 + at]!, 'base64')))
+  lines[2 + at] = deflateRawSync(payload, { level: 1 }).toString('base64')
+  return seal(lines.join('\n'), { asStored: true, inflated: { at, bytes: payload.length } })
+}
+
+function seal(text: string, options: { asStored?: boolean; inflated?: { at: number; bytes: number } }): string {
   const { stamp, directory, sections } = parts(text)
   const compressed = stamp.v === 4 || stamp.v === 5
   // `asStored`: the section lines are kept as they are (a damaged compressed section), with their directory's record and inflated counts.
@@ -123,7 +139,7 @@ export function resealCheckpoint(text: string, options: { asStored?: boolean } =
     const old = directory.partitions[index]!
     const records = options.asStored ? old[3] : (JSON.parse(json[index]!) as { records: unknown[] }).records.length
     const entry: Entry = [old[0], at, bytes, records, sha256(section)]
-    if (compressed) entry.push(options.asStored ? old[5]! : payloads[index]!.length)
+    if (compressed) entry.push(options.inflated?.at === index ? options.inflated.bytes : options.asStored ? old[5]! : payloads[index]!.length)
     at += bytes + 1
     return entry
   })

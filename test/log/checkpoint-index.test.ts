@@ -21,7 +21,7 @@ import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jso
 import type { MemoryRecord, MemorySearchQuery, MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
-import { readableCheckpoint, resealCheckpoint } from '../helpers/checkpoint.ts'
+import { readableCheckpoint, resealCheckpoint, withSectionPayload } from '../helpers/checkpoint.ts'
 
 const KEY = 'memory:memory.jsonl'
 const CHECKPOINT = 'memory:memory.jsonl.checkpoint'
@@ -314,6 +314,26 @@ describe('search indexes in checkpoints', () => {
       expect(notBase64).toMatch(/section of partition .*alice.* cannot be decompressed: it is not base64 text/)
       const other = await damaged(text => section(text, () => deflateRawSync('{"values":{}}').toString('base64')))
       expect(other).toMatch(/section of partition .*alice.* cannot be decompressed: it inflates to 13 bytes, not \d+/)
+    })
+    it('a packed payload cut short, with a word number past its words, or with bytes after its ranks and no index (digests recomputed)', async () => {
+      const cut = await damaged(text => withSectionPayload(text, 0, payload => payload.subarray(0, payload.length - 40)))
+      expect(cut).toMatch(/section of partition .*alice.* is malformed|search index snapshot|index data ends early/)
+      // The first term's word number (right after the three ranks) made 127, past the words of one partition of three records.
+      const pastWords = await damaged(text => withSectionPayload(text, 0, (payload) => {
+        let at = 0
+        let length = 0
+        for (let scale = 1; ; scale *= 128) {
+          const byte = payload[at++]!
+          length += (byte & 0x7f) * scale
+          if (byte < 0x80) break
+        }
+        const edited = Buffer.from(payload)
+        edited[at + length + 3] = 127
+        return edited
+      }))
+      expect(pastWords).toMatch(/section of partition .*alice.* is malformed/)
+      const extra = await damaged(text => withSectionPayload(text, 0, payload => Buffer.concat([payload, Buffer.from([1])])))
+      expect(extra).toMatch(/section of partition .*alice.* is malformed|search index snapshot has data left over/)
     })
   })
 
