@@ -340,7 +340,7 @@ function packSection(values: Record<string, unknown[]>, records: Array<Record<st
 }
 
 /** A section's body as {@link loadSection} reads it: shared values, packed records, ranks and the index snapshot (or `null`). */
-interface SectionBody {
+export interface SectionBody {
   values: Record<string, unknown[]>
   records: unknown[]
   order: unknown[]
@@ -353,7 +353,7 @@ interface SectionBody {
  *
  * @throws Error when the payload is malformed.
  */
-function unpackSection(payload: Uint8Array, key: string): SectionBody {
+export function unpackSection(payload: Uint8Array, key: string): SectionBody {
   const malformed = () => new Error(`the section of partition ${key} is malformed`)
   try {
     const reader = new ByteReader(payload)
@@ -533,8 +533,16 @@ function loadSection(state: MemoryRecordState, key: string, body: SectionBody, c
   const records = unpackRecords(body.values, body.records, intern, packed)
   if (records.length !== count || body.order.length !== count) throw new Error(`the section of partition ${key} holds ${records.length} records, its directory says ${count}`)
   const ids: string[] = []
+  // Records share their store string and scope object: the partition key is computed once per pair.
+  let store: unknown
+  let scope: unknown
   for (const record of records) {
-    if (state.records.has(record.id) || state.erased.has(record.id) || partitionKey(record.store, record.scope) !== key) throw new Error(`the section of partition ${key} is malformed`)
+    if (state.records.has(record.id) || state.erased.has(record.id)) throw new Error(`the section of partition ${key} is malformed`)
+    if (record.store !== store || record.scope !== scope) {
+      if (partitionKey(record.store, record.scope) !== key) throw new Error(`the section of partition ${key} is malformed`)
+      store = record.store
+      scope = record.scope
+    }
     ids.push(record.id)
   }
   // Written under another tokenization: stale, not corrupt; that index is built again on its first search.
