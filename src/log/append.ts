@@ -8,6 +8,7 @@
  */
 import { agentError } from '../errors.ts'
 import { scheduleCheckpoint } from './checkpoint-schedule.ts'
+import { settleWhole } from './checkpoint.ts'
 import { evictPartitions, touchPartitions } from './eviction.ts'
 import { knownSyncHash, lineHasher, type LineHash } from './digest.ts'
 import { scheduleHead } from './head.ts'
@@ -57,6 +58,7 @@ function writeNow<State, Draft extends LogEventDraft, Result>(handle: LogHandle<
   const hash = knownSyncHash()
   // Created by this write (its identity is learnt by a stat that waits), or anything to read or load first.
   if (hash === undefined || workspace.appendNow === undefined || handle.offset === 0 || !unchangedNow(handle) || handle.skipped > 0 || handle.tail.length > 0 || (fold.partitions && fold.partitions.missing(handle.state, partitions).length > 0)) return writeLocked(handle, build, partitions)
+  settleWhole(handle, partitions)
   const built = build(handle.state)
   if (built instanceof Promise) return writeLocked(handle, build, partitions, built)
   // A draft of a partition the build did not name and the state has not loaded: the attempts load it.
@@ -100,6 +102,7 @@ async function writeLocked<State, Draft extends LogEventDraft, Result>(handle: L
       }
       // No promise turn when every partition named is loaded (a burst of writes to loaded scopes).
       if (fold.partitions && fold.partitions.missing(handle.state, partitions).length > 0) await preparePartitions(handle, partitions, true)
+      else settleWhole(handle, partitions)
       built = build(handle.state)
     }
     const drafts = built instanceof Promise ? await built : built

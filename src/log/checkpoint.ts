@@ -83,7 +83,8 @@ export function checkpointSource(handle: LogHandle<any, any, any>): LogCheckpoin
 
 /**
  * Loads the checkpoint sections of the partitions `keys` (`undefined`: all) that the handle's
- * state has not loaded yet, then folds the events of later lines kept for them (call under the log's lock).
+ * state has not loaded yet, then folds the events of later lines kept for them (call under the
+ * log's lock); for all partitions, then lets the fold settle its order ({@link LogPartitions.settled}).
  *
  * @throws SectionUnreadable when one cannot be loaded (the caller replays the log in full);
  * CorruptLine when a kept event does not apply (the handle is reset).
@@ -92,7 +93,10 @@ export async function loadPartitions(handle: LogHandle<any, any, any>, keys: rea
   const partitions = handle.fold.partitions
   if (!partitions) return
   const missing = partitions.missing(handle.state, keys)
-  if (missing.length === 0) return
+  if (missing.length === 0) {
+    settleWhole(handle, keys)
+    return
+  }
   try {
     await partitions.load(handle.state, missing, checkpointSource(handle))
   }
@@ -109,7 +113,17 @@ export async function loadPartitions(handle: LogHandle<any, any, any>, keys: rea
       throw error
     }
   }
-  partitions.settled?.(handle.state)
+  settleWhole(handle, keys)
+}
+
+/**
+ * Before a read or write of the whole state (`keys` undefined) whose partitions are all loaded:
+ * lets the fold put its state in the order a replay gives ({@link LogPartitions.settled}). Only
+ * such a read sees the order across partitions, so one that names its partitions never pays for
+ * ordering every loaded record.
+ */
+export function settleWhole(handle: LogHandle<any, any, any>, keys: readonly string[] | undefined): void {
+  if (keys === undefined) handle.fold.partitions?.settled?.(handle.state)
 }
 
 /** Reports a checkpoint section that could not be loaded (the caller then replays the log in full). */

@@ -13,6 +13,7 @@
 import type { Workspace, WorkspaceValueStat } from '../workspace/types.ts'
 import { appendEvents } from './append.ts'
 import { scheduleCheckpoint, writeCheckpoint } from './checkpoint-schedule.ts'
+import { settleWhole } from './checkpoint.ts'
 import { compactHandle } from './compaction.ts'
 import { evictPartitions, touchPartitions } from './eviction.ts'
 import { openHandle, type LogHandle } from './handle.ts'
@@ -28,7 +29,7 @@ export { parseEventLine } from './line-check.ts'
 export { serializeEvent } from './line-writer.ts'
 export { payloadDigestOf, stripPayload } from './compaction.ts'
 export { utf8Length } from './utf8.ts'
-export { deflateToBase64, inflateFromBase64 } from './deflate-text.ts'
+export { deflateBytesToBase64, deflateToBase64, inflateBytesFromBase64, inflateFromBase64 } from './deflate-text.ts'
 
 /**
  * Opens (or returns the already open) log at `key` of `workspace`, folded by `fold`. Cheap:
@@ -77,7 +78,10 @@ async function view<State, T>(handle: LogHandle<State, any, any>, read: (state: 
   if (handle.seen && loaded(handle, keys)) {
     const now = statNow(handle)
     const stat = now === NOT_NOW ? await handle.workspace.stat(handle.key) : now
-    if (unchanged(handle, stat) && loaded(handle, keys)) return read(handle.state)
+    if (unchanged(handle, stat) && loaded(handle, keys)) {
+      settleWhole(handle, keys)
+      return read(handle.state)
+    }
   }
   return handle.workspace.withLock(handle.lockKey, async () => {
     await sync(handle)
@@ -97,6 +101,7 @@ function peek<State, T>(handle: LogHandle<State, any, any>, read: (state: State)
   const stat = statNow(handle)
   if (stat === NOT_NOW || !unchanged(handle, stat)) return NOT_NOW
   touchPartitions(handle, keys)
+  settleWhole(handle, keys)
   return read(handle.state)
 }
 

@@ -134,8 +134,10 @@ export interface LogPartitions<State, Draft extends LogEventDraft> {
    */
   deferred?(state: State, event: Draft): void
   /**
-   * Called after sections were loaded ({@link LogPartitions.load}) and the events kept for them
-   * folded: the fold may put its state in the order a replay gives once nothing is missing. Default: nothing.
+   * Called before a read of the whole state (every partition named), once every section is
+   * loaded ({@link LogPartitions.load}) and the events kept for them folded: the fold may put its
+   * state in the order a replay gives. Reads of named partitions do not call it (they see each
+   * partition's own order only). Default: nothing.
    */
   settled?(state: State): void
   /** The partitions loaded now (their records are in memory), for {@link MemoryLogOptions.maxLoadedPartitions}. */

@@ -143,8 +143,10 @@ export interface MemoryCheckpointSection {
   records: number
   /** SHA-256 hex of the section's text (as stored: the base64 text when compressed). */
   digest: string
-  /** UTF-8 bytes of the section's JSON once inflated (a version 4 section, raw DEFLATE in base64); absent: plain JSON (version 3). */
+  /** Bytes of the section once inflated (raw DEFLATE in base64: its JSON in version 4, its payload in version 5); absent: plain JSON (version 3). */
   inflated?: number
+  /** A version 5 section: its payload is packed JSON and binary (checkpoint-state.ts), not JSON. */
+  packed?: boolean
 }
 
 /** Forgets the duplicate map of a partition (its records just changed wholesale: a section was loaded). */

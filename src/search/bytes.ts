@@ -37,7 +37,12 @@ export class ByteWriter {
   }
 
   base64(): string {
-    return toBase64(this.bytes.subarray(0, this.length))
+    return toBase64(this.written())
+  }
+
+  /** The bytes written so far (a view: later writes may replace the buffer, never change these). */
+  written(): Uint8Array {
+    return this.bytes.subarray(0, this.length)
   }
 }
 
@@ -87,6 +92,17 @@ export class ByteReader {
 
   remaining(): number {
     return this.bytes.length - this.at
+  }
+
+  /** Where the next read starts, in bytes. */
+  get offset(): number {
+    return this.at
+  }
+
+  /** Moves past `count` bytes (read by the caller in place). @throws Error when fewer remain. */
+  skip(count: number): void {
+    if (count > this.bytes.length - this.at) throw new Error('the index data ends early')
+    this.at += count
   }
 }
 

@@ -81,8 +81,9 @@ export function createSearchIndex<D extends SearchDocument = SearchDocument>(opt
  * The index a {@link SearchIndexSnapshot} was taken of (`snapshot()` of a {@link createSearchIndex}
  * index), over `records`: the partition's records in creation order, any status (the snapshot's
  * record numbers point into it). It answers every search as the index it was taken of, and takes
- * later updates the same way; `options` must be the ones that index had. Cost: proportional to
- * the snapshot's size (nothing is tokenized).
+ * later updates the same way; `options` must be the ones that index had. The snapshot's `data`
+ * may be its base64 text or the bytes it encodes (a `Uint8Array`, read in place). Cost:
+ * proportional to the snapshot's size (nothing is tokenized).
  *
  * @throws Error when the snapshot is malformed, of another `searchIndexFormat`, or does not
  * index exactly the active records of `records`.

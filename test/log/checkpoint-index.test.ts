@@ -21,7 +21,7 @@ import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jso
 import type { MemoryRecord, MemorySearchQuery, MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
-import { readableCheckpoint, resealCheckpoint } from '../helpers/checkpoint.ts'
+import { readableCheckpoint, resealCheckpoint, withSectionPayload } from '../helpers/checkpoint.ts'
 
 const KEY = 'memory:memory.jsonl'
 const CHECKPOINT = 'memory:memory.jsonl.checkpoint'
@@ -66,7 +66,7 @@ function lines(text: string): string[] {
 
 interface Section { values: unknown; records: unknown[]; order: number[]; index: MemorySearchIndexSnapshot | null }
 
-/** The partitions of a version 3 or 4 checkpoint text, each with its parsed section. */
+/** The partitions of a version 3, 4 or 5 checkpoint text, each with its parsed section. */
 function sectionsOf(text: string): Array<{ key: string; section: Section }> {
   const [, directory, ...rest] = lines(readableCheckpoint(text))
   return (JSON.parse(directory!) as { partitions: Array<[string]> }).partitions.map(([key], at) => ({ key, section: JSON.parse(rest[at]!) as Section }))
@@ -75,7 +75,7 @@ function sectionsOf(text: string): Array<{ key: string; section: Section }> {
 /** The partitions whose section holds an index snapshot. */
 const indexedKeys = (text: string) => sectionsOf(text).filter(({ section }) => section.index !== null).map(({ key }) => key)
 
-/** A version 4 checkpoint of one partition written as version 2 (state line, index line with `indexDigest`), or version 1 (no index line). */
+/** A version 5 checkpoint of one partition written as version 2 (state line, index line with `indexDigest`), or version 1 (no index line). */
 function asOlderVersion(text: string, version: 1 | 2): string {
   const [stampLine, directoryLine] = lines(text)
   const [{ key, section }] = sectionsOf(text) as [{ key: string; section: Section }]
@@ -202,7 +202,7 @@ describe('search indexes in checkpoints', () => {
     expect(await adapter.log.checkpoint()).toBe(true)
     const text = readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8')
     const head = JSON.parse(lines(text)[0]!) as { v: number; directoryDigest: string }
-    expect(head.v).toBe(4)
+    expect(head.v).toBe(5)
     expect(head.directoryDigest).toBe(sha256(lines(text)[1]!))
     expect(indexedKeys(text)).toEqual([partitionKey('agent', target('alice').scope)])
     expect(await indexBuilt(adapter.log.workspace, 'bob')).toBe(false)
@@ -314,6 +314,26 @@ describe('search indexes in checkpoints', () => {
       expect(notBase64).toMatch(/section of partition .*alice.* cannot be decompressed: it is not base64 text/)
       const other = await damaged(text => section(text, () => deflateRawSync('{"values":{}}').toString('base64')))
       expect(other).toMatch(/section of partition .*alice.* cannot be decompressed: it inflates to 13 bytes, not \d+/)
+    })
+    it('a packed payload cut short, with a word number past its words, or with bytes after its ranks and no index (digests recomputed)', async () => {
+      const cut = await damaged(text => withSectionPayload(text, 0, payload => payload.subarray(0, payload.length - 40)))
+      expect(cut).toMatch(/section of partition .*alice.* is malformed|search index snapshot|index data ends early/)
+      // The first term's word number (right after the three ranks) made 127, past the words of one partition of three records.
+      const pastWords = await damaged(text => withSectionPayload(text, 0, (payload) => {
+        let at = 0
+        let length = 0
+        for (let scale = 1; ; scale *= 128) {
+          const byte = payload[at++]!
+          length += (byte & 0x7f) * scale
+          if (byte < 0x80) break
+        }
+        const edited = Buffer.from(payload)
+        edited[at + length + 3] = 127
+        return edited
+      }))
+      expect(pastWords).toMatch(/section of partition .*alice.* is malformed/)
+      const extra = await damaged(text => withSectionPayload(text, 0, payload => Buffer.concat([payload, Buffer.from([1])])))
+      expect(extra).toMatch(/section of partition .*alice.* is malformed|search index snapshot has data left over/)
     })
   })
 

@@ -16,7 +16,7 @@ import { tombstone, workspaceJsonlMemoryStore } from '../../src/memory/stores/wo
 import type { MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
-import { asVersion3, readableCheckpoint, resealCheckpoint } from '../helpers/checkpoint.ts'
+import { asVersion3, asVersion4, readableCheckpoint, resealCheckpoint } from '../helpers/checkpoint.ts'
 
 const KEY = 'memory:memory.jsonl'
 const CHECKPOINT = 'memory:memory.jsonl.checkpoint'
@@ -221,22 +221,25 @@ describe('checkpoint sections', () => {
     expect(verified.firstBad!.reason).toMatch(/record "mem_[0-9a-f]{32}" differs/)
   })
 
-  it('a checkpoint of version 3 (plain sections) opens, serves and verifies; the next checkpoint is version 4 with those sections compressed', async () => {
+  it.each([
+    ['3 (plain JSON sections)', asVersion3],
+    ['4 (compressed JSON sections)', asVersion4],
+  ])('a checkpoint of version %s opens, serves and verifies; the next checkpoint is version 5 with those sections packed and compressed', async (_, older) => {
     const dir = await logWithCheckpoint()
     const path = join(dir, 'memory/memory.jsonl.checkpoint')
-    writeFileSync(path, asVersion3(readFileSync(path, 'utf8')))
-    expect(readFileSync(path, 'utf8')).toContain('bob likes tea')
+    writeFileSync(path, older(readFileSync(path, 'utf8')))
+    expect(readableCheckpoint(readFileSync(path, 'utf8'))).toContain('bob likes tea')
     const warnings: MemoryLogWarning[] = []
     const workspace = createWorkspace({ dir })
     const log = openMemoryLog(workspace, KEY, { onWarning: warning => warnings.push(warning) })
     const adapter = store(workspace)
     expect((await adapter.search(target('bob'), { query: 'tea' })).map(hit => hit.record.content)).toEqual(['bob likes tea'])
     expect(await verifyLog(createWorkspace({ dir }), KEY)).toEqual({ ok: true, lines: 15 })
-    // Written while four version 3 sections are not loaded: they are copied compressed.
+    // Written while four older sections are not loaded: they are copied packed.
     await adapter.append(target('alice'), { kind: 'semantic', content: 'alice likes jazz' }, { audit })
     expect(await log.checkpoint()).toBe(true)
     const after = readFileSync(path, 'utf8')
-    expect(JSON.parse(after.split('\n')[0]!)).toMatchObject({ v: 4 })
+    expect(JSON.parse(after.split('\n')[0]!)).toMatchObject({ v: 5 })
     expect(after).not.toContain('likes tea')
     expect(readableCheckpoint(after)).toContain('dan likes tea')
     expect((await adapter.search(target('dan'), { query: 'cat' })).map(hit => hit.record.content)).toEqual(['dan owns a cat'])
