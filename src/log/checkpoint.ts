@@ -156,18 +156,18 @@ export async function storeCheckpoint(handle: LogHandle<any, any, any>): Promise
 }
 
 /**
- * Writes a checkpoint of the handle's state stamped with `at` (the position of a log value that
- * holds the same events: compaction's rewrite, before it is swapped in), replacing the old one
- * only while the log is `ifLogSize` bytes long. `'moved'`: the log's size changed (nothing
+ * Writes a checkpoint of the handle's state stamped with `at`, replacing the old one only while
+ * the log is `ifLogSize` bytes long; the sections of partitions not loaded are copied from
+ * `source` (default: the checkpoint at its key; compaction gives the bytes it read before removing it). `'moved'`: the log's size changed (nothing
  * written); `'not-written'`: no checkpoint of this state can be written (no line, a torn tail,
  * skipped lines, or events kept for partitions not loaded).
  */
-export async function storeCheckpointAt(handle: LogHandle<any, any, any>, at: MemoryLogCheckpointStamp, ifLogSize: number): Promise<'written' | 'moved' | 'not-written'> {
+export async function storeCheckpointAt(handle: LogHandle<any, any, any>, at: MemoryLogCheckpointStamp, ifLogSize: number, source: LogCheckpointSource = checkpointSource(handle)): Promise<'written' | 'moved' | 'not-written'> {
   const codec = handle.fold.checkpoint
   // Events kept for partitions not loaded would be missing from the sections copied (writeCheckpoint loads those first).
   if (!codec || at.lines === 0 || at.lastDigest === null || handle.tail.length > 0 || handle.skipped > 0 || handle.deferred.size > 0) return 'not-written'
   const indexesBuilt = handle.indexesBuilt
-  const { text, stored } = await serializeCheckpoint(codec, at, handle.state, (await sha256HexSync()) ?? sha256Hex, checkpointSource(handle))
+  const { text, stored } = await serializeCheckpoint(codec, at, handle.state, (await sha256HexSync()) ?? sha256Hex, source)
   if (!(await handle.workspace.replace(checkpointKey(handle.key), text, { ifSizeOf: { key: handle.key, size: ifLogSize } }))) return 'moved'
   stored()
   handle.checkpointLines = at.lines

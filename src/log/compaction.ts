@@ -15,7 +15,8 @@
  */
 import { agentError } from '../errors.ts'
 import { canonicalJson } from './canonical-json.ts'
-import { checkpointKey, checkpointsOn, storeCheckpointAt } from './checkpoint.ts'
+import { checkpointKey, checkpointSource, checkpointsOn, storeCheckpointAt } from './checkpoint.ts'
+import { checkpointFailed } from './checkpoint-schedule.ts'
 import { lineHasher } from './digest.ts'
 import { headKey, writeHead } from './head.ts'
 import { EMPTY, MAX_WRITE_ATTEMPTS, requireWritable, utf8Decoder, type LogHandle } from './handle.ts'
@@ -40,49 +41,107 @@ export async function compactHandle<State, Draft extends LogEventDraft>(handle: 
   const { workspace, key, fold } = handle
   return workspace.withLock(handle.lockKey, async () => {
     const hash = await lineHasher()
+    // The rewrite of the last attempt: when other writers appended meanwhile, only their lines are added to it.
+    let previous: { id: string | undefined; bytesBefore: number; rewrite: Rewrite } | undefined
+    let oldCheckpoint: Uint8Array | undefined
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       await sync(handle, true)
       if (handle.tail.length > 0) {
         await quarantineTail(handle)
+        previous = undefined
         continue
       }
       // Partitions with events kept since the checkpoint (erase events among them): their
       // sections of the old checkpoint may hold records erased since, so they are loaded.
       if (handle.deferred.size > 0) await preparePartitions(handle, [...handle.deferred.keys()], true)
       const bytesBefore = handle.offset
-      const bytes = (await workspace.readBytes(key, 0)) ?? EMPTY
-      if (bytes.length !== bytesBefore) continue
-      const rechain = handle.hasV1 && bytes.length > 0 && rechainNeeded(handle, utf8Decoder.decode(bytes))
-      const rewrite = rechain ? await rechained(handle, utf8Decoder.decode(bytes), hash) : await stripped(handle, utf8Decoder.decode(bytes), hash)
-      const unchanged = { lines: handle.lines, bytesBefore, bytesAfter: bytesBefore, erasedLines: 0, rechained: false }
-      if (!rewrite.changed) return unchanged
-      const offset = utf8Length(rewrite.text)
-      const position = { offset, lines: handle.lines, lastDigest: rewrite.lastDigest as string, lastLineStart: rewrite.lastLineStart, hasV1: rechain ? false : handle.hasV1 }
-      if (checkpointsOn(handle)) {
-        // Written while the log is still at `bytesBefore` (else another writer came in between: try again).
-        const stored = await storeCheckpointAt(handle, position, bytesBefore)
-        if (stored === 'moved') continue
-        // No checkpoint of this state can be written (skipped lines): the old one must not outlive the erasure.
-        if (stored === 'not-written') await workspace.remove(checkpointKey(key))
+      const caughtUp = previous && previous.id === handle.seen?.id && bytesBefore >= previous.bytesBefore ? await catchUp(handle, previous.bytesBefore, previous.rewrite, hash) : undefined
+      let rewrite: Rewrite
+      let rechain = false
+      if (caughtUp === 'moved') continue
+      if (caughtUp) rewrite = caughtUp
+      else {
+        const bytes = (await workspace.readBytes(key, 0)) ?? EMPTY
+        if (bytes.length !== bytesBefore) continue
+        const source = utf8Decoder.decode(bytes)
+        rechain = handle.hasV1 && bytes.length > 0 && rechainNeeded(handle, source)
+        rewrite = rechain ? await rechained(handle, source, hash) : await stripped(handle, source, hash)
+      }
+      if (!rewrite.changed) return { lines: handle.lines, bytesBefore, bytesAfter: bytesBefore, erasedLines: 0, rechained: false }
+      previous = rechain ? undefined : { id: handle.seen?.id, bytesBefore, rewrite }
+      // The old checkpoint goes first: it may hold records erased since, and a crash between the
+      // swap and the new checkpoint must not leave their content in storage. Its sections of
+      // partitions not loaded (none of them holds an erased record: the partitions with kept
+      // events were loaded above) are kept in memory to copy into the new one.
+      if (checkpointsOn(handle) && oldCheckpoint === undefined) {
+        oldCheckpoint = (await workspace.readBytes(checkpointKey(key), 0)) ?? EMPTY
+        await workspace.remove(checkpointKey(key))
       }
       // Re-chained lines get new digests: the old head would name a digest no line has.
       if (rechain) await workspace.remove(headKey(key))
       if (!(await workspace.replace(key, rewrite.text, { ifSize: bytesBefore, ...(handle.options.fsync ? { fsync: true } : {}) }))) continue
+      const offset = utf8Length(rewrite.text)
       const stat = await workspace.stat(key)
       handle.offset = offset
       handle.lastDigest = rewrite.lastDigest
       handle.lastLineStart = rewrite.lastLineStart
-      handle.hasV1 = position.hasV1
+      if (rechain) handle.hasV1 = false
       handle.tail = EMPTY
       handle.seen = { size: offset, id: stat?.id }
       fold.compacted?.(handle.state)
       await writeHead(handle)
+      if (oldCheckpoint !== undefined) await checkpointAfter(handle, oldCheckpoint)
       return { lines: handle.lines, bytesBefore, bytesAfter: offset, erasedLines: rewrite.erasedLines, rechained: rechain }
     }
-    // A checkpoint stamped for a value that never took the log's place.
-    if (checkpointsOn(handle)) await workspace.remove(checkpointKey(key)).catch(() => undefined)
     throw agentError('MEMORY_LOG_BUSY', `other writers kept appending to the memory log "${key}" while it was compacted`, 'retry the compaction later', { key })
   })
+}
+
+/** Attempts at the checkpoint after a compaction before it is left to the next write's schedule (other writers kept appending). */
+const CHECKPOINT_ATTEMPTS = 3
+
+/**
+ * The checkpoint of the compacted log, from the kept state (sections of partitions not loaded
+ * copied from `old`, the removed checkpoint's bytes); a failure is only a lost checkpoint.
+ */
+async function checkpointAfter(handle: LogHandle<any, any, any>, old: Uint8Array): Promise<void> {
+  const source = { ...checkpointSource(handle), read: async (start: number, end: number) => {
+    if (end > old.length) throw new Error('the checkpoint read before the compaction is shorter than its directory says')
+    return old.subarray(start, end)
+  } }
+  try {
+    for (let attempt = 0; attempt < CHECKPOINT_ATTEMPTS; attempt++) {
+      if (attempt > 0) await sync(handle, true)
+      if (handle.lastDigest === null) return
+      const { offset, lines, lastDigest, lastLineStart, hasV1 } = handle
+      if ((await storeCheckpointAt(handle, { offset, lines, lastDigest, lastLineStart, hasV1 }, offset, source)) !== 'moved') return
+    }
+  }
+  catch (error) {
+    checkpointFailed(handle, error)
+  }
+}
+
+/**
+ * The rewrite of the log as it was at `from` bytes, with the lines other writers appended since
+ * (up to the handle's offset) added, stripped like the rest; `undefined` (rewrite it all) when
+ * those lines hold an erase event (a line already copied may name its record), `'moved'` when the
+ * log is no longer the handle's size.
+ */
+async function catchUp(handle: LogHandle<any, any, any>, from: number, rewrite: Rewrite, hash: (text: string) => string | Promise<string>): Promise<Rewrite | 'moved' | undefined> {
+  const bytes = (await handle.workspace.readBytes(handle.key, from)) ?? EMPTY
+  if (from + bytes.length !== handle.offset) return 'moved'
+  const added = utf8Decoder.decode(bytes)
+  if (added.includes(`"type":"${handle.fold.schema.eraseType}"`)) return undefined
+  const more = await stripped(handle, added, hash)
+  const base = utf8Length(rewrite.text)
+  return {
+    text: rewrite.text + more.text,
+    erasedLines: rewrite.erasedLines + more.erasedLines,
+    changed: rewrite.changed || more.changed,
+    lastDigest: handle.lastDigest,
+    lastLineStart: added.length > 0 ? base + more.lastLineStart : rewrite.lastLineStart,
+  }
 }
 
 /** Whether the record a line is about is erased (erase events kept for partitions not loaded count: their records' lines are stripped too). */
@@ -118,7 +177,7 @@ function rechainNeeded(handle: LogHandle<any, any, any>, source: string): boolea
   return false
 }
 
-/** The log with the lines of erased records stripped, every other line kept byte for byte. */
+/** The log (or lines of it) with the lines of erased records stripped, every other line kept byte for byte. */
 async function stripped(handle: LogHandle<any, any, any>, source: string, hash: (text: string) => string | Promise<string>): Promise<Rewrite> {
   const { fold } = handle
   const isErased = erasedTest(handle)
@@ -144,7 +203,7 @@ async function stripped(handle: LogHandle<any, any, any>, source: string, hash: 
     }
     last = text
   }
-  if (erasedLines === 0) return { text: source, erasedLines, changed: false, lastDigest: handle.lastDigest, lastLineStart: handle.lastLineStart }
+  if (erasedLines === 0) return { text: source, erasedLines, changed: false, lastDigest: handle.lastDigest, lastLineStart: utf8Length(source) - utf8Length(last) - 1 }
   if (kept < source.length) parts.push(source.slice(kept))
   const text = parts.join('')
   return { text, erasedLines, changed: true, lastDigest: handle.lastDigest, lastLineStart: utf8Length(text) - utf8Length(last) - 1 }
