@@ -89,10 +89,11 @@ export async function loadThread(workspace: Workspace, agent: string, threadId: 
 export async function saveThread(workspace: Workspace, thread: ThreadRecord): Promise<void> {
   const { user: _legacy, erasureSeen, ...kept } = thread
   // Text erased while this thread was held in memory (a run that erased a record) is not written back.
-  const erased = erasedSince(workspace, erasureSeen ?? erasureSequence())
-  const rest = erased.length ? { ...kept, messages: scrubJson(kept.messages, erased).value } : kept
   const owner = threadOwner(thread)
-  await workspace.writeJson(threadKey(thread.agent, thread.threadId), { ...rest, ...(owner ? { owner } : {}), updatedAt: new Date().toISOString() })
+  const key = threadKey(thread.agent, thread.threadId)
+  const erased = erasedSince(workspace, erasureSeen ?? erasureSequence(), () => ({ key, ...(owner ? { owner } : {}), text: JSON.stringify(kept.messages) }))
+  const rest = erased.length ? { ...kept, messages: scrubJson(kept.messages, erased).value } : kept
+  await workspace.writeJson(key, { ...rest, ...(owner ? { owner } : {}), updatedAt: new Date().toISOString() })
 }
 
 /** An approval file as stored: the request and its seal. */

@@ -165,19 +165,28 @@ export function checkpointsOn(handle: LogHandle<any, any, any>): boolean {
  * process may have appended meanwhile). Returns whether it was written.
  */
 export async function storeCheckpoint(handle: LogHandle<any, any, any>): Promise<boolean> {
+  const { offset, lines, lastDigest, lastLineStart, hasV1 } = handle
+  return (await storeCheckpointAt(handle, { offset, lines, lastDigest: lastDigest as string, lastLineStart, hasV1 }, offset)) === 'written'
+}
+
+/**
+ * Writes a checkpoint of the handle's state stamped with `at`, replacing the old one only while
+ * the log is `ifLogSize` bytes long; the sections of partitions not loaded are copied from
+ * `source` (default: the checkpoint at its key; compaction gives the bytes it read before removing it). `'moved'`: the log's size changed (nothing
+ * written); `'not-written'`: no checkpoint of this state can be written (no line, a torn tail,
+ * skipped lines, or events kept for partitions not loaded).
+ */
+export async function storeCheckpointAt(handle: LogHandle<any, any, any>, at: MemoryLogCheckpointStamp, ifLogSize: number, source: LogCheckpointSource = checkpointSource(handle)): Promise<'written' | 'moved' | 'not-written'> {
   const codec = handle.fold.checkpoint
   // Events kept for partitions not loaded would be missing from the sections copied (writeCheckpoint loads those first).
-  if (!codec || handle.lines === 0 || handle.lastDigest === null || handle.tail.length > 0 || handle.skipped > 0 || handle.deferred.size > 0) return false
+  if (!codec || at.lines === 0 || at.lastDigest === null || handle.tail.length > 0 || handle.skipped > 0 || handle.deferred.size > 0) return 'not-written'
   const indexesBuilt = handle.indexesBuilt
-  const { offset, lines, lastDigest, lastLineStart, hasV1 } = handle
-  const { text, stored } = await serializeCheckpoint(codec, { offset, lines, lastDigest, lastLineStart, hasV1 }, handle.state, (await sha256HexSync()) ?? sha256Hex, checkpointSource(handle))
-  const written = await handle.workspace.replace(checkpointKey(handle.key), text, { ifSizeOf: { key: handle.key, size: offset } })
-  if (written) {
-    stored()
-    handle.checkpointLines = lines
-    handle.checkpointIndexes = indexesBuilt
-  }
-  return written
+  const { text, stored } = await serializeCheckpoint(codec, at, handle.state, (await sha256HexSync()) ?? sha256Hex, source)
+  if (!(await handle.workspace.replace(checkpointKey(handle.key), text, { ifSizeOf: { key: handle.key, size: ifLogSize } }))) return 'moved'
+  stored()
+  handle.checkpointLines = at.lines
+  handle.checkpointIndexes = indexesBuilt
+  return 'written'
 }
 
 /** First read of a checkpoint: enough for a stamp line and a directory of a few hundred partitions. */

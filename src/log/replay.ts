@@ -87,7 +87,7 @@ async function syncFrom(handle: LogHandle<any, any, any>, forWrite: boolean, che
   const size = stat?.size ?? 0
   if (handle.seen && handle.seen.size === size && handle.seen.id === stat?.id) return
   const first = handle.seen === undefined && handle.lines === 0
-  if (size < handle.offset || (handle.seen && handle.seen.id !== stat?.id)) reset(handle)
+  if ((size < handle.offset || (handle.seen && handle.seen.id !== stat?.id)) && !(await reanchor(handle))) reset(handle)
   try {
     // Read before the log: a head written after this read could name lines the read misses.
     const head = handle.offset === 0 && checkHead ? await readHead(handle) : undefined
@@ -115,6 +115,38 @@ async function syncFrom(handle: LogHandle<any, any, any>, forWrite: boolean, che
   }
   // A torn tail found when the log is first opened is moved aside at once.
   if (first && !forWrite && handle.tail.length > 0 && workspace.writable) await quarantineTail(handle)
+}
+
+/**
+ * After the value was replaced (another process's compaction: a new file, usually shorter): when
+ * its line `handle.lines` is the line the state was folded to (same digest, so the same events up
+ * to it: compaction strips payloads and keeps every digest), the state is kept and only the lines
+ * after it are read, instead of a replay of the whole log. `false` (replay) when it is not.
+ */
+async function reanchor(handle: LogHandle<any, any, any>): Promise<boolean> {
+  if (handle.lines === 0 || handle.lastDigest === null || handle.skipped > 0 || handle.options.readPastCorruption) return false
+  const bytes = (await handle.workspace.readBytes(handle.key, 0)) ?? EMPTY
+  let start = 0
+  let end = -1
+  for (let line = 0; line < handle.lines; line++) {
+    start = end + 1
+    end = bytes.indexOf(10, start)
+    if (end === -1) return false
+  }
+  const text = utf8Decoder.decode(bytes.subarray(start, end))
+  try {
+    const prev = (JSON.parse(text) as { prev?: string | null }).prev ?? null
+    const hash = await sha256HexSync()
+    const event = hash ? checkLineSync(handle.fold, text, handle.lines, prev, hash, new Map(), new Map()) : await checkLine(handle.fold, text, handle.lines, prev)
+    if (event.digest !== handle.lastDigest || event.more) return false
+  }
+  catch {
+    return false
+  }
+  handle.offset = end + 1
+  handle.lastLineStart = start
+  handle.tail = EMPTY
+  return true
 }
 
 /** The `MEMORY_LOG_CORRUPT` error of a bad line of the log at `key`. */

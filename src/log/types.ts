@@ -92,6 +92,12 @@ export interface LogFold<State, Draft extends LogEventDraft, Result> {
   apply(state: State, event: Draft, checked: boolean): Result
   /** Folds an `eraseType` event read from the log (a record seen before may have had events skipped in between). */
   replayErase(state: State, event: Draft): void
+  /**
+   * After a compaction swapped the rewritten log in (the state is kept: compaction changes no
+   * event): drops what still holds erased payloads in memory (the memory fold: search indexes
+   * that took an erase), so the state is what a replay of the compacted log makes.
+   */
+  compacted?(state: State): void
   /** Marks `id` erased without folding its events (its erase event comes later in the same read, so its content never enters memory). */
   markErased(state: State, id: string): void
   /** Whether `id` was erased. */

@@ -1,7 +1,8 @@
 /**
  * Erasure of every copy: after records are erased
  * from a memory log (its compaction removes their payload, and the checkpoint is rewritten), their
- * text may still sit in other values of the workspace. {@link eraseCopies} finds and rewrites them:
+ * text may still sit in other values of the workspace. {@link eraseCopies} finds and rewrites the
+ * ones in reach of the erasure ({@link erasureReach}):
  *
  * - approval files (`agents/<agent>/approvals/<id>.json`): the stored input and reason, sealed
  *   again; a pending approval whose input held erased text is denied (it would write it again);
@@ -13,20 +14,29 @@
  * - the log's torn leftovers (`<log>.torn-*`), crash leftovers (`*.tmp`) and a checkpoint that
  *   still holds the text (safe to remove: rebuilt by the next write): removed.
  *
+ * In reach are the values of the erased scopes' owner (the scope's `user`, within its `tenant`
+ * when the scope has one) and the values linked to the erased records, whoever owns them: the
+ * thread that wrote a record (the host's audit), and any value holding a record's id or the id of
+ * the run that wrote it (a tool call or result of a memory tool, an approval of that run, a history
+ * entry of that run). The same sentence in another owner's value with no link is that owner's own
+ * words: it is left as it is and reported in `kept`. A scope without `user` is read by every user
+ * of its agent, and recall leaves no link in a transcript, so its erasure reaches every value.
+ *
  * Erased text is replaced by `[erased]`. Only the records' `content` and `title` of at least
  * {@link MIN_ERASED_CHARS} characters are searched (shorter text would match unrelated words);
  * paraphrases (a summary in other words) cannot be found. Values that are not the host's (another
  * store's log, files of your own) are never changed: those still holding the text are reported in
  * `remaining`. See docs/security.md.
  */
-import { rewriteApprovalFile, decideApproval, loadApproval } from '../agent/store.ts'
+import { rewriteApprovalFile, decideApproval, loadApproval, threadKey } from '../agent/store.ts'
+import type { IdentityRef } from '../agent/identity.ts'
 import type { ApprovalRequest } from '../agent/types.ts'
-import { forgetHistoryCache } from '../history/store.ts'
+import { forgetHistoryCache, historyKey } from '../history/store.ts'
 import { historyBackendsOutsideWorkspaces, type ScrubbableHistoryBackend } from '../history/stores.ts'
 import { INTEGRITY_KEY_PATH } from '../agent/integrity.ts'
-import { holdsAny, noteErased, scrubJson, scrubString } from '../workspace/erased.ts'
+import { holdsAny, noteErased, scrubJson, scrubString, type ErasedValue } from '../workspace/erased.ts'
 import type { Workspace } from '../workspace/types.ts'
-import type { MemoryRecord } from './types.ts'
+import type { MemoryRecord, MemoryScope } from './types.ts'
 
 /** Shortest erased text (code points, trimmed) searched for in other copies. */
 export const MIN_ERASED_CHARS = 4
@@ -44,6 +54,53 @@ export interface MemoryErasureCopies {
   denied: string[]
   /** Values still holding erased text that are not the host's (other logs, your own files): not changed. */
   remaining: string[]
+  /** Values of other owners holding the same text with no link to the erased records (their own words): not changed. */
+  kept: string[]
+}
+
+/** What an erasure reaches besides the log (see the module comment): built by {@link erasureReach}. */
+export interface ErasureReach {
+  /** The erased text searched for ({@link erasedTexts}). */
+  texts: string[]
+  /** Owners of the erased scopes: the scope's `user`, with its `tenant` when the scope has one. */
+  owners: IdentityRef[]
+  /** Whether a scope without `user` was erased: then every value is in reach. */
+  shared: boolean
+  /** Ids of the erased records and of the runs that wrote them: a value holding one is linked. */
+  markers: string[]
+  /** Keys of the threads that wrote the records (from the host's audit, not the model's provenance). */
+  threads: Set<string>
+  /** The erased records' scopes (a history kept under the same scope is the owner's). */
+  scopes: MemoryScope[]
+}
+
+/** The reach of erasing `records` (see the module comment). */
+export function erasureReach(records: readonly Pick<MemoryRecord, 'id' | 'content' | 'title' | 'scope' | 'audit'>[]): ErasureReach {
+  const owners = new Map<string, IdentityRef>()
+  const markers = new Set<string>()
+  const threads = new Set<string>()
+  let shared = false
+  for (const record of records) {
+    const { user, tenant } = record.scope
+    if (user === undefined) shared = true
+    else owners.set(JSON.stringify([tenant ?? null, user]), { id: user, ...(tenant !== undefined ? { tenant } : {}) })
+    markers.add(record.id)
+    if (record.audit?.runId) markers.add(record.audit.runId)
+    const agent = record.audit?.agent ?? record.scope.agent
+    if (agent !== undefined && record.audit?.threadId) threads.add(threadKey(agent, record.audit.threadId))
+  }
+  return { texts: erasedTexts(records), owners: [...owners.values()], shared, markers: [...markers], threads, scopes: records.map(record => record.scope) }
+}
+
+/** Whether `owner` is one of the erased scopes' owners (a scope without `tenant` names the user id in any tenant). */
+function ownedBy(reach: ErasureReach, owner: IdentityRef | undefined): boolean {
+  return owner !== undefined && reach.owners.some(erased => erased.id === owner.id && (erased.tenant === undefined || erased.tenant === owner.tenant))
+}
+
+/** Whether erasing reaches `value`: the erased scopes' owner's, or linked to the erased records. */
+export function reaches(reach: ErasureReach, value: ErasedValue & { thread?: string }): boolean {
+  return reach.shared || ownedBy(reach, value.owner) || reach.threads.has(value.key) || (value.thread !== undefined && reach.threads.has(value.thread))
+    || reach.markers.some(marker => value.text.includes(marker))
 }
 
 /** The texts of `records` that erasure searches for in other copies: content and title, trimmed, at least {@link MIN_ERASED_CHARS} code points. */
@@ -62,20 +119,43 @@ const APPROVAL = /^agents:([^:]+):approvals:([^:]+)\.json$/
 const THREAD = /^agents:([^:]+):threads:([^:]+)\.json$/
 
 /**
- * Rewrites every copy of `texts` in `workspace` outside the memory log `logKey` (see the module
- * comment), and notes the texts so that a run of this process holding an older transcript does
- * not write them back. Reads every value of the workspace once: erasure is rare, and a copy can
- * be anywhere.
+ * Rewrites every copy of the erased text in `workspace` outside the memory log `logKey` that the
+ * erasure reaches (see the module comment), and notes the texts so that a run of this process
+ * holding an older transcript in reach does not write them back. Reads every value of the
+ * workspace once: erasure is rare, and a copy can be anywhere.
  */
-export async function eraseCopies(workspace: Workspace, texts: readonly string[], options: { logKey?: string } = {}): Promise<MemoryErasureCopies> {
-  const report: MemoryErasureCopies = { scrubbed: [], removed: [], denied: [], remaining: [] }
+export async function eraseCopies(workspace: Workspace, reach: ErasureReach, options: { logKey?: string } = {}): Promise<MemoryErasureCopies> {
+  const report: MemoryErasureCopies = { scrubbed: [], removed: [], denied: [], remaining: [], kept: [] }
+  const texts = reach.texts
   if (texts.length === 0) return report
-  noteErased(workspace, texts)
+  noteErased(workspace, texts, value => reaches(reach, value))
   const logKey = options.logKey
+  const histories: Array<{ key: string; text: string }> = []
+  const agents = new Set(reach.scopes.map(scope => scope.agent).filter(agent => agent !== undefined))
+  // Threads of the owner or linked: a history kept per thread (`{ agent, thread }`) is in reach with them.
+  const threadsInReach: Array<{ agent: string; threadId: string }> = []
   for (const key of await workspace.keys()) {
     if (key === logKey || key === INTEGRITY_KEY_PATH || key.endsWith('.decision') || key.endsWith('.ids')) continue
     const text = await workspace.readText(key).catch(() => undefined)
-    if (text === undefined || !holdsAny(text, texts)) continue
+    if (text === undefined) continue
+    const thread = THREAD.exec(key)
+    if (thread) {
+      agents.add(thread[1]!)
+      const owner = threadOwnerOf(text)
+      const inReach = reaches(reach, { key, ...(owner ? { owner } : {}), text })
+      if (inReach) threadsInReach.push({ agent: thread[1]!, threadId: decodeURIComponent(thread[2]!) })
+      if (!holdsAny(text, texts)) continue
+      if (!inReach) {
+        report.kept.push(key)
+        continue
+      }
+      // Not under the thread's lock: the run that erases (memory_delete) holds it, and a run of
+      // this process holding the transcript in memory scrubs it when it saves (noteErased above).
+      const count = await rewriteJson(workspace, key, value => scrubJson(value, texts))
+      if (count > 0) report.scrubbed.push({ key, occurrences: count })
+      continue
+    }
+    if (!holdsAny(text, texts)) continue
     if ((logKey !== undefined && (key.startsWith(`${logKey}.torn-`) || key === `${logKey}.checkpoint`)) || key.endsWith('.tmp')) {
       await workspace.remove(key)
       report.removed.push(key)
@@ -85,6 +165,13 @@ export async function eraseCopies(workspace: Workspace, texts: readonly string[]
     if (approval) {
       const [, agent, encodedId] = approval
       const id = decodeURIComponent(encodedId!)
+      const stored = parsed<Partial<ApprovalRequest>>(text)
+      const owner = stored?.user ? { id: stored.user.id, ...(typeof stored.user.tenant === 'string' && stored.user.tenant !== '' ? { tenant: stored.user.tenant } : {}) } : undefined
+      const thread = typeof stored?.threadId === 'string' ? threadKey(agent!, stored.threadId) : undefined
+      if (!reaches(reach, { key, ...(owner ? { owner } : {}), ...(thread ? { thread } : {}), text })) {
+        report.kept.push(key)
+        continue
+      }
       const count = await workspace.withLock(key, () => rewriteApprovalFile(workspace, key, value => scrubJson<ApprovalRequest>(value, texts)))
       if (count > 0) report.scrubbed.push({ key, occurrences: count })
       const current = await loadApproval(workspace, agent!, id).catch(() => undefined)
@@ -94,30 +181,68 @@ export async function eraseCopies(workspace: Workspace, texts: readonly string[]
       }
       continue
     }
-    if (THREAD.test(key)) {
-      // Not under the thread's lock: the run that erases (memory_delete) holds it, and a run of
-      // this process holding the transcript in memory scrubs it when it saves (noteErased above).
-      const count = await rewriteJson(workspace, key, value => scrubJson(value, texts))
-      if (count > 0) report.scrubbed.push({ key, occurrences: count })
-      continue
-    }
     if (key.startsWith('history:') && key.endsWith('.jsonl')) {
-      const count = await scrubHistory(workspace, key, texts)
-      if (count > 0) report.scrubbed.push({ key, occurrences: count })
+      histories.push({ key, text })
       continue
     }
     report.remaining.push(key)
+  }
+  const ownHistories = await ownerHistoryKeys(reach, agents, threadsInReach)
+  const inReach = (key: string, text: string) => ownHistories.has(key) || reaches(reach, { key, text })
+  for (const { key, text } of histories) {
+    if (!inReach(key, text)) {
+      report.kept.push(key)
+      continue
+    }
+    const count = await scrubHistory(workspace, key, texts)
+    if (count > 0) report.scrubbed.push({ key, occurrences: count })
   }
   for (const backend of historyBackendsOutsideWorkspaces()) {
     // A store that cannot be read now (a SQLite file gone) is skipped: it holds nothing to erase that the reader could reach either.
     const keys = await backend.keys().catch(() => [] as string[])
     for (const key of keys) {
       if (!key.startsWith('history:') || !key.endsWith('.jsonl')) continue
+      const text = await backend.readText(key).catch(() => undefined)
+      if (text === undefined || !holdsAny(text, texts)) continue
+      if (!inReach(key, text)) {
+        report.kept.push(`history-store:${key}`)
+        continue
+      }
       const count = await scrubHistory(backend, key, texts)
       if (count > 0) report.scrubbed.push({ key: `history-store:${key}`, occurrences: count })
     }
   }
   return report
+}
+
+/** A JSON value's parse, `undefined` when it is not JSON. */
+function parsed<T>(text: string): T | undefined {
+  try {
+    return JSON.parse(text) as T
+  }
+  catch {
+    return undefined
+  }
+}
+
+/** The owner of a stored thread (`owner`, or the user id of files written before it existed). */
+function threadOwnerOf(text: string): IdentityRef | undefined {
+  const thread = parsed<{ owner?: IdentityRef; user?: string }>(text)
+  if (thread?.owner && typeof thread.owner.id === 'string') return thread.owner
+  return typeof thread?.user === 'string' ? { id: thread.user } : undefined
+}
+
+/**
+ * Keys of the histories the erased scopes' owners have: `history({ scope: 'user' })` of each
+ * agent (`{ agent, user }`), a history kept under an erased scope itself, and
+ * `history({ scope: 'thread' })` of each thread in reach. A history under another scope of a
+ * custom scope function is in reach only by a link.
+ */
+async function ownerHistoryKeys(reach: ErasureReach, agents: ReadonlySet<string>, threads: ReadonlyArray<{ agent: string; threadId: string }>): Promise<Set<string>> {
+  const scopes: MemoryScope[] = [...reach.scopes]
+  for (const agent of agents) for (const owner of reach.owners) scopes.push({ agent, user: owner.id })
+  for (const { agent, threadId } of threads) scopes.push({ agent, thread: threadId })
+  return new Set(await Promise.all(scopes.map(scope => historyKey(scope))))
 }
 
 /** Rewrites one history value line by line, atomically against appends (retried when one came in between). */

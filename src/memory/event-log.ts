@@ -18,6 +18,7 @@ import {
   parseMemoryEvent,
   PAYLOAD_DEFAULTS,
   PAYLOAD_FIELDS,
+  renewErasedIndexes,
   type MemoryEventDraft,
   type MemoryRecordLookup,
   type MemoryRecordState,
@@ -69,6 +70,7 @@ export const memoryFold: LogFold<MemoryRecordState, MemoryEventDraft, MemoryReco
     return undefined
   },
   apply: (state, event, checked) => applyEvent(state, event, checked),
+  compacted: renewErasedIndexes,
   replayErase(state, event) {
     const existing = state.records.get(event.recordId)
     // Known from an earlier read: its events in between were skipped, so align the version.

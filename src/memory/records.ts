@@ -210,6 +210,22 @@ export function partitionIndexOf(state: MemoryRecordState, key: string): MemoryS
   return state.partitions.has(key) || state.indexes.has(key) ? indexOfPartition(state, key) : state.createIndex()
 }
 
+/**
+ * After a compaction: the search indexes that took an erase (they hold the erased words in
+ * tombstoned slots) are made again from their partitions' records, as a replay of the compacted
+ * log makes them (filled as the replay fills them: one update per record, in creation order).
+ */
+export function renewErasedIndexes(state: MemoryRecordState): void {
+  for (const key of state.erasedPartitions ?? []) {
+    state.indexes.delete(key)
+    const ids = state.partitions.get(key)
+    if (!ids) continue
+    const index = indexOfPartition(state, key)
+    for (const id of ids) index.update(state.records.get(id)!)
+  }
+  state.erasedPartitions?.clear()
+}
+
 function indexOfPartition(state: MemoryRecordState, key: string): MemorySearchIndex {
   let index = state.indexes.get(key)
   if (!index) state.indexes.set(key, index = state.createIndex())
@@ -391,6 +407,8 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft, ch
     const ids = state.partitions.get(partition)
     const at = ids?.indexOf(record.id) ?? -1
     if (ids && at !== -1) ids.splice(at, 1)
+    // A partition whose records are all erased is gone, as a replay of the compacted log (its lines stripped) never makes it.
+    if (ids?.length === 0) state.partitions.delete(partition)
   }
   else {
     state.records.set(record.id, record)

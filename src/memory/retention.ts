@@ -19,7 +19,7 @@ import { z } from 'zod'
 import { agentError } from '../errors.ts'
 import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../text.ts'
 import type { Workspace } from '../workspace/types.ts'
-import { eraseCopies, erasedTexts, type MemoryErasureCopies } from './erasure.ts'
+import { eraseCopies, erasureReach, type MemoryErasureCopies } from './erasure.ts'
 import { currentInstant, isInstant, newRecordId, parseInstant, partitionKey, type MemoryEventDraft } from './records.ts'
 import type { MemoryRetentionConfig } from './schemas.ts'
 import { isScopeWriter, stateScopeView, type MemoryScopeBuild, type MemoryScopeView } from './scope-write.ts'
@@ -166,6 +166,11 @@ export interface MemoryErasureReport {
   copies: MemoryErasureCopies
 }
 
+/** The copies report of an erasure without a workspace to search. */
+function noCopies(): MemoryErasureCopies {
+  return { scrubbed: [], removed: [], denied: [], remaining: [], kept: [] }
+}
+
 /** An adapter that erases records itself but has no scope writes (a custom adapter with `hardDelete`). */
 function isHardDeleteAdapter(adapter: MemoryStoreAdapter): adapter is MemoryStoreAdapter & Pick<MemoryLogStoreAdapter, 'hardDelete'> {
   return typeof (adapter as Partial<MemoryLogStoreAdapter>).hardDelete === 'function'
@@ -178,7 +183,7 @@ async function eraseByHardDelete(adapter: MemoryStoreAdapter & Pick<MemoryLogSto
   for (const record of records) {
     if (await adapter.hardDelete(target, record.id, { audit, ...(options.reason !== undefined ? { reason: options.reason } : {}) })) erased.push(record)
   }
-  const copies = options.workspace ? await eraseCopies(options.workspace, erasedTexts(erased)) : { scrubbed: [], removed: [], denied: [], remaining: [] }
+  const copies = options.workspace ? await eraseCopies(options.workspace, erasureReach(erased)) : noCopies()
   return { erased: erased.length, ids: erased.map(record => record.id), copies }
 }
 
@@ -198,8 +203,8 @@ async function eraseRecords(writes: ScopeWrites, target: MemoryTarget, pick: (vi
   }
   const workspace = options.workspace ?? writes.workspace
   const copies = workspace
-    ? await eraseCopies(workspace, erasedTexts(erased), writes.logKey !== undefined ? { logKey: writes.logKey } : {})
-    : { scrubbed: [], removed: [], denied: [], remaining: [] }
+    ? await eraseCopies(workspace, erasureReach(erased), writes.logKey !== undefined ? { logKey: writes.logKey } : {})
+    : noCopies()
   return { erased: written.length, ids: erased.map(record => record.id), copies }
 }
 

@@ -12,7 +12,13 @@ export const ERASED_MARK = '[erased]'
 /** Most erased texts remembered per workspace. */
 export const MAX_ERASED_TEXTS = 1000
 
-interface ErasedEntry { sequence: number; text: string }
+/** What a value is, for {@link ErasedReach}: its workspace key, its owner (when it has one) and its text. */
+export interface ErasedValue { key: string; owner?: { id: string; tenant?: string }; text: string }
+
+/** Which values an erased text is erased from (an erasure scrubs its owner's values and the ones linked to it, not every value). */
+export type ErasedReach = (value: ErasedValue) => boolean
+
+interface ErasedEntry { sequence: number; text: string; reach: ErasedReach | undefined }
 const registries = new WeakMap<object, ErasedEntry[]>()
 let sequence = 0
 
@@ -36,16 +42,22 @@ export function erasureSequence(): number {
   return sequence
 }
 
-/** Notes texts just erased from `workspace`. */
-export function noteErased(workspace: Workspace, texts: readonly string[]): void {
+/** Notes texts just erased from `workspace`; `reach` (default: every value) says which values they are erased from. */
+export function noteErased(workspace: Workspace, texts: readonly string[], reach?: ErasedReach): void {
   const entries = registryOf(workspace)
-  for (const text of texts) entries.push({ sequence: ++sequence, text })
+  for (const text of texts) entries.push({ sequence: ++sequence, text, reach })
   if (entries.length > MAX_ERASED_TEXTS) entries.splice(0, entries.length - MAX_ERASED_TEXTS)
 }
 
-/** Texts erased from `workspace` after sequence number `since` (see {@link erasureSequence}). */
-export function erasedSince(workspace: Workspace, since: number): string[] {
-  return registryOf(workspace).filter(entry => entry.sequence > since).map(entry => entry.text)
+/**
+ * Texts erased from `workspace` after sequence number `since` (see {@link erasureSequence}) whose
+ * erasure reaches `value` (made only when a text was erased since: its text is serialized then).
+ */
+export function erasedSince(workspace: Workspace, since: number, value?: () => ErasedValue): string[] {
+  const entries = registryOf(workspace).filter(entry => entry.sequence > since)
+  if (entries.length === 0) return []
+  let described: ErasedValue | undefined
+  return entries.filter(entry => !entry.reach || !value || entry.reach(described ??= value())).map(entry => entry.text)
 }
 
 /** `text` with every occurrence of each of `needles` (longest first) replaced by {@link ERASED_MARK}; `count` is how many were replaced. */

@@ -113,6 +113,7 @@ export function formatErasure(report: MemoryErasureReport, where: string): strin
   for (const key of report.copies.removed) lines.push(`  removed ${key}`)
   for (const id of report.copies.denied) lines.push(`  denied pending approval ${id} (its input held erased text)`)
   for (const key of report.copies.remaining) lines.push(`  still holds erased text, not changed (not the host's): ${key}`)
+  for (const key of report.copies.kept) lines.push(`  kept ${key} (another owner's own text, not linked to the erased records)`)
   return lines
 }
 
