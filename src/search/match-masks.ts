@@ -208,7 +208,7 @@ export function topByMatchMasks<D extends SearchDocument>(state: IndexState<D>, 
       if (scored > most) return undefined
       // Slots in increasing order, as the scorer takes them (the slots holding several terms are listed as found).
       if (onlySeveral) reaching.sort(increasing)
-      for (const candidate of score(reaching)) top.push(candidate)
+      score(reaching, undefined, top)
     }
     upper = lows[lows.length - 1]!
   }

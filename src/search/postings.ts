@@ -1,6 +1,9 @@
 import { grow } from './arrays.ts'
 import type { ByteReader, ByteWriter } from './bytes.ts'
 
+/** Lists whose block ranges a {@link PairLists} keeps ({@link PairLists.blockRanges}). */
+const KEPT_RANGES = 256
+
 /**
  * Growable lists of (key, value) int32 pairs, one list per id, stored in one shared `Int32Array`
  * as linked blocks (2 header ints, then pairs; block sizes double from 2 to 512 pairs). One
@@ -15,6 +18,9 @@ export class PairLists {
   private tails: Int32Array
   private fills: Int32Array
   private lengths: Int32Array
+  // blockRanges' arrays by list, with the list's length they were made at. A block's offset in
+  // the arena never changes (the arena grows by copying it whole), so only a push stales them.
+  private readonly ranges = new Map<number, { length: number; ranges: number[] }>()
   count = 0
 
   /** Room for `lists` lists and an arena of `ints` ints (the four per-list arrays share one buffer: a restore allocates little). */
@@ -99,6 +105,21 @@ export class PairLists {
       out.push(block + 2, block + 2 + filled * 2)
     }
     return out
+  }
+
+  /**
+   * The {@link blocks} of list `id` in an array kept for it while the list does not grow (shared:
+   * never written by the caller), so that readers making cursors for the same lists search after
+   * search (the query's terms) allocate nothing. The least recently made are dropped past
+   * {@link KEPT_RANGES} lists; a push to a list makes its ranges again on the next call.
+   */
+  blockRanges(id: number): readonly number[] {
+    const kept = this.ranges.get(id)
+    if (kept !== undefined && kept.length === this.lengths[id]) return kept.ranges
+    if (kept === undefined && this.ranges.size >= KEPT_RANGES) this.ranges.delete(this.ranges.keys().next().value!)
+    const ranges = this.blocks(id, [])
+    this.ranges.set(id, { length: this.lengths[id]!, ranges })
+    return ranges
   }
 
   /**

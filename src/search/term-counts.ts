@@ -51,7 +51,7 @@ const chosen = new Uint8Array(1 << 12)
  * slots holding fewer terms than some count can be left out; `undefined` when they cannot or when
  * more than `most` slots would be scored. `boundOf` gives each mask's bound.
  */
-export function topByTermCounts<D extends SearchDocument>(state: IndexState<D>, sets: readonly TermBitsets[], boundOf: Float64Array, pass: TopKPass, score: (slots: readonly number[], held?: readonly number[]) => RankedSlot[], most: number): CountedTop | undefined {
+export function topByTermCounts<D extends SearchDocument>(state: IndexState<D>, sets: readonly TermBitsets[], boundOf: Float64Array, pass: TopKPass, score: (slots: readonly number[], held?: readonly number[], into?: TopK<RankedSlot>) => RankedSlot[], most: number): CountedTop | undefined {
   const terms = sets.length
   if (terms < 2 || terms > MAX_TERMS) return undefined
   const { slots } = state
@@ -298,7 +298,7 @@ function grownMasks(values: Uint16Array): Uint16Array<ArrayBuffer> {
  * full, batches of about {@link FIRST_SHARE} × `limit` slots; then every mask that can still reach
  * the floor), until the next bound is below the floor. The slots scored, or -1 past `most`.
  */
-function scoreByBound(found: Candidates, boundOf: Float64Array, top: TopK<RankedSlot>, limit: number, score: (slots: readonly number[], held?: readonly number[]) => RankedSlot[], most: number): number {
+function scoreByBound(found: Candidates, boundOf: Float64Array, top: TopK<RankedSlot>, limit: number, score: (slots: readonly number[], held?: readonly number[], into?: TopK<RankedSlot>) => RankedSlot[], most: number): number {
   const { slots, masks, length } = found
   const present: number[] = []
   for (let at = 0; at < length; at++) if (perMask[masks[at]!]!++ === 0) present.push(masks[at]!)
@@ -325,7 +325,7 @@ function scoreByBound(found: Candidates, boundOf: Float64Array, top: TopK<Ranked
         held.push(HELD[masks[at]!]!)
       }
       for (let at = from; at < next; at++) chosen[present[at]!] = 0
-      for (const candidate of score(batch, held)) top.push(candidate)
+      score(batch, held, top)
     }
     return scored
   }

@@ -4,7 +4,7 @@ import { scoreSlot, type Bm25fParams } from '../../src/search/bm25f.ts'
 import { rankedCandidates } from '../../src/search/candidates.ts'
 import { lentTerms, type FeedbackParams } from '../../src/search/feedback.ts'
 import { topByMatchMasks } from '../../src/search/match-masks.ts'
-import { topByMaxScore } from '../../src/search/max-score.ts'
+import { scoreSlots, slotScorer, topByMaxScore } from '../../src/search/max-score.ts'
 import { PLAIN_TEXT } from '../../src/search/plain-text.ts'
 import { checkQuery, type CheckedQuery } from '../../src/search/query.ts'
 import { queryTerms } from '../../src/search/query-terms.ts'
@@ -202,5 +202,26 @@ describe('top-k pruning', () => {
       const pass = { limit: depth, checked, counted: terms.size }
       expect(topByMatchMasks(state, params, terms, pass, Number.POSITIVE_INFINITY, false)!.ranked).toEqual(topByMatchMasks(state, params, terms, pass, Number.POSITIVE_INFINITY)!.ranked)
     }), { numRuns: 150 })
+  })
+
+  it('scoring given slots seeks every posting list to the same postings as scoring each slot alone, over lists of thousands of postings in blocks of up to 512', () => {
+    // Lists of every density (a word in most records, in one of ten, in a few): the slots asked
+    // lie a few postings ahead, a block ahead, or past a list's end.
+    const words = ['kayak', 'paddle', 'lake', 'river', 'trip', 'coffee']
+    const docs = fc.array(fc.tuple(fc.integer({ min: 0, max: 63 }), fc.integer({ min: 0, max: 5 })), { minLength: 1500, maxLength: 3000 })
+    const asked = fc.array(fc.integer({ min: 0, max: 2999 }), { minLength: 1, maxLength: 200 })
+    fc.assert(fc.property(docs, asked, fc.uniqueArray(fc.constantFrom(...words, 'note'), { minLength: 1, maxLength: 7 }), (picks, slotsAsked, text) => {
+      // Each of the first five words in half the records, the last in one of nine, "note" in all.
+      const contentOf = (bits: number) => [...words.slice(0, 5).filter((_, at) => ((bits >>> at) & 1) === 1), ...(bits % 9 === 0 ? [words[5]!] : []), 'note']
+      const state = build(picks.map(([bits, day]) => ({ content: contentOf(bits), tags: [], day, removed: false })))
+      const terms = queryTerms(state.vocabulary, text.join(' '), SYNONYM_WEIGHT)
+      const wanted = [...new Set(slotsAsked.filter(slot => slot < state.slots.count))].sort((a, c) => a - c)
+      const expected = wanted.map(slot => ({ slot, ...scoreSlot(state, params, terms, slot, terms.size) }))
+      expect(scoreSlots(state, params, terms, terms.size, wanted)).toEqual(expected)
+      // A scorer's cursors are rewound between calls: the second call seeks from the lists' start again.
+      const scorer = slotScorer(state, params, terms, terms.size)
+      expect(scorer(wanted.slice(wanted.length >> 1))).toEqual(expected.slice(wanted.length >> 1))
+      expect(scorer(wanted)).toEqual(expected)
+    }), { numRuns: 40 })
   })
 })
