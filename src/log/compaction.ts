@@ -19,7 +19,7 @@ import { checkpointKey, checkpointSource, checkpointsOn, storeCheckpointAt } fro
 import { checkpointFailed } from './checkpoint-schedule.ts'
 import { lineHasher } from './digest.ts'
 import { headKey, writeHead } from './head.ts'
-import { EMPTY, MAX_WRITE_ATTEMPTS, requireWritable, utf8Decoder, type LogHandle } from './handle.ts'
+import { EMPTY, MAX_WRITE_ATTEMPTS, requireWritable, reset, utf8Decoder, type LogHandle } from './handle.ts'
 import { payloadOf } from './line-check.ts'
 import { serializeEvent } from './line-writer.ts'
 import { preparePartitions, sync } from './replay.ts'
@@ -88,7 +88,10 @@ export async function compactHandle<State, Draft extends LogEventDraft>(handle: 
       if (rechain) handle.hasV1 = false
       handle.tail = EMPTY
       handle.seen = { size: offset, id: stat?.id }
-      fold.compacted?.(handle.state)
+      if (fold.compacted?.(handle.state) === 'replay') {
+        reset(handle)
+        await sync(handle, true, false)
+      }
       await writeHead(handle)
       if (oldCheckpoint !== undefined) await checkpointAfter(handle, oldCheckpoint)
       return { lines: handle.lines, bytesBefore, bytesAfter: offset, erasedLines: rewrite.erasedLines, rechained: rechain }

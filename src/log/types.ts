@@ -95,9 +95,11 @@ export interface LogFold<State, Draft extends LogEventDraft, Result> {
   /**
    * After a compaction swapped the rewritten log in (the state is kept: compaction changes no
    * event): drops what still holds erased payloads in memory (the memory fold: search indexes
-   * that took an erase), so the state is what a replay of the compacted log makes.
+   * that took an erase), so the state is what a replay of the compacted log makes. Returns
+   * `'replay'` when it cannot make that state from the one kept: the log then replays the
+   * compacted log from its start.
    */
-  compacted?(state: State): void
+  compacted?(state: State): 'replay' | undefined | void
   /** Marks `id` erased without folding its events (its erase event comes later in the same read, so its content never enters memory). */
   markErased(state: State, id: string): void
   /** Whether `id` was erased. */

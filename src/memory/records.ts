@@ -102,6 +102,12 @@ export interface MemoryRecordState {
    */
   erasedPartitions?: Set<string>
   /**
+   * Set when an `erase` took the first record of a partition that keeps others: a replay of the
+   * compacted log (the erased record's lines stripped) makes that partition where its next record
+   * was created, so the partitions' order changes ({@link renewErasedIndexes}).
+   */
+  partitionsMoved?: boolean
+  /**
    * Active records by `duplicateKey(partition, kind, content)` (dedupe.ts): the duplicate check of
    * a write. Built per partition on its first lookup, then kept by {@link applyEvent}.
    */
@@ -213,9 +219,19 @@ export function partitionIndexOf(state: MemoryRecordState, key: string): MemoryS
 /**
  * After a compaction: the search indexes that took an erase (they hold the erased words in
  * tombstoned slots) are made again from their partitions' records, as a replay of the compacted
- * log makes them (filled as the replay fills them: one update per record, in creation order).
+ * log makes them (filled as the replay fills them: one update per record, in creation order), and
+ * the partitions put in the order such a replay gives them when an erase took a partition's first
+ * record ({@link MemoryRecordState.partitionsMoved}).
+ *
+ * @returns `'replay'` when that order cannot be known from the state (sections not loaded, or
+ * creation ranks kept instead of the records' order): the log then replays the compacted log.
  */
-export function renewErasedIndexes(state: MemoryRecordState): void {
+export function renewErasedIndexes(state: MemoryRecordState): 'replay' | undefined {
+  if (state.partitionsMoved) {
+    state.partitionsMoved = false
+    if ((state.sections && state.sections.size > 0) || state.order) return 'replay'
+    orderPartitionsByFirstRecord(state)
+  }
   for (const key of state.erasedPartitions ?? []) {
     state.indexes.delete(key)
     const ids = state.partitions.get(key)
@@ -224,6 +240,20 @@ export function renewErasedIndexes(state: MemoryRecordState): void {
     for (const id of ids) index.update(state.records.get(id)!)
   }
   state.erasedPartitions?.clear()
+  return undefined
+}
+
+/** The partitions map in the order of each partition's first record among the records (creation order, as a replay makes it). */
+function orderPartitionsByFirstRecord(state: MemoryRecordState): void {
+  const firstOf = new Map<string, string>()
+  for (const [key, ids] of state.partitions) firstOf.set(ids[0]!, key)
+  const ordered: Array<[string, string[]]> = []
+  for (const id of state.records.keys()) {
+    const key = firstOf.get(id)
+    if (key !== undefined) ordered.push([key, state.partitions.get(key)!])
+  }
+  state.partitions.clear()
+  for (const [key, ids] of ordered) state.partitions.set(key, ids)
 }
 
 function indexOfPartition(state: MemoryRecordState, key: string): MemorySearchIndex {
@@ -407,6 +437,7 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft, ch
     const ids = state.partitions.get(partition)
     const at = ids?.indexOf(record.id) ?? -1
     if (ids && at !== -1) ids.splice(at, 1)
+    if (at === 0 && ids!.length > 0) state.partitionsMoved = true
     // A partition whose records are all erased is gone, as a replay of the compacted log (its lines stripped) never makes it.
     if (ids?.length === 0) state.partitions.delete(partition)
   }

@@ -16,6 +16,7 @@ import { describe, expect, it } from 'vitest'
 import { runRememberLoop } from './fixtures/run-remember-loop.ts'
 import { openMemoryLog, verifyLog, type MemoryLogWarning } from '../../src/memory/event-log.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
+import { partitionKey } from '../../src/memory/records.ts'
 import type { MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
@@ -40,6 +41,25 @@ async function openState(workspace: Workspace, checkpointEvery?: false) {
 }
 
 describe('log checkpoints', () => {
+  it('a compaction that erases the record a partition was made by leaves the partitions in the order a replay of the compacted log gives', async () => {
+    for (const every of [1, false] as const) {
+      const storage = createStorage({ driver: memoryDriver() })
+      const live = store(createWorkspace({ storage }), every)
+      const first = (await live.append(alice, { kind: 'semantic', content: 'x first', tags: ['alice'] }, { audit })).id
+      await live.append(bob, { kind: 'semantic', content: 'x bob', tags: ['bob'] }, { audit })
+      await live.append(alice, { kind: 'semantic', content: 'x second', tags: ['alice'] }, { audit })
+      await settle(live.log)
+      await live.hardDelete(alice, first, { audit })
+      await settle(live.log)
+      const kept = await live.log.view(state => [...state.partitions.keys()])
+      const replay = await openState(createWorkspace({ storage }), false)
+      const opened = await openState(createWorkspace({ storage }))
+      expect((replay.state as { partitions: Array<[string]> }).partitions.map(([key]) => key)).toEqual([partitionKey('agent', bob.scope), partitionKey('agent', alice.scope)])
+      expect(kept).toEqual((replay.state as { partitions: Array<[string]> }).partitions.map(([key]) => key))
+      expect(opened.state).toEqual(replay.state)
+    }
+  })
+
   it('an open from a checkpoint equals a full replay after any remember, supersede, delete, erase and compaction (property)', async () => {
     await fc.assert(fc.asyncProperty(
       fc.array(fc.record({ op: fc.constantFrom('remember', 'remember', 'supersede', 'delete', 'erase', 'compact'), user: fc.constantFrom('alice', 'bob'), pick: fc.nat(), text: fc.string({ maxLength: 12 }) }), { maxLength: 30 }),
