@@ -15,7 +15,10 @@
  *
  * Per subject and shape: wall p50 / p95 of each round (each search awaited, like the
  * side-by-side), min and median of the rounds; CPU µs per search (a round's CPU time over its
- * searches, min and median of the rounds); searches that overlap a GC, and each GC of 1 ms or more
+ * searches, min and median of the rounds); the searches during which the process was switched out
+ * by the scheduler (its involuntary context switches rose: on a loaded machine a 100 µs search
+ * that waits a time slice takes milliseconds, whatever the engine) and the p95 of the others; the
+ * searches that overlap a GC, and each GC of 1 ms or more
  * with the block it fell in. The engine piece reads the same texts as the store did just before it
  * (the second store's records are copies), so the process-wide word table of the proximity re-rank
  * (term-numbers.ts) already holds their words: it is a floor, not a cold figure. Run with
@@ -99,11 +102,12 @@ const observer = new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) gcs.push({ start: entry.startTime, end: entry.startTime + entry.duration, kind: ((entry as { detail?: { kind?: number } }).detail)?.kind ?? 0 })
 })
 observer.observe({ entryTypes: ['gc'] })
-interface Sample { wall: number; start: number; end: number }
+/** One search: wall ms, its start and end, and whether the process was switched out by the scheduler meanwhile. */
+interface Sample { wall: number; start: number; end: number; switched: boolean }
 const blocks: Array<{ name: string; start: number; end: number }> = []
 /** The GCs before each block (not the searches' own). */
 const forced: Array<{ start: number; end: number }> = []
-const figures: Record<string, Record<string, { p50: number[]; p95: number[]; cpu: number[]; samples: Sample[] }>> = {}
+const figures: Record<string, Record<string, { p50: number[]; p95: number[]; p95Running: number[]; cpu: number[]; samples: Sample[] }>> = {}
 {
   const forcedStart = performance.now()
   global.gc?.()
@@ -119,16 +123,18 @@ for (let round = 0; round < rounds; round++) {
       const cpuStart = process.cpuUsage()
       for (let n = 0; n < SEARCHES_PER_ROUND; n++) {
         const user = scopeUser(n * 37 + round, SCOPES)
+        const switches = process.resourceUsage().involuntaryContextSwitches
         const start = performance.now()
         await subject.search(user, query)
         const end = performance.now()
-        list.push({ wall: end - start, start, end })
+        list.push({ wall: end - start, start, end, switched: process.resourceUsage().involuntaryContextSwitches !== switches })
       }
       const cpu = process.cpuUsage(cpuStart)
       blocks.push({ name: `${subject.name} ${shape} round ${round}`, start: list[0]!.start, end: list.at(-1)!.end })
-      const entry = ((figures[subject.name] ??= {})[shape] ??= { p50: [], p95: [], cpu: [], samples: [] })
+      const entry = ((figures[subject.name] ??= {})[shape] ??= { p50: [], p95: [], p95Running: [], cpu: [], samples: [] })
       entry.p50.push(percentile(list.map(s => s.wall), 0.5))
       entry.p95.push(percentile(list.map(s => s.wall), 0.95))
+      entry.p95Running.push(percentile(list.filter(s => !s.switched).map(s => s.wall), 0.95))
       entry.cpu.push((cpu.user + cpu.system) / SEARCHES_PER_ROUND)
       entry.samples.push(...list)
     }
@@ -147,6 +153,8 @@ for (const [name, byShape] of Object.entries(figures)) {
       shape,
       'p50 µs min/med': `${us(Math.min(...entry.p50))} / ${us(percentile(entry.p50, 0.5))}`,
       'p95 µs min/med': `${us(Math.min(...entry.p95))} / ${us(percentile(entry.p95, 0.5))}`,
+      'p95 µs not switched out min/med': `${us(Math.min(...entry.p95Running))} / ${us(percentile(entry.p95Running, 0.5))}`,
+      'switched out': entry.samples.filter(sample => sample.switched).length,
       'cpu µs/search min/med': `${round3(Math.min(...entry.cpu))} / ${round3(percentile(entry.cpu, 0.5))}`,
       'searches with gc': entry.samples.filter(overlapsGc).length,
     })
