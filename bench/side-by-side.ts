@@ -6,7 +6,7 @@
  * Per subject: cold open -> first search in one scope, heap per record after it (every other
  * scope untouched), first search in every scope (and per scope: the first search in a cold
  * scope, issue 13's 1 ms target), search p50 / p95 of the three query shapes
- * (interleaved rounds over all subjects; min and median of the round figures), the isolated
+ * (interleaved rounds over all subjects, {@link searchPlan}; min and median of the round figures), the isolated
  * append (one write after an idle turn of `IDLE_MS`) and the burst append (back to back, next to
  * a bare `appendFileSync` of a log line, alternating in blocks of 100), and bytes on disk per
  * record (JSONL: log + checkpoint + head; FTS5: the database after close; MiniSearch: none).
@@ -25,7 +25,15 @@ import { percentile, QUERIES, round3, scopeUser, since } from './workload.ts'
 const IDLE_MS = 10
 const ISOLATED_APPENDS = 100
 const BURST_APPENDS = 500
-const SEARCHES_PER_ROUND = 100
+
+/**
+ * The search rounds of a shape: in 1,000 scopes, 5 rounds of 200 searches per subject and query
+ * (a p95 of 100 searches is their 6th slowest: one preemption or GC pause more or less moves it);
+ * in one scope, where a MiniSearch or FTS5 search takes 50-250 ms, 3 rounds of 100.
+ */
+export function searchPlan(scopes: number): { rounds: number; searches: number } {
+  return scopes > 1 ? { rounds: 5, searches: 200 } : { rounds: 3, searches: 100 }
+}
 
 interface Opened {
   search(user: string, query: string): unknown
@@ -44,6 +52,8 @@ interface Subject {
 export type SubjectFigures = Record<string, number>
 
 const gcHeap = () => { (globalThis as { gc?: () => void }).gc?.(); return process.memoryUsage().heapUsed }
+/** A young-generation GC (`--expose-gc`): the next block starts with an empty nursery, and no full GC's sweeping runs beside it. */
+export const emptyNursery = () => (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc?.({ type: 'minor' })
 async function timed(run: () => unknown): Promise<number> {
   const start = performance.now()
   await run()
@@ -132,14 +142,20 @@ async function measureSubject(subject: Subject, size: number, scopes: number, co
   return { figures, opened }
 }
 
-/** Search p50 / p95 per query shape, in interleaved rounds over every subject: min and median of the rounds. */
-async function searchRounds(handles: Map<string, Opened>, scopes: number, rounds: number): Promise<Record<string, SubjectFigures>> {
+/**
+ * Search p50 / p95 per query shape, in interleaved rounds over every subject: min and median of
+ * the rounds. Each subject's block of searches of one query starts after a young-generation GC
+ * ({@link emptyNursery}), so that a block pays for its own garbage, not for the garbage of the
+ * block or phase before it (another subject's, or the opens and appends above).
+ */
+async function searchRounds(handles: Map<string, Opened>, scopes: number, plan: { rounds: number; searches: number }): Promise<Record<string, SubjectFigures>> {
   const samples: Record<string, Record<string, number[]>> = {}
-  for (let round = 0; round < rounds; round++) {
+  for (let round = 0; round < plan.rounds; round++) {
     for (const [name, opened] of handles) {
       for (const [shape, query] of Object.entries(QUERIES)) {
         const times: number[] = []
-        for (let n = 0; n < SEARCHES_PER_ROUND; n++) times.push(await timed(() => opened.search(scopeUser(n * 37 + round, scopes), query)))
+        emptyNursery()
+        for (let n = 0; n < plan.searches; n++) times.push(await timed(() => opened.search(scopeUser(n * 37 + round, scopes), query)))
         const bucket = (samples[name] ??= {})
         ;(bucket[`${shape}P50`] ??= []).push(percentile(times, 0.5))
         ;(bucket[`${shape}P95`] ??= []).push(percentile(times, 0.95))
@@ -162,7 +178,7 @@ async function searchRounds(handles: Map<string, Opened>, scopes: number, rounds
  * checkpoint written), in `scopes` scopes. Run before anything else appends to that log, so its
  * bytes are those of `size` records.
  */
-export async function measureSideBySide(dir: string, size: number, scopes: number, contents: readonly string[], rounds = 3): Promise<Record<string, SubjectFigures>> {
+export async function measureSideBySide(dir: string, size: number, scopes: number, contents: readonly string[], plan = searchPlan(scopes)): Promise<Record<string, SubjectFigures>> {
   const lastLine = readFileSync(join(dir, 'memory/memory.jsonl'), 'utf8').trimEnd().split('\n').at(-1)!
   const results: Record<string, SubjectFigures> = {}
   const handles = new Map<string, Opened>()
@@ -171,7 +187,7 @@ export async function measureSideBySide(dir: string, size: number, scopes: numbe
     results[subject.name] = figures
     handles.set(subject.name, opened)
   }
-  const searches = await searchRounds(handles, scopes, rounds)
+  const searches = await searchRounds(handles, scopes, plan)
   for (const [name, opened] of handles) {
     Object.assign(results[name]!, searches[name])
     await opened.close()

@@ -97,9 +97,13 @@ export function termNumbers(text: string, irregular: boolean, out: TermBuffer): 
     }
     const start = at
     let upper = false
+    let digits = true
     let hash = 0x811c9dc5 | 0
     do {
-      if (code <= 90 && code >= 65) upper = true
+      if (code > 57) {
+        digits = false
+        if (code <= 90) upper = true
+      }
       // Letters and digits of ASCII: `| 0x20` lower-cases a letter and keeps a digit.
       hash = Math.imul(hash ^ (code | 0x20), 0x01000193)
       code = ++at < length ? text.charCodeAt(at) : 0
@@ -113,7 +117,7 @@ export function termNumbers(text: string, irregular: boolean, out: TermBuffer): 
       wordFrom = at
       // "May" with a capital is the month, a word; any other "may" is the stop-word.
       if (upper && at - start === 3 && isCapital(text.charCodeAt(start)) && (text.charCodeAt(start + 1) | 0x20) === 97 && (text.charCodeAt(start + 2) | 0x20) === 121 && (text.charCodeAt(start) | 0x20) === 109) number = classify(table, MONTH_MAY, true)
-      else number = runNumber(table, text, start, at, upper, hash)
+      else number = runNumber(table, text, start, at, upper, digits, hash)
     }
     else {
       // A word glued to an apostrophe suffix: as text.ts's scanner spells it.
@@ -139,8 +143,11 @@ export function termNumbers(text: string, irregular: boolean, out: TermBuffer): 
   return count
 }
 
-/** The number of the run `text[start, end)` (`hash`: its folded characters' hash), found in `table` or added to it. */
-function runNumber(table: WordTable, text: string, start: number, end: number, upper: boolean, hash: number): number {
+/**
+ * The number of the run `text[start, end)` (`hash`: its folded characters' hash; `digits`: it is
+ * digits only), found in `table` or added to it.
+ */
+function runNumber(table: WordTable, text: string, start: number, end: number, upper: boolean, digits: boolean, hash: number): number {
   const { hashes, words } = table
   const size = end - start
   let slot = hash & (CAPACITY - 1)
@@ -152,7 +159,9 @@ function runNumber(table: WordTable, text: string, start: number, end: number, u
   }
   const slice = text.slice(start, end)
   const word = upper ? slice.toLowerCase() : slice
-  const number = classify(table, word, false)
+  // A number is its own term and never a stop-word: no stemming and no lookups for it (numbers
+  // are the words most often met once: ids, amounts, dates).
+  const number = digits ? termNumber(word) : classify(table, word, false)
   if (table.size < FULL) {
     hashes[slot] = hash
     words[slot] = word
