@@ -51,8 +51,8 @@ export function normalizeVector(vector: ArrayLike<number>): Float32Array {
 /** Squared lengths this close to 1 are unit already (float32 rounding of a unit vector): such a vector is copied as it is, not scaled. */
 const UNIT_TOLERANCE = 1e-5
 
-/** Whether the `length` values of `values` from `offset` are of unit length within {@link UNIT_TOLERANCE}, or all zero (a zero vector stays zero). */
-function isUnit(values: Float32Array, offset: number, length: number): boolean {
+/** The sum of squares of the `length` values of `values` from `offset`: four sums side by side, one pass at about the speed of a copy. */
+function squaredLength(values: Float32Array, offset: number, length: number): number {
   let a = 0, b = 0, c = 0, d = 0
   let i = offset
   const last = offset + length
@@ -64,7 +64,12 @@ function isUnit(values: Float32Array, offset: number, length: number): boolean {
     d += z * z
   }
   for (; i < last; i++) a += values[i]! * values[i]!
-  const norm = a + b + c + d
+  return a + b + c + d
+}
+
+/** Whether the `length` values of `values` from `offset` are of unit length within {@link UNIT_TOLERANCE}, or all zero (a zero vector stays zero). */
+function isUnit(values: Float32Array, offset: number, length: number): boolean {
+  const norm = squaredLength(values, offset, length)
   return norm === 0 || Math.abs(norm - 1) <= UNIT_TOLERANCE
 }
 
@@ -73,19 +78,7 @@ function normalizeInto(vector: ArrayLike<number>, out: Float32Array, offset: num
   const length = vector.length
   if (vector instanceof Float32Array) out.set(vector, offset)
   else for (let i = 0; i < length; i++) out[offset + i] = vector[i]!
-  // Four sums side by side: one pass at about the speed of the copy.
-  let a = 0, b = 0, c = 0, d = 0
-  let i = offset
-  const last = offset + length
-  for (; i + 3 < last; i += 4) {
-    const w = out[i]!, x = out[i + 1]!, y = out[i + 2]!, z = out[i + 3]!
-    a += w * w
-    b += x * x
-    c += y * y
-    d += z * z
-  }
-  for (; i < last; i++) a += out[i]! * out[i]!
-  const norm = a + b + c + d
+  const norm = squaredLength(out, offset, length)
   if (norm === 0 || Math.abs(norm - 1) <= UNIT_TOLERANCE) return
   if (!Number.isFinite(norm)) {
     out.fill(0, offset, offset + length)

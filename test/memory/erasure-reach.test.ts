@@ -5,7 +5,7 @@
  * history. Bytes are checked: after the erasure the sentence is in demo's files only. The agents
  * are real (memory() and history() over one fs workspace, scripted AI SDK models).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -17,27 +17,12 @@ import { verifyLog } from '../../src/memory/event-log.ts'
 import { eraseMemoryScope } from '../../src/memory/retention.ts'
 import { scriptedModel } from '../../src/testing/index.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
+import { filesHolding, rememberTurn as remember } from '../helpers/erased-text.ts'
 
 const SENTENCE = 'my locker code at the gym is 4471'
 const folders: string[] = []
 afterAll(() => folders.forEach(dir => rmSync(dir, { recursive: true, force: true })))
 
-/** Every file under `dir` (recursively) whose bytes hold `needle`, relative to `dir`. */
-function filesHolding(dir: string, needle: string): string[] {
-  const found: string[] = []
-  const bytes = Buffer.from(needle, 'utf8')
-  const walk = (folder: string) => {
-    for (const name of readdirSync(folder)) {
-      const path = join(folder, name)
-      if (statSync(path).isDirectory()) walk(path)
-      else if (readFileSync(path).includes(bytes)) found.push(path.slice(dir.length + 1))
-    }
-  }
-  walk(dir)
-  return found.sort()
-}
-
-const remember = (content: string, id: string) => ({ text: 'Saving.', toolCalls: [{ toolName: 'memory_remember', input: { content, kind: 'semantic' }, toolCallId: id }] })
 
 describe('the reach of an erasure', () => {
   it('erasing bob\'s scope scrubs his values and a shared agent\'s thread that read his record, and keeps demo\'s own identical sentence', async () => {

@@ -5,7 +5,7 @@
  * users' records stay and the log still verifies. The agent is real (memory() and history() over
  * an fs workspace, a scripted AI SDK model); the torn leftover comes from a real torn append.
  */
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -18,28 +18,13 @@ import { eraseMemoryScope, hardDeleteMemoryRecord } from '../../src/memory/reten
 import type { MemoryLogStoreAdapter } from '../../src/memory/stores/workspace-jsonl.ts'
 import { scriptedModel } from '../../src/testing/index.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
+import { filesHolding, rememberTurn as remember } from '../helpers/erased-text.ts'
 
 const SECRET = 'the vault combination is quixotically 314159'
 const KEPT = 'ben keeps bees in the garden'
 const folders: string[] = []
 afterAll(() => folders.forEach(dir => rmSync(dir, { recursive: true, force: true })))
 
-/** Every file under `dir` (recursively) whose bytes hold `needle`. */
-function filesHolding(dir: string, needle: string): string[] {
-  const found: string[] = []
-  const bytes = Buffer.from(needle, 'utf8')
-  const walk = (folder: string) => {
-    for (const name of readdirSync(folder)) {
-      const path = join(folder, name)
-      if (statSync(path).isDirectory()) walk(path)
-      else if (readFileSync(path).includes(bytes)) found.push(path.slice(dir.length + 1))
-    }
-  }
-  walk(dir)
-  return found.sort()
-}
-
-const remember = (content: string, id: string) => ({ text: 'Saving.', toolCalls: [{ toolName: 'memory_remember', input: { content, kind: 'semantic' }, toolCallId: id }] })
 
 async function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'vam-erase-'))
