@@ -7,11 +7,11 @@
  * content, so its chain is recomputed from line 1). A log with no line to change is not rewritten.
  *
  * The work is one pass over the log's text: only lines that name an erased record are parsed,
- * the state is kept (compaction changes no event, so the fold's state is the same), and the new
- * checkpoint is written before the swap, stamped for the new value (sections of partitions not
- * loaded are copied from the old one): the old checkpoint, which may hold records erased since,
- * is gone before the new log is in place, and a process opening the log right after the swap
- * finds a checkpoint that matches it instead of replaying the whole log.
+ * and the state is kept (compaction changes no event; `LogFold.compacted` makes what still
+ * differs from a replay of the new value, or asks for that replay). The old checkpoint, which may
+ * hold records erased since, is removed before the swap; the new one is written from the kept
+ * state right after it (sections of partitions not loaded copied from the old one's bytes), so a
+ * process opening the log soon after finds a checkpoint that matches instead of replaying it all.
  */
 import { agentError } from '../errors.ts'
 import { canonicalJson } from './canonical-json.ts'

@@ -223,14 +223,13 @@ export function partitionIndexOf(state: MemoryRecordState, key: string): MemoryS
  * the partitions put in the order such a replay gives them when an erase took a partition's first
  * record ({@link MemoryRecordState.partitionsMoved}).
  *
- * @returns `'replay'` when that order cannot be known from the state (sections not loaded, or
- * creation ranks kept instead of the records' order): the log then replays the compacted log.
+ * @returns `'replay'` when that order cannot be known from the state (sections not loaded): the
+ * log then replays the compacted log.
  */
 export function renewErasedIndexes(state: MemoryRecordState): 'replay' | undefined {
   if (state.partitionsMoved) {
     state.partitionsMoved = false
-    if ((state.sections && state.sections.size > 0) || state.order) return 'replay'
-    orderPartitionsByFirstRecord(state)
+    if ((state.sections && state.sections.size > 0) || !orderPartitionsByFirstRecord(state)) return 'replay'
   }
   for (const key of state.erasedPartitions ?? []) {
     state.indexes.delete(key)
@@ -243,17 +242,41 @@ export function renewErasedIndexes(state: MemoryRecordState): 'replay' | undefin
   return undefined
 }
 
-/** The partitions map in the order of each partition's first record among the records (creation order, as a replay makes it). */
-function orderPartitionsByFirstRecord(state: MemoryRecordState): void {
-  const firstOf = new Map<string, string>()
-  for (const [key, ids] of state.partitions) firstOf.set(ids[0]!, key)
-  const ordered: Array<[string, string[]]> = []
-  for (const id of state.records.keys()) {
-    const key = firstOf.get(id)
-    if (key !== undefined) ordered.push([key, state.partitions.get(key)!])
+/**
+ * Puts the partitions (every one loaded) in the creation order of their first records, as a
+ * replay makes them: by the records' creation ranks while the state keeps them (and the ranks of
+ * the partitions with them, which a checkpoint's directory and {@link MemoryCheckpointOrder} use),
+ * else by the records' order in `records` (creation order). `false` when a first record has no
+ * rank (nothing is changed).
+ */
+function orderPartitionsByFirstRecord(state: MemoryRecordState): boolean {
+  const order = state.order
+  const firstRank = new Map<string, number>()
+  if (order) {
+    for (const [key, ids] of state.partitions) {
+      const rank = order.records.get(ids[0]!)
+      if (rank === undefined) return false
+      firstRank.set(key, rank)
+    }
   }
+  else {
+    const keyOf = new Map<string, string>()
+    for (const [key, ids] of state.partitions) keyOf.set(ids[0]!, key)
+    let position = 0
+    for (const id of state.records.keys()) {
+      const key = keyOf.get(id)
+      if (key !== undefined) firstRank.set(key, position)
+      position++
+    }
+  }
+  const ordered = [...state.partitions].sort((a, b) => firstRank.get(a[0])! - firstRank.get(b[0])!)
   state.partitions.clear()
   for (const [key, ids] of ordered) state.partitions.set(key, ids)
+  if (order) {
+    order.partitions.clear()
+    ordered.forEach(([key], index) => order.partitions.set(key, index))
+  }
+  return true
 }
 
 function indexOfPartition(state: MemoryRecordState, key: string): MemorySearchIndex {
