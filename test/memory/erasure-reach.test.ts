@@ -23,7 +23,6 @@ const SENTENCE = 'my locker code at the gym is 4471'
 const folders: string[] = []
 afterAll(() => folders.forEach(dir => rmSync(dir, { recursive: true, force: true })))
 
-
 describe('the reach of an erasure', () => {
   it('erasing bob\'s scope scrubs his values and a shared agent\'s thread that read his record, and keeps demo\'s own identical sentence', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vam-erase-reach-'))

@@ -25,7 +25,6 @@ const KEPT = 'ben keeps bees in the garden'
 const folders: string[] = []
 afterAll(() => folders.forEach(dir => rmSync(dir, { recursive: true, force: true })))
 
-
 async function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'vam-erase-'))
   folders.push(dir)

@@ -18,6 +18,10 @@ const cosine = (a: readonly number[], b: readonly number[]) => {
 
 const vector = (dims: number) => fc.array(fc.float({ min: -10, max: 10, noNaN: true, noDefaultInfinity: true }), { minLength: dims, maxLength: dims })
 
+/** The exact top `k` of `vectors` (ids `r<n>`) that `accept` takes, by cosine similarity to `query`. */
+const exactTop = (vectors: readonly number[][], query: readonly number[], k: number, accept: (id: string) => boolean) =>
+  vectors.map((v, i) => ({ id: `r${i}`, similarity: cosine(v, query) })).filter(match => accept(match.id)).sort((a, b) => b.similarity - a.similarity).slice(0, k)
+
 async function usearchKernel(): Promise<ExactVectorKernel> {
   const kernel = await loadVectorKernel()
   // usearch is a devDependency: the kernel must load here.
@@ -33,7 +37,7 @@ describe('native exact vector scan (usearch)', () => {
       vectors.forEach((v, i) => index.set(`r${i}`, v))
       const accept = (id: string) => !rejected[Number(id.slice(1))]
       const got = index.search(query, k, accept)
-      const expected = vectors.map((v, i) => ({ id: `r${i}`, similarity: cosine(v, query) })).filter(match => accept(match.id)).sort((a, b) => b.similarity - a.similarity).slice(0, k)
+      const expected = exactTop(vectors, query, k, accept)
       expect(got).toHaveLength(expected.length)
       got.forEach((match, i) => {
         expect(accept(match.id)).toBe(true)
@@ -53,7 +57,7 @@ describe('native exact vector scan (usearch)', () => {
       for (let i = inBase; i < vectors.length; i++) index.set(`r${i}`, vectors[i]!)
       const accept = (id: string) => !rejected[Number(id.slice(1))]
       const got = index.search(query, k, accept)
-      const expected = vectors.map((v, i) => ({ id: `r${i}`, similarity: cosine(v, query) })).filter(match => accept(match.id)).sort((a, b) => b.similarity - a.similarity).slice(0, k)
+      const expected = exactTop(vectors, query, k, accept)
       expect(got).toHaveLength(expected.length)
       got.forEach((match, i) => {
         expect(accept(match.id)).toBe(true)
