@@ -4,3 +4,10 @@ export function grow<T extends Int32Array | Uint32Array | Float64Array | Uint8Ar
   next.set(array)
   return next
 }
+
+/** Each text of `texts` (distinct) by its position: the id map of texts kept by id. */
+export function idsByText(texts: readonly string[]): Map<string, number> {
+  const map = new Map<string, number>()
+  for (let id = 0; id < texts.length; id++) map.set(texts[id]!, id)
+  return map
+}

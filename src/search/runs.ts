@@ -1,4 +1,4 @@
-import { grow } from './arrays.ts'
+import { grow, idsByText } from './arrays.ts'
 import { ImpactOrders, type ImpactCopy } from './impact-order.ts'
 import { CharacterPairs } from './pairs.ts'
 import { PairLists } from './postings.ts'
@@ -67,13 +67,7 @@ export class RunIndex {
   }
 
   private runsById(): Map<string, number> {
-    if (this.idMap === undefined) {
-      const map = new Map<string, number>()
-      const texts = this.texts
-      for (let id = 0; id < texts.length; id++) map.set(texts[id]!, id)
-      this.idMap = map
-    }
-    return this.idMap
+    return this.idMap ??= idsByText(this.texts)
   }
 
   /**

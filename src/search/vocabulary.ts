@@ -1,4 +1,4 @@
-import { grow } from './arrays.ts'
+import { grow, idsByText } from './arrays.ts'
 import { PairLists } from './postings.ts'
 import { FIELDS } from './slots.ts'
 import { cachedStem, stemWord } from './text.ts'
@@ -102,13 +102,7 @@ export class Vocabulary {
 
   /** Surface id by text (made when first asked for). */
   get surfaceIds(): ReadonlyMap<string, number> {
-    if (this.surfaceMap === undefined) {
-      const map = new Map<string, number>()
-      const names = this.surfaceNames
-      for (let sid = 0; sid < names.length; sid++) map.set(names[sid]!, sid)
-      this.surfaceMap = map
-    }
-    return this.surfaceMap
+    return this.surfaceMap ??= idsByText(this.surfaceNames)
   }
 
   /** Sets the surfaces (a decoded snapshot's): `names` by id, distinct. Their map by text is made when first needed. */
