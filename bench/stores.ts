@@ -7,18 +7,25 @@
  * Measured per store: append p50 one at a time (the first 200 after the open, `appendColdP50Ms`,
  * and 200 after `--warm` untimed appends, default 1,000, the same for every subject:
  * `appendP50Ms`) and in a burst of 100 parallel appends, cold open
- * -> first search in one scope, first search in every scope, common / rare / six-word search
+ * -> first search in one scope (in this process, once: `coldOpenFirstSearchMs`; for the SQLite
+ * store and the FTS5 tables also in `--cold-runs` fresh processes each, default 5, interleaved:
+ * `coldProcessFirstSearchMs*`, see {@link coldProcessRuns}), first search in every scope, common / rare / six-word search
  * p50 and p95, bytes on disk per record, heap and RSS growth per record (growth of this process
  * while a subject opens and searches every scope: the heap figure is exact after a GC, the RSS one
  * is noisy, since the allocator keeps what earlier subjects freed). Appends are timed again in
  * `--rounds` (default 3) interleaved rounds of 100 (one append per subject in turn), next to the
  * floors of a Postgres write (a `SELECT 1` round trip, a bare one-row INSERT durable and with
  * `synchronous_commit` off); search timings in `--rounds` interleaved rounds too; min and median
- * of the round p50s are reported, with the load average at the start and the end.
+ * of the round p50s are reported, with the load average at the start and the end. The SQLite
+ * store and the FTS5 tables are also timed in `--append-rounds` (default 7) rounds of 200
+ * appends among themselves, with nothing else in the rounds (see {@link sqliteAppendRounds}):
+ * `appendRounds*`, the issue-12 append row.
  * Results go to bench/results/stores.json (or the path after `--json`).
  */
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
+import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
@@ -43,6 +50,10 @@ const SCOPES = Number(arg('scopes', '1000'))
 const ROUNDS = Number(arg('rounds', '3'))
 /** Untimed appends each subject makes after its first 200 timed ones and before the 200 of `appendP50Ms` (the same for every subject). */
 const WARM_APPENDS = Number(arg('warm', '1000'))
+/** Rounds of 200 appends of the SQLite store and the FTS5 tables among themselves. */
+const APPEND_ROUNDS = Number(arg('append-rounds', '7'))
+/** Fresh processes per subject for the cold open -> first search of the SQLite store and the FTS5 tables. */
+const COLD_RUNS = Number(arg('cold-runs', '5'))
 const OUT = resolve(arg('json', join(root, 'bench/results/stores.json')))
 const DATABASE_URL = process.env.DATABASE_URL
 
@@ -74,6 +85,98 @@ async function time(run: () => unknown): Promise<number> {
   return performance.now() - started
 }
 
+
+/** The subjects of the issue-12 rows, by the name the results use. */
+const SQLITE_SUBJECTS = { store: 'sqliteMemoryStore', column: 'FTS5 table (scope as column)', token: 'FTS5 table (scope as token)' } as const
+type SqliteSubject = keyof typeof SQLITE_SUBJECTS
+
+/**
+ * One cold open -> first search in this fresh process (`--cold-child store|column|token --file F
+ * --scope S`): every module, better-sqlite3 included (the store loads it at its first operation),
+ * is loaded before the clock starts; prints the milliseconds of the open and the first search.
+ */
+async function coldChild(kind: SqliteSubject, file: string, scope: string): Promise<void> {
+  createRequire(import.meta.url)('better-sqlite3')
+  const started = performance.now()
+  let ms: number
+  if (kind === 'store') {
+    const factory = sqliteMemoryStore({ file })
+    await factory.create().search(target(scope), { query: QUERIES.common })
+    ms = performance.now() - started
+    await factory.close()
+  }
+  else {
+    const db = openFts5Baseline(file, kind)
+    db.search(scope, QUERIES.common)
+    ms = performance.now() - started
+    db.close()
+  }
+  process.stdout.write(JSON.stringify({ ms }))
+}
+
+/**
+ * Cold open -> first search of the SQLite store and both FTS5 tables, each in `COLD_RUNS` fresh
+ * processes, interleaved (run r: every subject in turn, the order turning each run, all in scope
+ * `u(7 + 101 r)`). A fresh process is what a cold open is for an app: the store's JavaScript runs
+ * for the first time (the in-process figure, `coldOpenFirstSearchMs`, follows the JSONL store,
+ * which ran much of the same code), and a single sample of a 10 ms event swings 2x with the
+ * load. The OS page cache holds every file alike (each was just written); SQLite's page cache is
+ * empty in each child. Returns every sample per subject.
+ */
+function coldProcessRuns(files: Record<SqliteSubject, string>): Record<SqliteSubject, number[]> {
+  const runs: Record<SqliteSubject, number[]> = { store: [], column: [], token: [] }
+  const kinds = Object.keys(files) as SqliteSubject[]
+  for (let r = 0; r < COLD_RUNS; r++) {
+    for (let k = 0; k < kinds.length; k++) {
+      const kind = kinds[(r + k) % kinds.length]!
+      const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--cold-child', kind, '--file', files[kind], '--scope', `u${(7 + 101 * r) % SCOPES}`], { encoding: 'utf8' })
+      if (child.status !== 0) throw new Error(`cold open child (${kind}) failed: ${child.stderr}`)
+      runs[kind].push((JSON.parse(child.stdout) as { ms: number }).ms)
+    }
+  }
+  return runs
+}
+
+/** An append one subject makes in {@link sqliteAppendRounds}; `indexTail` (the store) indexes its deferred FTS5 tail and returns the milliseconds that took. */
+interface RoundAppender {
+  kind: SqliteSubject
+  append(n: number): Promise<unknown>
+  indexTail?: () => Promise<number>
+}
+
+/**
+ * The issue-12 append row: the SQLite store and both FTS5 tables in `APPEND_ROUNDS` rounds of 200
+ * appends, one append per subject in turn (the order turning each round), and nothing else in
+ * the rounds. A Postgres append between them (the general interleaved rounds) leaves its
+ * server's work running on this 2-core machine into the next subject's append, and turns the
+ * event loop, which runs the store's idle FTS5 indexing there. Per subject and round: the p50 and
+ * the mean (the mean carries the WAL checkpoints, every 1,000 WAL pages, and the FTS5 segment
+ * merges that land in the round: each subject pays for its own). The store's FTS5 postings of a
+ * round's records are written after the round by its next search (fts-tail.ts), timed as that
+ * search less a repeat of it, and added to its mean as `appendWithIndexingMeanMs`. Returns the
+ * round figures and every sample per subject (for the percentiles printed).
+ */
+async function sqliteAppendRounds(appenders: RoundAppender[]): Promise<{ p50: Record<string, number[]>; mean: Record<string, number[]>; withIndexing: number[]; samples: Record<string, number[]> }> {
+  const p50: Record<string, number[]> = {}
+  const mean: Record<string, number[]> = {}
+  const samples: Record<string, number[]> = {}
+  const withIndexing: number[] = []
+  for (const appender of appenders) await appender.indexTail?.()
+  for (let r = 0, n = 0; r < APPEND_ROUNDS; r++) {
+    const times: Record<string, number[]> = {}
+    const order = appenders.map((_, k) => appenders[(r + k) % appenders.length]!)
+    for (let i = 0; i < 200; i++, n++) for (const appender of order) (times[appender.kind] ??= []).push(await time(() => appender.append(n)))
+    for (const appender of appenders) {
+      const values = times[appender.kind]!
+      const sum = values.reduce((total, value) => total + value, 0)
+      ;(p50[appender.kind] ??= []).push(median(values))
+      ;(mean[appender.kind] ??= []).push(sum / values.length)
+      ;(samples[appender.kind] ??= []).push(...values)
+      if (appender.indexTail) withIndexing.push((sum + await appender.indexTail()) / values.length)
+    }
+  }
+  return { p50, mean, withIndexing, samples }
+}
 
 interface Subject {
   name: string
@@ -181,6 +284,9 @@ async function main() {
     disk: () => 0,
   })
 
+  const coldRuns = coldProcessRuns({ store: sqliteFile, column: join(dir, 'fts5-column.db'), token: join(dir, 'fts5-token.db') })
+  console.error('cold open -> first search in fresh processes: measured')
+
   for (const subject of subjects) {
     const row: Record<string, number> = {}
     const before = heap()
@@ -215,6 +321,28 @@ async function main() {
     results[subject.name] = row
     ;(subject as Subject & { handle?: typeof opened }).handle = opened
     console.error(`${subject.name}: loaded and measured writes`)
+  }
+
+  // The issue-12 rows: the SQLite store and the FTS5 tables among themselves.
+  const handleOf = (name: string) => (subjects.find(subject => subject.name === name) as Subject & { handle: { search(scope: string, query: string): Promise<unknown>; append(scope: string, text: string): Promise<unknown> } }).handle
+  const roundAppenders: RoundAppender[] = (Object.keys(SQLITE_SUBJECTS) as SqliteSubject[]).map((kind) => {
+    const handle = handleOf(SQLITE_SUBJECTS[kind])
+    const appender: RoundAppender = { kind, append: n => handle.append(`u${n % SCOPES}`, content(RECORDS + 5000 + n)) }
+    if (kind === 'store') appender.indexTail = async () => (await time(() => handle.search('u7', QUERIES.common))) - await time(() => handle.search('u7', QUERIES.common))
+    return appender
+  })
+  const sqliteRounds = await sqliteAppendRounds(roundAppenders)
+  const spread: Record<string, Record<string, number>> = {}
+  for (const kind of Object.keys(SQLITE_SUBJECTS) as SqliteSubject[]) {
+    const row = results[SQLITE_SUBJECTS[kind]]!
+    row.appendRoundsP50MsMin = round3(Math.min(...sqliteRounds.p50[kind]!))
+    row.appendRoundsP50MsMedian = round3(median(sqliteRounds.p50[kind]!))
+    row.appendRoundsMeanMsMedian = round3(median(sqliteRounds.mean[kind]!))
+    if (kind === 'store') row.appendWithIndexingMeanMsMedian = round3(median(sqliteRounds.withIndexing))
+    row.coldProcessFirstSearchMsMin = round3(Math.min(...coldRuns[kind]))
+    row.coldProcessFirstSearchMsMedian = round3(median(coldRuns[kind]))
+    const values = sqliteRounds.samples[kind]!
+    spread[SQLITE_SUBJECTS[kind]] = Object.fromEntries([0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1].map(p => [p === 1 ? 'max' : `p${p * 100}`, round3(percentile(values, p))]))
   }
 
   // Append latency: interleaved rounds, one append per subject in turn (the same load on each), with
@@ -273,10 +401,12 @@ async function main() {
   for (const name of Object.keys(results)) {
     ratios[name] = {}
     if (!subjects.some(subject => subject.name === name)) continue
-    for (const key of ['appendP50Ms', 'appendColdP50Ms', 'appendInterleavedP50MsMedian', 'coldOpenFirstSearchMs', 'firstSearchEveryScopeS', 'commonP50MsMedian', 'rareP50MsMedian', 'sixWordsP50MsMedian']) {
+    for (const key of ['appendRoundsP50MsMedian', 'appendRoundsMeanMsMedian', 'appendP50Ms', 'appendColdP50Ms', 'appendInterleavedP50MsMedian', 'coldProcessFirstSearchMsMedian', 'coldOpenFirstSearchMs', 'firstSearchEveryScopeS', 'commonP50MsMedian', 'rareP50MsMedian', 'sixWordsP50MsMedian']) {
       ratios[name]![`${key} / FTS5 best`] = round3(results[name]![key]! / Math.max(fts5(key), 1e-6))
     }
   }
+  // The store's append with its deferred FTS5 indexing against the FTS5 table's insert, both means (each with its own checkpoints and merges).
+  ratios['sqliteMemoryStore']!['appendWithIndexingMeanMsMedian / FTS5 best appendRoundsMeanMsMedian'] = round3(results['sqliteMemoryStore']!.appendWithIndexingMeanMsMedian! / fts5('appendRoundsMeanMsMedian'))
   if (postgres) {
     // The Postgres store's append against the bare INSERT of the same durability, in the same rounds.
     const floor = (name: string) => results[name]!.appendInterleavedP50MsMedian!
@@ -285,7 +415,9 @@ async function main() {
   }
   console.table(results)
   console.table(ratios)
-  const output = { records: RECORDS, scopes: SCOPES, rounds: ROUNDS, machine: `${process.platform} ${process.arch}, node ${process.version}`, loadAverage: { start: loadAtStart, end: loadavg().map(round3) }, results, ratios }
+  console.log(`SQLite rounds (${APPEND_ROUNDS} x 200 appends among the SQLite subjects), every append's ms:`)
+  console.table(spread)
+  const output = { records: RECORDS, scopes: SCOPES, rounds: ROUNDS, appendRounds: APPEND_ROUNDS, coldRuns: COLD_RUNS, appendSpread: spread, machine: `${process.platform} ${process.arch}, node ${process.version}`, loadAverage: { start: loadAtStart, end: loadavg().map(round3) }, results, ratios }
   console.log(`load average at start ${loadAtStart.join(' ')}, at end ${loadavg().map(round3).join(' ')}`)
   mkdirSync(dirname(OUT), { recursive: true })
   writeFileSync(OUT, `${JSON.stringify(output, null, 2)}\n`)
@@ -294,4 +426,5 @@ async function main() {
   rmSync(dir, { recursive: true, force: true })
 }
 
-await main()
+if (process.argv.includes('--cold-child')) await coldChild(arg('cold-child', '') as SqliteSubject, arg('file', ''), arg('scope', 'u7'))
+else await main()
