@@ -27,7 +27,8 @@ const words = (query: string) => query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ??
 /** Opens (creating when missing) an FTS5 baseline at `file` with WAL, like the store. */
 export function openFts5Baseline(file: string, layout: Fts5Layout): Fts5Baseline {
   const db = new Database(file)
-  db.pragma('journal_mode = WAL')
+  // The store's settings (journal_mode WAL; synchronous NORMAL, better-sqlite3's default in WAL mode, stated as the store states it).
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL')
   db.exec(layout === 'column'
     ? 'CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5 (scope UNINDEXED, content, tokenize = \'porter unicode61 remove_diacritics 2\')'
     : 'CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5 (scope, content, tokenize = \'porter unicode61 remove_diacritics 2\')')

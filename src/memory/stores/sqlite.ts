@@ -37,6 +37,7 @@ import { laterSeqs, recordOfLines } from './sqlite/lines.ts'
 import { migrate, SCHEMA_VERSION } from './sqlite/schema.ts'
 import { ScopeStatsCache } from './sqlite/stats-cache.ts'
 import { FtsTail } from './sqlite/fts-tail.ts'
+import { lazyStatements } from './sqlite/statements.ts'
 import { eraseRecordVectors, type MemoryVectorEntry, type MemoryVectorStore } from '../vectors-store.ts'
 
 /** Options of {@link sqliteMemoryStore}. Unknown keys are errors. */
@@ -193,12 +194,13 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
   const Sqlite = requireOptional<typeof Database>('better-sqlite3', 'sqliteMemoryStore()')
   let db: Database.Database | undefined
   try {
-    db = new Sqlite(file)
-    db.pragma(`busy_timeout = ${busyTimeoutMs}`)
-    // WAL: readers never block the writer, and a commit is one append to the -wal file.
-    db.pragma('journal_mode = WAL')
-    // Erased payloads are overwritten with zeros in the file, not left in free pages.
-    db.pragma('secure_delete = ON')
+    // `timeout` is SQLite's busy timeout (sqlite3_busy_timeout, what `PRAGMA busy_timeout` sets).
+    db = new Sqlite(file, { timeout: busyTimeoutMs })
+    // WAL: readers never block the writer, and a commit is one append to the -wal file. NORMAL
+    // (better-sqlite3's default in WAL, stated here): a commit survives the process's death, the
+    // checkpoints sync the files. Erased payloads are overwritten with zeros in the file, not left
+    // in free pages (secure_delete). One exec: no statement object per setting.
+    db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON')
     if ((db.pragma('user_version', { simple: true }) as number) !== SCHEMA_VERSION) {
       const upgrading = db
       migrate(db, file, (rows) => {
@@ -241,52 +243,52 @@ const RECORD = 'status IS NOT NULL'
 type RecordColumns = [partition: number, status: string, createdMs: number, contentHash: number | null, haystack: string, titleLen: number, contentLen: number, tagsLen: number, later: string | null]
 
 function prepare(db: Database.Database) {
-  return {
-    begin: db.prepare('BEGIN IMMEDIATE'),
-    dataVersion: db.prepare<[], { data_version: number }>('PRAGMA data_version'),
-    commit: db.prepare('COMMIT'),
-    head: db.prepare<[], { seq: number; digest: string }>('SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'),
-    digestAt: db.prepare<[number], { digest: string }>('SELECT digest FROM memory_events WHERE seq = ?'),
-    changedIds: db.prepare<[number, string], { record_id: string }>(`SELECT e.record_id FROM memory_events e JOIN memory_events r ON r.record_id = e.record_id AND r.${RECORD} WHERE e.seq > ? AND r.partition = ${PARTITION} GROUP BY e.record_id ORDER BY min(e.seq)`),
-    lines: db.prepare<[], { line: string }>('SELECT line FROM memory_events ORDER BY seq'),
-    line: db.prepare<[number], { line: string }>('SELECT line FROM memory_events WHERE seq = ?'),
-    count: db.prepare<[], { count: number }>('SELECT count(*) AS count FROM memory_events'),
+  return lazyStatements({
+    begin: () => db.prepare('BEGIN IMMEDIATE'),
+    dataVersion: () => db.prepare<[], { data_version: number }>('PRAGMA data_version'),
+    commit: () => db.prepare('COMMIT'),
+    head: () => db.prepare<[], { seq: number; digest: string }>('SELECT seq, digest FROM memory_events ORDER BY seq DESC LIMIT 1'),
+    digestAt: () => db.prepare<[number], { digest: string }>('SELECT digest FROM memory_events WHERE seq = ?'),
+    changedIds: () => db.prepare<[number, string], { record_id: string }>(`SELECT e.record_id FROM memory_events e JOIN memory_events r ON r.record_id = e.record_id AND r.${RECORD} WHERE e.seq > ? AND r.partition = ${PARTITION} GROUP BY e.record_id ORDER BY min(e.seq)`),
+    lines: () => db.prepare<[], { line: string }>('SELECT line FROM memory_events ORDER BY seq'),
+    line: () => db.prepare<[number], { line: string }>('SELECT line FROM memory_events WHERE seq = ?'),
+    count: () => db.prepare<[], { count: number }>('SELECT count(*) AS count FROM memory_events'),
     // The line of a later event (supersede, delete, erase): no record columns.
-    insertEvent: db.prepare<[number, string, string, string, string]>('INSERT INTO memory_events (seq, type, record_id, digest, line) VALUES (?, ?, ?, ?, ?)'),
+    insertEvent: () => db.prepare<[number, string, string, string, string]>('INSERT INTO memory_events (seq, type, record_id, digest, line) VALUES (?, ?, ?, ?, ?)'),
     // A `remember` line with its record's columns: one row, one statement.
-    insertRecordEvent: db.prepare<[number, string, string, string, string, ...RecordColumns]>('INSERT INTO memory_events (seq, type, record_id, digest, line, partition, status, created_ms, content_hash, haystack, title_len, content_len, tags_len, later) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+    insertRecordEvent: () => db.prepare<[number, string, string, string, string, ...RecordColumns]>('INSERT INTO memory_events (seq, type, record_id, digest, line, partition, status, created_ms, content_hash, haystack, title_len, content_len, tags_len, later) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     // The record columns of a line already in the table (import of events, then their records).
-    setRecord: db.prepare<[...RecordColumns, number]>('UPDATE memory_events SET partition = ?, status = ?, created_ms = ?, content_hash = ?, haystack = ?, title_len = ?, content_len = ?, tags_len = ?, later = ? WHERE seq = ?'),
-    eventSeqs: db.prepare<[string], { seq: number; later: string | null }>(`SELECT seq, later FROM memory_events WHERE record_id = ? AND ${RECORD}`),
-    updateLine: db.prepare<[string, number]>('UPDATE memory_events SET line = ? WHERE seq = ?'),
-    record: db.prepare<[string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE record_id = ? AND ${RECORD}`),
-    updateRecord: db.prepare<[string, number, number | null, string, number, number, number, string, string], { seq: number }>(`UPDATE memory_events SET status = ?, created_ms = ?, content_hash = ?, haystack = ?, title_len = ?, content_len = ?, tags_len = ?, later = ltrim(coalesce(later, '') || ' ' || ?) WHERE record_id = ? AND ${RECORD} RETURNING seq`),
+    setRecord: () => db.prepare<[...RecordColumns, number]>('UPDATE memory_events SET partition = ?, status = ?, created_ms = ?, content_hash = ?, haystack = ?, title_len = ?, content_len = ?, tags_len = ?, later = ? WHERE seq = ?'),
+    eventSeqs: () => db.prepare<[string], { seq: number; later: string | null }>(`SELECT seq, later FROM memory_events WHERE record_id = ? AND ${RECORD}`),
+    updateLine: () => db.prepare<[string, number]>('UPDATE memory_events SET line = ? WHERE seq = ?'),
+    record: () => db.prepare<[string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE record_id = ? AND ${RECORD}`),
+    updateRecord: () => db.prepare<[string, number, number | null, string, number, number, number, string, string], { seq: number }>(`UPDATE memory_events SET status = ?, created_ms = ?, content_hash = ?, haystack = ?, title_len = ?, content_len = ?, tags_len = ?, later = ltrim(coalesce(later, '') || ' ' || ?) WHERE record_id = ? AND ${RECORD} RETURNING seq`),
     // A new partition's id (the key is unique: a write of another connection cannot add it while this one holds the write lock).
-    addPartition: db.prepare<[string]>('INSERT INTO memory_partitions (key) VALUES (?)'),
-    partitionId: db.prepare<[string], { id: number }>('SELECT id FROM memory_partitions WHERE key = ?'),
-    partitionIds: db.prepare<[number], { id: number; key: string }>('SELECT id, key FROM memory_partitions ORDER BY id LIMIT ?'),
+    addPartition: () => db.prepare<[string]>('INSERT INTO memory_partitions (key) VALUES (?)'),
+    partitionId: () => db.prepare<[string], { id: number }>('SELECT id FROM memory_partitions WHERE key = ?'),
+    partitionIds: () => db.prepare<[number], { id: number; key: string }>('SELECT id, key FROM memory_partitions ORDER BY id LIMIT ?'),
     // What BM25F needs of a scope, summed from the covering index memory_events_partition.
-    stats: db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>(`SELECT count(*) AS active,
+    stats: () => db.prepare<[string], { active: number; title_sum: number; content_sum: number; tags_sum: number; title_docs: number; content_docs: number; tags_docs: number }>(`SELECT count(*) AS active,
       coalesce(sum(title_len), 0) AS title_sum, coalesce(sum(content_len), 0) AS content_sum, coalesce(sum(tags_len), 0) AS tags_sum,
       coalesce(sum(title_len > 0), 0) AS title_docs, coalesce(sum(content_len > 0), 0) AS content_docs, coalesce(sum(tags_len > 0), 0) AS tags_docs
       FROM memory_events WHERE partition = ${PARTITION} AND status = 'active'`),
-    insertFts: db.prepare<[number, string, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags, dates) VALUES (?, ?, ?, ?, ?)'),
+    insertFts: () => db.prepare<[number, string, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags, dates) VALUES (?, ?, ?, ?, ?)'),
     // Import indexes every record it writes.
-    markIndexed: db.prepare('UPDATE memory_fts_state SET indexed_seq = (SELECT coalesce(max(seq), 0) FROM memory_events) WHERE id = 1'),
-    deleteFts: db.prepare<[number]>('DELETE FROM memory_fts WHERE rowid = ?'),
-    termCount: db.prepare<[string], { count: number }>('SELECT count(*) AS count FROM memory_fts WHERE memory_fts MATCH ?'),
+    markIndexed: () => db.prepare('UPDATE memory_fts_state SET indexed_seq = (SELECT coalesce(max(seq), 0) FROM memory_events) WHERE id = 1'),
+    deleteFts: () => db.prepare<[number]>('DELETE FROM memory_fts WHERE rowid = ?'),
+    termCount: () => db.prepare<[string], { count: number }>('SELECT count(*) AS count FROM memory_fts WHERE memory_fts MATCH ?'),
     // FTS5's BM25 with the field weights of the default ranking (title 2, content 1, tags 2, dates 1.5): the order the top-k cut takes candidates in.
-    termCandidates: db.prepare<[string, number], { seq: number }>('SELECT rowid AS seq FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts, 2.0, 1.0, 2.0, 1.5), rowid DESC LIMIT ?'),
-    duplicates: db.prepare<[string, number], StoredRow>(`SELECT status, later, line FROM memory_events WHERE partition = ${PARTITION} AND status = 'active' AND content_hash = ?`),
-    read: db.prepare<[string, string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE record_id = ? AND ${RECORD} AND partition = ${PARTITION} AND status != 'erased'`),
-    export: db.prepare<[string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE partition = ${PARTITION} AND status != 'erased' ORDER BY seq`),
+    termCandidates: () => db.prepare<[string, number], { seq: number }>('SELECT rowid AS seq FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts, 2.0, 1.0, 2.0, 1.5), rowid DESC LIMIT ?'),
+    duplicates: () => db.prepare<[string, number], StoredRow>(`SELECT status, later, line FROM memory_events WHERE partition = ${PARTITION} AND status = 'active' AND content_hash = ?`),
+    read: () => db.prepare<[string, string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE record_id = ? AND ${RECORD} AND partition = ${PARTITION} AND status != 'erased'`),
+    export: () => db.prepare<[string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE partition = ${PARTITION} AND status != 'erased' ORDER BY seq`),
     // Counted and ordered in the scope index (haystack, created_ms), the lines read for the page only.
-    substring: db.prepare<[{ partition: string; needle: string; limit: number; offset: number }], { line: string; score: number }>(`SELECT e.line, m.score FROM (
+    substring: () => db.prepare<[{ partition: string; needle: string; limit: number; offset: number }], { line: string; score: number }>(`SELECT e.line, m.score FROM (
       SELECT seq, created_ms, (length(haystack) - length(replace(haystack, @needle, ''))) / length(@needle) AS score FROM memory_events
       WHERE partition = (SELECT id FROM memory_partitions WHERE key = @partition) AND status = 'active' AND instr(haystack, @needle) > 0
       ORDER BY score DESC, created_ms DESC, seq DESC LIMIT @limit OFFSET @offset) m JOIN memory_events e ON e.seq = m.seq
       ORDER BY m.score DESC, m.created_ms DESC, m.seq DESC`),
-  }
+  })
 }
 
 /** What BM25F needs of a scope, summed from the index (see {@link ScopeStatsCache}). */

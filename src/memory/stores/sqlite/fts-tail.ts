@@ -19,6 +19,7 @@
 import type Database from 'better-sqlite3'
 import { indexTerms } from '../sql/core.ts'
 import { recordOfLines } from './lines.ts'
+import { lazyStatements } from './statements.ts'
 
 /** How long after its last write a connection indexes its tail on its own, in milliseconds (a burst of writes is indexed as one batch). */
 export const INDEX_DELAY_MS = 20
@@ -28,16 +29,16 @@ export const INDEX_BATCH = 2000
 
 /** The statements the tail needs on one connection. */
 function prepare(db: Database.Database) {
-  return {
+  return lazyStatements({
     // One snapshot: the mark and the chain head.
-    state: db.prepare<[], { indexed: number; head: number }>('SELECT (SELECT indexed_seq FROM memory_fts_state WHERE id = 1) AS indexed, coalesce((SELECT max(seq) FROM memory_events), 0) AS head'),
-    tail: db.prepare<[number, number], { seq: number; line: string; key: string }>(`SELECT e.seq, e.line, p.key FROM memory_events e JOIN memory_partitions p ON p.id = e.partition
+    state: () => db.prepare<[], { indexed: number; head: number }>('SELECT (SELECT indexed_seq FROM memory_fts_state WHERE id = 1) AS indexed, coalesce((SELECT max(seq) FROM memory_events), 0) AS head'),
+    tail: () => db.prepare<[number, number], { seq: number; line: string; key: string }>(`SELECT e.seq, e.line, p.key FROM memory_events e JOIN memory_partitions p ON p.id = e.partition
       WHERE e.seq > ? AND e.status = 'active' ORDER BY e.seq LIMIT ?`),
-    insertFts: db.prepare<[number, string, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags, dates) VALUES (?, ?, ?, ?, ?)'),
-    mark: db.prepare<[number]>('UPDATE memory_fts_state SET indexed_seq = ? WHERE id = 1'),
-    begin: db.prepare('BEGIN IMMEDIATE'),
-    commit: db.prepare('COMMIT'),
-  }
+    insertFts: () => db.prepare<[number, string, string, string, string]>('INSERT INTO memory_fts (rowid, title, content, tags, dates) VALUES (?, ?, ?, ?, ?)'),
+    mark: () => db.prepare<[number]>('UPDATE memory_fts_state SET indexed_seq = ? WHERE id = 1'),
+    begin: () => db.prepare('BEGIN IMMEDIATE'),
+    commit: () => db.prepare('COMMIT'),
+  })
 }
 
 /** One connection's view of the tail: whether it may have records to index, and the idle timer. */
