@@ -6,17 +6,18 @@
  * 0. `--warm W` (default 1,000) untimed appends per subject, in turn (the append path's JavaScript
  *    runs cold for its first few hundred appends; the FTS5 insert is one native call);
  * 1. `--rounds R` (default 5) interleaved rounds of `--round` (default 200) appends, one append
- *    per subject in turn (store, FTS5 with the scope as a column, as a token), nothing wrapped:
- *    the p50 of each round, min and median over the rounds, and the ratio to the better FTS5
+ *    per subject in turn (store, FTS5 with the scope as a column, as a token; the order turns
+ *    each round), nothing wrapped: the p50 and the mean (with the WAL checkpoints and FTS5 merges
+ *    that land in the round) of each round, min and median over the rounds, and the ratio to the better FTS5
  *    layout; then the store's deferred FTS5 indexing of those appends (the next search indexes
  *    the tail in one transaction: src/memory/stores/sqlite/fts-tail.ts), per record;
  * 2. `--appends` (default 2,000) appends with each prepared statement's `run`/`get`/`all` timed
- *    (better-sqlite3's Statement methods wrapped), the WAL frames a commit writes, and the time
- *    outside SQLite.
+ *    (better-sqlite3's Statement methods wrapped), the WAL frames a commit writes (the wal-index
+ *    header's frame count), the time outside SQLite, and every append's percentiles and mean.
  *
  * `BENCH_CLOCK=cpu` times by the process's CPU time. Prints the settings of both databases.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -109,20 +110,25 @@ await adapter.search(target(scopeOf(next)), { query: 'weekend' })
 
 // 1. Interleaved rounds, nothing wrapped.
 const roundP50 = { store: [] as number[], column: [] as number[], token: [] as number[] }
+const roundMean = { store: [] as number[], column: [] as number[], token: [] as number[] }
 const indexPerRecord: number[] = []
 for (let r = 0; r < ROUNDS; r++) {
   const round = { store: [] as number[], column: [] as number[], token: [] as number[] }
-  for (let i = 0; i < ROUND; i++, next++) {
-    let started = now()
-    await adapter.append(target(scopeOf(next)), { kind: 'semantic', content: content(next) }, { audit: { via: 'api' } })
-    round.store.push(now() - started)
-    started = now()
-    baseline.insert(scopeOf(next), content(next))
-    round.column.push(now() - started)
-    started = now()
-    tokenBaseline.insert(scopeOf(next), content(next))
-    round.token.push(now() - started)
+  // The order of the subjects turns each round: none always follows the same one.
+  const appenders = {
+    store: (n: number) => adapter.append(target(scopeOf(n)), { kind: 'semantic', content: content(n) }, { audit: { via: 'api' } }),
+    column: (n: number) => baseline.insert(scopeOf(n), content(n)),
+    token: (n: number) => tokenBaseline.insert(scopeOf(n), content(n)),
   }
+  const keys = (['store', 'column', 'token'] as const).map((_, k, all) => all[(r + k) % all.length]!)
+  for (let i = 0; i < ROUND; i++, next++) {
+    for (const key of keys) {
+      const started = now()
+      await appenders[key](next)
+      round[key].push(now() - started)
+    }
+  }
+  for (const key of keys) roundMean[key].push(round[key].reduce((sum, value) => sum + value, 0) / ROUND)
   for (const key of ['store', 'column', 'token'] as const) roundP50[key].push(median(round[key]))
   // The round's records are indexed by the next ranked search (one transaction): its time less a search's own.
   const started = now()
@@ -137,6 +143,7 @@ const best = roundP50.column.map((value, r) => Math.min(value, roundP50.token[r]
 console.log(`load ${loadavg().map(v => v.toFixed(2)).join(' ')}, clock ${cpu ? 'cpu' : 'wall'}, ${RECORDS} records, ${SCOPES} scopes, ${WARM} untimed appends per subject, then ${ROUNDS} interleaved rounds of ${ROUND}`)
 console.log(`append p50 per round: store ${fmt(roundP50.store)}; FTS5 column ${fmt(roundP50.column)}; FTS5 token ${fmt(roundP50.token)}`)
 console.log(`ratio store / better FTS5 layout per round: ${roundP50.store.map((value, r) => (value / best[r]!).toFixed(2)).join(' ')} (median ${median(roundP50.store.map((value, r) => value / best[r]!)).toFixed(2)})`)
+console.log(`append mean per round (WAL checkpoints and FTS5 merges included): store ${fmt(roundMean.store)}; FTS5 column ${fmt(roundMean.column)}; FTS5 token ${fmt(roundMean.token)}`)
 console.log(`store: deferred FTS5 indexing per record (a round's tail, one transaction): ${fmt(indexPerRecord)}`)
 tokenBaseline.close()
 
@@ -146,13 +153,27 @@ const settings = (path: string) => {
   db.close()
   return out
 }
-const walSize = (path: string) => statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0
-const pageSize = settings(file).page_size as number
+/**
+ * Frames in the WAL now: `mxFrame` of the wal-index header (offset 16 of the -shm file, native
+ * byte order). The -wal file's size would miss every commit after the first checkpoint, since
+ * SQLite then writes the WAL again from its start without shrinking it.
+ */
+const walFrames = (path: string) => {
+  const fd = openSync(`${path}-shm`, 'r')
+  try {
+    const header = Buffer.alloc(20)
+    readSync(fd, header, 0, 20, 0)
+    return header.readUInt32LE(16)
+  }
+  finally {
+    closeSync(fd)
+  }
+}
 const frames = { store: [] as number[], fts5: [] as number[] }
 const times = { store: [] as number[], fts5: [] as number[] }
 const outside: number[] = []
 for (let n = 0; n < APPENDS; n++, next++) {
-  const walStore = walSize(file)
+  const walStore = walFrames(file)
   profiling = true
   inStatements = 0
   let started = now()
@@ -160,20 +181,26 @@ for (let n = 0; n < APPENDS; n++, next++) {
   times.store.push(now() - started)
   outside.push(times.store.at(-1)! - inStatements)
   profiling = false
-  const grown = walSize(file) - walStore
-  if (grown > 0) frames.store.push(grown / (pageSize + 24))
-  const walBase = walSize(fts5File)
+  // A drop: a checkpoint reset the WAL in this commit (its frames are not counted).
+  const grown = walFrames(file) - walStore
+  if (grown > 0) frames.store.push(grown)
+  const walBase = walFrames(fts5File)
   started = now()
   baseline.insert(scopeOf(next), content(next))
   times.fts5.push(now() - started)
-  const grownBase = walSize(fts5File) - walBase
-  if (grownBase > 0) frames.fts5.push(grownBase / (pageSize + 24))
+  const grownBase = walFrames(fts5File) - walBase
+  if (grownBase > 0) frames.fts5.push(grownBase)
 }
 console.log(`load ${loadavg().map(v => v.toFixed(2)).join(' ')}, clock ${cpu ? 'cpu' : 'wall'}, ${RECORDS} records, ${SCOPES} scopes, ${APPENDS} appends`)
 console.log('settings store', settings(file), 'fts5', settings(fts5File))
 console.log(`append p50: store ${median(times.store).toFixed(4)} ms, FTS5 table ${median(times.fts5).toFixed(4)} ms, ratio ${(median(times.store) / median(times.fts5)).toFixed(2)}`)
+// The whole distribution: a p50 leaves out the WAL checkpoints (about every 1,000 WAL pages) and FTS5's segment merges, which the mean carries.
+const spread = (values: number[]) => Object.fromEntries([['p10', 0.1], ['p25', 0.25], ['p50', 0.5], ['p75', 0.75], ['p90', 0.9], ['p99', 0.99], ['max', 1]].map(([name, p]) => [name, Number([...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p as number) * values.length))]!.toFixed(4))]).concat([['mean', Number((values.reduce((sum, value) => sum + value, 0) / values.length).toFixed(4))]]))
+console.log('every append, ms')
+console.table({ store: spread(times.store), 'FTS5 table': spread(times.fts5) })
 console.log(`store: time outside SQLite statements p50 ${(median(outside) * 1000).toFixed(1)} us`)
-console.log(`WAL frames per commit (median of growing commits): store ${median(frames.store)}, FTS5 table ${median(frames.fts5)}`)
+const meanOf = (values: number[]) => (values.reduce((sum, value) => sum + value, 0) / values.length).toFixed(2)
+console.log(`WAL frames per commit (commits without a checkpoint: median / mean): store ${median(frames.store)} / ${meanOf(frames.store)}, FTS5 table ${median(frames.fts5)} / ${meanOf(frames.fts5)}`)
 const rows = [...spent].map(([sql, { ms, calls, samples }]) => ({ sql: sql.replace(/\s+/g, ' ').slice(0, 80), usMean: Math.round(ms / APPENDS * 1000 * 10) / 10, usP50: Math.round(median(samples) * 1000 * 10) / 10, calls: calls / APPENDS }))
 rows.sort((a, b) => b.usP50 - a.usP50)
 console.table(rows)

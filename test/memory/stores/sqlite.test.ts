@@ -103,6 +103,33 @@ describe('sqliteMemoryStore options', () => {
   })
 })
 
+describe('sqliteMemoryStore open', () => {
+  it('a cold open and its first search prepare the statements that search runs and no write statement', async () => {
+    const file = join(tempDir(), 'memory.db')
+    const writer = sqliteMemoryStore({ file })
+    await writer.create().append(alice, { kind: 'semantic', content: 'tea with lemon' }, { audit })
+    await writer.close()
+    // The store loads better-sqlite3 with require: the same module, so its connections prepare through this prototype.
+    const prepare = Database.prototype.prepare
+    const prepared: string[] = []
+    Database.prototype.prepare = function (this: Database.Database, source: string) {
+      prepared.push(source)
+      return prepare.call(this, source)
+    } as typeof prepare
+    try {
+      const factory = store(file)
+      const hits = await factory.create().search(alice, { query: 'tea' })
+      expect(hits.map(hit => hit.record.content)).toEqual(['tea with lemon'])
+    }
+    finally {
+      Database.prototype.prepare = prepare
+    }
+    expect(prepared.length).toBeGreaterThan(0)
+    expect(prepared.filter(source => /^\s*(INSERT|UPDATE|DELETE|BEGIN|COMMIT)/i.test(source))).toEqual([])
+    expect(prepared.length).toBeLessThan(12)
+  })
+})
+
 describe('sqliteMemoryStore table', () => {
   it('each event is one row holding the JSONL line with seq, prev and digest, chained', async () => {
     const factory = store()

@@ -1,6 +1,7 @@
 /**
  * A connection's prepared statements, each prepared the first time it is read: an open prepares
- * only what its first operation runs (a cold open -> first search needs 7 of the store's 40), and
+ * only what its first operation runs (a cold open -> first search runs a few of the 35 the store
+ * and its FTS5 tail used to prepare at every open), and
  * every statement is prepared once per connection.
  */
 
