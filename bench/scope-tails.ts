@@ -14,7 +14,9 @@
  * collection (PerformanceObserver 'gc' entries), how many are the first search of their query in
  * their scope, and how many of those are in a scope the appends wrote to. Then how many scopes the
  * bound on loaded scopes dropped. `BENCH_GC_DETAIL=1` also prints the GC kinds and their total
- * time over the rounds. Run with `node --expose-gc --import tsx bench/scope-tails.ts`.
+ * time over the rounds. `BENCH_SCOPES=1` runs the one-scope shape instead (100,000 records in one
+ * scope); `BENCH_SUBJECTS=JSONL` limits the subjects (by name prefix). Run with
+ * `node --expose-gc --import tsx bench/scope-tails.ts`.
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -28,7 +30,7 @@ import { ensureFilledLog, useAsTheBenchDoes } from './filled-log.ts'
 import { percentile, QUERIES, round3, scopeUser, workloadContents } from './workload.ts'
 
 const SIZE = 100_000
-const SCOPES = 1000
+const SCOPES = Number(process.env.BENCH_SCOPES ?? 1000)
 const SEARCHES_PER_ROUND = 100
 const rounds = Number(process.env.BENCH_ROUNDS ?? 7)
 const base = process.env.BENCH_BASE ?? join(tmpdir(), `vam-scope-tails-${SIZE}-${SCOPES}`)
@@ -49,10 +51,10 @@ await useAsTheBenchDoes(store, SIZE, SCOPES, contents)
 const appended = new Set([...Array.from({ length: 100 }, (_, n) => scopeUser(n, SCOPES)), ...Array.from({ length: 500 }, (_, n) => scopeUser(n * 7, SCOPES))])
 const mini = createMiniSearchBaseline()
 contents.forEach((content, n) => mini.insert(scopeUser(n, SCOPES), content))
-const subjects: Subject[] = [
+const subjects = ([
   { name: 'JSONL', search: (user, query) => store.search(target(user), { query }) },
   { name: 'MiniSearch', search: (user, query) => mini.search(user, query) },
-]
+] satisfies Subject[]).filter(subject => !process.env.BENCH_SUBJECTS || process.env.BENCH_SUBJECTS.split(',').some(prefix => subject.name.startsWith(prefix)))
 
 const gcs: Array<{ start: number; end: number; kind: number }> = []
 const observer = new PerformanceObserver(list => {

@@ -5,8 +5,10 @@
  *
  * Per subject: cold open -> first search in one scope, heap per record after it (every other
  * scope untouched), first search in every scope (and per scope: the first search in a cold
- * scope, issue 13's 1 ms target), search p50 / p95 of the three query shapes
- * (interleaved rounds over all subjects, {@link searchPlan}; min and median of the round figures), the isolated
+ * scope, issue 13's 1 ms target), the first searches of each query shape (mean and slowest of a
+ * warm-up run for every subject alike, {@link warmUpSearches}), search p50 / p95 of the three query
+ * shapes after it (interleaved rounds over all subjects, {@link searchPlan}; min and median of the
+ * round figures), the isolated
  * append (one write after an idle turn of `IDLE_MS`) and the burst append (back to back, next to
  * a bare `appendFileSync` of a log line, alternating in blocks of 100), and bytes on disk per
  * record (JSONL: log + checkpoint + head; FTS5: the database after close; MiniSearch: none).
@@ -34,6 +36,12 @@ const BURST_APPENDS = 500
 export function searchPlan(scopes: number): { rounds: number; searches: number } {
   return scopes > 1 ? { rounds: 5, searches: 200 } : { rounds: 3, searches: 100 }
 }
+
+/**
+ * Untimed-for-the-rounds searches per subject and shape before round 1: in one scope our first
+ * ~20 six-word searches take 5-80 ms each (the search code is compiled as it runs); 30 covers them.
+ */
+const WARM_UP_SEARCHES = 30
 
 interface Opened {
   search(user: string, query: string): unknown
@@ -143,6 +151,32 @@ async function measureSubject(subject: Subject, size: number, scopes: number, co
 }
 
 /**
+ * Untimed searches of each shape per subject before the rounds (`BENCH_WARM_UP`, default
+ * {@link WARM_UP_SEARCHES}; 0 turns it off), every subject alike: the rounds then measure searches
+ * in a process that has searched before, as a server does. The first searches of a process (JIT
+ * compilation of the search code, structures built on a term's first search) are not hidden: their
+ * mean and slowest are figures of their own, `search<Shape>FirstMeanMs` and `search<Shape>FirstMaxMs`.
+ */
+async function warmUpSearches(handles: Map<string, Opened>, scopes: number): Promise<Record<string, SubjectFigures>> {
+  const count = Number(process.env.BENCH_WARM_UP ?? WARM_UP_SEARCHES)
+  const figures: Record<string, SubjectFigures> = {}
+  if (count <= 0) return figures
+  for (const [name, opened] of handles) {
+    const own: SubjectFigures = (figures[name] = {})
+    for (const [shape, query] of Object.entries(QUERIES)) {
+      const times: number[] = []
+      emptyNursery()
+      // Scopes the rounds search too (round 0's first ones), so no subject meets them cold in the rounds.
+      for (let n = 0; n < count; n++) times.push(await timed(() => opened.search(scopeUser(n * 37, scopes), query)))
+      const key = `search${shape[0]!.toUpperCase()}${shape.slice(1)}First`
+      own[`${key}MeanMs`] = times.reduce((sum, time) => sum + time, 0) / count
+      own[`${key}MaxMs`] = Math.max(...times)
+    }
+  }
+  return figures
+}
+
+/**
  * Search p50 / p95 per query shape, in interleaved rounds over every subject: min and median of
  * the rounds. Each subject's block of searches of one query starts after a young-generation GC
  * ({@link emptyNursery}), so that a block pays for its own garbage, not for the garbage of the
@@ -150,6 +184,7 @@ async function measureSubject(subject: Subject, size: number, scopes: number, co
  */
 async function searchRounds(handles: Map<string, Opened>, scopes: number, plan: { rounds: number; searches: number }): Promise<Record<string, SubjectFigures>> {
   const samples: Record<string, Record<string, number[]>> = {}
+  const warmUp = await warmUpSearches(handles, scopes)
   for (let round = 0; round < plan.rounds; round++) {
     for (const [name, opened] of handles) {
       for (const [shape, query] of Object.entries(QUERIES)) {
@@ -162,9 +197,10 @@ async function searchRounds(handles: Map<string, Opened>, scopes: number, plan: 
       }
     }
   }
+  if (process.env.BENCH_ROUND_DETAIL) for (const [name, buckets] of Object.entries(samples)) process.stderr.write(`${name} rounds: ${Object.entries(buckets).map(([key, values]) => `${key} ${values.map(round3).join(' ')}`).join('; ')}\n`)
   const figures: Record<string, SubjectFigures> = {}
   for (const [name, buckets] of Object.entries(samples)) {
-    figures[name] = {}
+    figures[name] = { ...warmUp[name] }
     for (const [key, values] of Object.entries(buckets)) {
       figures[name]![`search${key[0]!.toUpperCase()}${key.slice(1)}MsMin`] = Math.min(...values)
       figures[name]![`search${key[0]!.toUpperCase()}${key.slice(1)}MsMedian`] = percentile(values, 0.5)
