@@ -3,8 +3,10 @@ import { basename, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { agentError, causeOf } from '../errors.ts'
 import type { AgentDefinition } from '../agent/types.ts'
-import { withMemoryFolder } from '../memory/folder.ts'
 import { trackLoadedAgent } from './release-agent.ts'
+
+// Loaded when a command runs, so `agent --help` loads none of them.
+const memoryFolder = () => import('../memory/folder.ts')
 
 /** Extensions tried for an agent module, in order. */
 const AGENT_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'] as const
@@ -125,7 +127,7 @@ export async function loadAgent(root: string, name: string): Promise<LoadedAgent
   }
   const named = candidate.name === 'agent' && location.name !== 'agent' ? { ...candidate, name: location.name } : candidate
   // The agent directory's memory/ folder is part of the agent.
-  const agent = withMemoryFolder(named, location.file)
+  const agent = (await memoryFolder()).withMemoryFolder(named, location.file)
   trackLoadedAgent(agent)
   return { agent, location }
 }

@@ -12,21 +12,23 @@ import type { ArgsDef, CommandDef } from 'citty'
 import { consola } from 'consola'
 import { agentError, toErrorShape } from '../errors.ts'
 import { formatError } from './format.ts'
-import { runChat } from './chat.ts'
-import { describeAgent, describeDriver } from './info.ts'
-import { groupBySpeaker, importRecords, parseLocomoConversation } from './import-locomo.ts'
 import { loadAgent, resolveRoot } from './load-agent.ts'
 import { releaseLoadedAgents } from './release-agent.ts'
-import { openMemoryStore } from '../memory/open-store.ts'
 import { compactCommand, verifyCommand } from './commands/log.ts'
 import { mcpCommand } from './commands/mcp.ts'
 import { studioCommand } from './commands/studio.ts'
 import { embedAfterImport, eraseCommand, exportCommand, withFileImport } from './commands/transfer.ts'
-import { memoryStoreConfigOf } from '../memory/capability.ts'
-import { hybridSearch } from '../memory/hybrid-search.ts'
-import { routesBase, runRemoteChat } from './commands/dev-url.ts'
 import { rejectEmptyOptions, rejectUnknownOptions } from './options.ts'
-import { watchEmbedder } from './embed-watch.ts'
+
+// Loaded when a command runs, so `agent --help` loads none of them.
+const chat = () => import('./chat.ts')
+const infoModule = () => import('./info.ts')
+const locomo = () => import('./import-locomo.ts')
+const openStore = () => import('../memory/open-store.ts')
+const memoryCapability = () => import('../memory/capability.ts')
+const hybrid = () => import('../memory/hybrid-search.ts')
+const devUrl = () => import('./commands/dev-url.ts')
+const embedWatch = () => import('./embed-watch.ts')
 
 /** Default user id of CLI invocations (`--user`). */
 export const DEFAULT_CLI_USER = 'demo'
@@ -84,15 +86,15 @@ const dev = defineCommand({
   run: ({ args, cmd }) => guarded(async () => {
     if (args.url) {
       rejectUnknownOptions(args, cmd.args as Record<string, unknown>)
-      consola.info(`Chatting with ${args.agent} at ${routesBase(args.url)} as ${args.user}. Type /exit to quit.`)
-      const { unreachable } = await runRemoteChat({ url: args.url, agent: args.agent, user: args.user, ...(args.token ? { token: args.token } : {}), ...(args.thread ? { threadId: args.thread } : {}), input: process.stdin, output: process.stdout, interactive: process.stdin.isTTY === true, ...(args.verbose ? { jsonLimit: 0 } : {}) })
+      consola.info(`Chatting with ${args.agent} at ${(await devUrl()).routesBase(args.url)} as ${args.user}. Type /exit to quit.`)
+      const { unreachable } = await (await devUrl()).runRemoteChat({ url: args.url, agent: args.agent, user: args.user, ...(args.token ? { token: args.token } : {}), ...(args.thread ? { threadId: args.thread } : {}), input: process.stdin, output: process.stdout, interactive: process.stdin.isTTY === true, ...(args.verbose ? { jsonLimit: 0 } : {}) })
       if (unreachable) process.exitCode = 1
       return
     }
     const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
     const interactive = process.stdin.isTTY === true
-    consola.info(`Chatting with ${agent.name} (${describeDriver(agent.driver)}) as ${args.user}. Type /exit to quit, /approvals to list pending approvals.`)
-    await runChat({
+    consola.info(`Chatting with ${agent.name} (${(await infoModule()).describeDriver(agent.driver)}) as ${args.user}. Type /exit to quit, /approvals to list pending approvals.`)
+    await (await chat()).runChat({
       agent,
       user: { id: args.user },
       threadId: args.thread,
@@ -110,7 +112,7 @@ const info = defineCommand({
   args: agentArgs,
   run: ({ args, cmd }) => guarded(async () => {
     const { agent, location } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
-    for (const text of describeAgent(agent, location.file)) print(text)
+    for (const text of (await infoModule()).describeAgent(agent, location.file)) print(text)
   }),
 })
 
@@ -143,13 +145,13 @@ const importCommand = defineCommand({
     if (args.scope !== 'speaker' && args.scope !== 'conversation') {
       throw agentError('CLI_INVALID_SCOPE', `--scope is ${JSON.stringify(args.scope)}, not 'speaker' or 'conversation'`, "pass --scope speaker (one scope per speaker, the default) or --scope conversation (one scope for the whole conversation)", { scope: args.scope })
     }
-    const observations = parseLocomoConversation(data, args.locomo)
-    const groups = args.scope === 'conversation' ? new Map([[basename(file).replace(/\.json$/i, ''), observations]]) : groupBySpeaker(observations)
+    const observations = (await locomo()).parseLocomoConversation(data, args.locomo)
+    const groups = args.scope === 'conversation' ? new Map([[basename(file).replace(/\.json$/i, ''), observations]]) : (await locomo()).groupBySpeaker(observations)
     let added = 0
     let skipped = 0
     for (const [speaker, group] of groups) {
-      const { adapter, target } = await openMemoryStore(agent, { user: { id: speaker, ...(args.tenant ? { tenant: args.tenant } : {}) }, store: args.store })
-      const counts = await importRecords(adapter, target, group.map(observation => observation.record), { agent: agent.name, user: speaker, via: 'import' })
+      const { adapter, target } = await (await openStore()).openMemoryStore(agent, { user: { id: speaker, ...(args.tenant ? { tenant: args.tenant } : {}) }, store: args.store })
+      const counts = await (await locomo()).importRecords(adapter, target, group.map(observation => observation.record), { agent: agent.name, user: speaker, via: 'import' })
       print(`${speaker}: ${counts.added} added, ${counts.skipped} already present (store ${target.store}, scope ${JSON.stringify(target.scope)})`)
       const embedded = await embedAfterImport(agent, target.store, adapter, target)
       if (embedded) print(`${speaker}: ${embedded}`)
@@ -165,7 +167,7 @@ const list = defineCommand({
   args: { ...agentArgs, user: userArg, store: storeArg },
   run: ({ args, cmd }) => guarded(async () => {
     const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
-    const { adapter, target } = await openMemoryStore(agent, { user: { id: args.user }, store: args.store })
+    const { adapter, target } = await (await openStore()).openMemoryStore(agent, { user: { id: args.user }, store: args.store })
     const records = await adapter.export(target)
     for (const record of records) print(`${record.id}  ${record.status}  ${record.kind}  ${record.createdAt}  ${record.content}`)
     print(`${records.length} ${records.length === 1 ? 'record' : 'records'} in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
@@ -183,17 +185,17 @@ const search = defineCommand({
   },
   run: ({ args, cmd }) => guarded(async () => {
     const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
-    const { adapter, target } = await openMemoryStore(agent, { user: { id: args.user }, store: args.store })
+    const { adapter, target } = await (await openStore()).openMemoryStore(agent, { user: { id: args.user }, store: args.store })
     const limit = args.limit === undefined ? undefined : Number(args.limit)
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw agentError('CLI_INVALID_LIMIT', `--limit ${args.limit} is not a positive integer`, 'pass --limit 1 or more')
     // `agent memory search window seats` means the query "window seats", as the quoted form does.
     const words = args._.length > 0 ? args._.join(' ') : args.query
     const query = { query: words, ...(limit === undefined ? {} : { limit }) }
     // As memory_search: hybrid (full text fused with vectors) when the store has `embed`.
-    const config = memoryStoreConfigOf(agent, target.store)
-    const embedder = config.embed && config.searchMode !== 'substring' ? watchEmbedder(config.embed) : undefined
+    const config = (await memoryCapability()).memoryStoreConfigOf(agent, target.store)
+    const embedder = config.embed && config.searchMode !== 'substring' ? (await embedWatch()).watchEmbedder(config.embed) : undefined
     const hits = embedder
-      ? await hybridSearch(adapter, target, query, { model: embedder.model })
+      ? await (await hybrid()).hybridSearch(adapter, target, query, { model: embedder.model })
       : await adapter.search(target, { ...query, ...(config.searchMode === 'substring' ? { mode: 'substring' as const } : {}) })
     // Hybrid search falls back to the full-text results when the embedder fails: say so, with its error.
     const failure = embedder?.failure()

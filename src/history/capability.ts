@@ -20,6 +20,7 @@ import {
   listItems,
   newEntryId,
   openHistoryFile,
+  userHistoryScope,
   windowItems,
   type HistoryEntry,
   type HistoryEntryInput,
@@ -386,7 +387,7 @@ export function entriesOf(messages: readonly ModelMessage[], runId: string): His
 
 async function resolveScope(option: HistoryScopeOption, context: Omit<MemoryScopeContext, 'store'>): Promise<MemoryScope | undefined> {
   if (option === 'thread') return context.run.threadId ? { agent: context.agent, thread: context.run.threadId } : undefined
-  if (option === 'user') return context.user?.id ? { agent: context.agent, user: context.user.id } : undefined
+  if (option === 'user') return context.user?.id ? userHistoryScope(context.agent, context.user) : undefined
   if (typeof option !== 'function') return validateScope(option, 'history')
   let value: unknown
   try {

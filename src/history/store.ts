@@ -23,6 +23,7 @@
  * target is gone changes nothing, and a `summary` whose covered entries changed meanwhile is
  * ignored (a summary can only apply to exactly the entries it was computed from).
  */
+import { identityOf, type IdentityRef } from '../agent/identity.ts'
 import { agentError } from '../errors.ts'
 import { sha256Hex } from '../log/digest.ts'
 import { scopeKey } from '../memory/scope.ts'
@@ -139,6 +140,16 @@ interface Cache {
 }
 
 const caches = new WeakMap<HistoryBackend, Map<string, Cache>>()
+
+/**
+ * The scope of `history({ scope: 'user' })` for `user` of `agent`: `{ agent, tenant, user }`, or
+ * `{ agent, user }` for a user without a tenant. The tenant is part of the identity (see
+ * docs/security.md, "One identity everywhere"): one user id in two tenants has two histories.
+ */
+export function userHistoryScope(agent: string, user: IdentityRef): MemoryScope {
+  const identity = identityOf(user)!
+  return { agent, ...(identity.tenant !== undefined ? { tenant: identity.tenant } : {}), user: identity.id }
+}
 
 /**
  * The workspace key of a scope's history: `history:` + a readable, lower-case form of the scope

@@ -31,7 +31,7 @@
 import { rewriteApprovalFile, decideApproval, loadApproval, threadKey } from '../agent/store.ts'
 import type { IdentityRef } from '../agent/identity.ts'
 import type { ApprovalRequest } from '../agent/types.ts'
-import { forgetHistoryCache, historyKey } from '../history/store.ts'
+import { forgetHistoryCache, historyKey, userHistoryScope } from '../history/store.ts'
 import { historyBackendsOutsideWorkspaces, type ScrubbableHistoryBackend } from '../history/stores.ts'
 import { INTEGRITY_KEY_PATH } from '../agent/integrity.ts'
 import { holdsAny, noteErased, scrubJson, scrubString, type ErasedValue } from '../workspace/erased.ts'
@@ -134,6 +134,7 @@ export async function eraseCopies(workspace: Workspace, reach: ErasureReach, opt
   const agents = new Set(reach.scopes.map(scope => scope.agent).filter(agent => agent !== undefined))
   // Threads of the owner or linked: a history kept per thread (`{ agent, thread }`) is in reach with them.
   const threadsInReach: Array<{ agent: string; threadId: string }> = []
+  const threadOwners: IdentityRef[] = []
   for (const key of await workspace.keys()) {
     if (key === logKey || key === INTEGRITY_KEY_PATH || key.endsWith('.decision') || key.endsWith('.ids')) continue
     const text = await workspace.readText(key).catch(() => undefined)
@@ -144,6 +145,8 @@ export async function eraseCopies(workspace: Workspace, reach: ErasureReach, opt
       const owner = threadOwnerOf(text)
       const inReach = reaches(reach, { key, ...(owner ? { owner } : {}), text })
       if (inReach) threadsInReach.push({ agent: thread[1]!, threadId: decodeURIComponent(thread[2]!) })
+      // An erased scope without a tenant names its user in every tenant: the owners' threads say which tenants.
+      if (owner && ownedBy(reach, owner)) threadOwners.push(owner)
       if (!holdsAny(text, texts)) continue
       if (!inReach) {
         report.kept.push(key)
@@ -187,7 +190,7 @@ export async function eraseCopies(workspace: Workspace, reach: ErasureReach, opt
     }
     report.remaining.push(key)
   }
-  const ownHistories = await ownerHistoryKeys(reach, agents, threadsInReach)
+  const ownHistories = await ownerHistoryKeys(reach, agents, threadsInReach, threadOwners)
   const inReach = (key: string, text: string) => ownHistories.has(key) || reaches(reach, { key, text })
   for (const { key, text } of histories) {
     if (!inReach(key, text)) {
@@ -238,9 +241,12 @@ function threadOwnerOf(text: string): IdentityRef | undefined {
  * `history({ scope: 'thread' })` of each thread in reach. A history under another scope of a
  * custom scope function is in reach only by a link.
  */
-async function ownerHistoryKeys(reach: ErasureReach, agents: ReadonlySet<string>, threads: ReadonlyArray<{ agent: string; threadId: string }>): Promise<Set<string>> {
+async function ownerHistoryKeys(reach: ErasureReach, agents: ReadonlySet<string>, threads: ReadonlyArray<{ agent: string; threadId: string }>, threadOwners: readonly IdentityRef[]): Promise<Set<string>> {
   const scopes: MemoryScope[] = [...reach.scopes]
-  for (const agent of agents) for (const owner of reach.owners) scopes.push({ agent, user: owner.id })
+  for (const agent of agents) {
+    // The key without a tenant too: a tenant's user wrote there before the tenant was in the key.
+    for (const owner of [...reach.owners, ...threadOwners]) scopes.push(userHistoryScope(agent, owner), { agent, user: owner.id })
+  }
   for (const { agent, threadId } of threads) scopes.push({ agent, thread: threadId })
   return new Set(await Promise.all(scopes.map(scope => historyKey(scope))))
 }

@@ -7,8 +7,9 @@ import { checkWorkspaceOptions } from './options.ts'
 import { dropLease, type FileLease, forgetKnownSize, isLeasedFile, noteLeasedStat, RETAKE, withFileLease, withFileLeaseNow } from './file-lease.ts'
 import type { Workspace, WorkspaceOptions, WorkspaceReplaceWithOptions, WorkspaceValueStat, WorkspaceWriteOptions } from './types.ts'
 
-/** Default folder of the fs-backed workspace, relative to `process.cwd()`. */
-export const DEFAULT_WORKSPACE_DIR = '.agent/workspace'
+import { DEFAULT_WORKSPACE_DIR } from './defaults.ts'
+
+export { DEFAULT_WORKSPACE_DIR }
 
 /**
  * Creates the agent workspace over an unstorage `Storage`.

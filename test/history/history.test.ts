@@ -95,6 +95,22 @@ describe('history() stores and injects the conversation', () => {
     expect(spoken(model.prompts[2]!)).toEqual(['user: Where do I work?'])
   })
 
+  it('scope "user" keeps one history per identity: the same user id in two tenants has two histories', async () => {
+    const model = scriptedModel([{ text: 'Noted' }, { text: 'Acme' }, { text: 'No idea' }, { text: 'Hello' }])
+    const definition = agent({ model }, { scope: 'user' })
+    await runAgent(definition, { input: 'I work at Acme', threadId: 'a1', user: { id: 'alice', tenant: 'north' } }).result
+    await runAgent(definition, { input: 'Where do I work?', threadId: 'a2', user: { id: 'alice', tenant: 'north' } }).result
+    await runAgent(definition, { input: 'Where do I work?', threadId: 's1', user: { id: 'alice', tenant: 'south' } }).result
+    await runAgent(definition, { input: 'Hi', threadId: 'n1', user: { id: 'alice' } }).result
+    const spoken = (prompt: Prompt) => said(prompt).filter(line => !line.startsWith('system'))
+    expect(spoken(model.prompts[1]!)).toEqual(['user: I work at Acme', 'assistant: Noted', 'user: Where do I work?'])
+    expect(spoken(model.prompts[2]!)).toEqual(['user: Where do I work?'])
+    expect(spoken(model.prompts[3]!)).toEqual(['user: Hi'])
+    const north = await openHistory(definition, { user: { id: 'alice', tenant: 'north' } })
+    expect(north.scope).toEqual({ agent: 'support', tenant: 'north', user: 'alice' })
+    expect((await openHistory(definition, { user: { id: 'alice' } })).scope).toEqual({ agent: 'support', user: 'alice' })
+  })
+
   it('scope "user" without a user switches history off for the run (nothing stored)', async () => {
     const ws = workspace()
     const definition = agent({ model: scriptedModel([{ text: 'hi' }]) }, { scope: 'user', store: workspaceHistoryStore() }, ws)

@@ -13,6 +13,7 @@ import { resolveApproval } from '../../src/agent/approvals.ts'
 import { defineAgent } from '../../src/agent/define.ts'
 import { runAgent } from '../../src/agent/run.ts'
 import { history, memory, openMemoryStore, workspaceHistoryStore, workspaceJsonlMemoryStore } from '../../src/capabilities/index.ts'
+import { historyKey, openHistoryFile, userHistoryScope } from '../../src/history/store.ts'
 import { verifyLog } from '../../src/memory/event-log.ts'
 import { eraseMemoryScope } from '../../src/memory/retention.ts'
 import { scriptedModel } from '../../src/testing/index.ts'
@@ -95,5 +96,40 @@ describe('the reach of an erasure', () => {
     expect(report.erased).toBe(1)
     expect(filesHolding(dir, SENTENCE)).toEqual([])
     expect(report.copies.kept).toEqual([])
+  })
+
+  it('erasing alice\'s scope in one tenant scrubs her history there and the history written before the tenant was in its key, with no link to her records, and keeps alice\'s of another tenant', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-erase-tenant-'))
+    folders.push(dir)
+    const workspace = createWorkspace({ dir })
+    const support = (steps: Parameters<typeof scriptedModel>[0]) => defineAgent({
+      name: 'support',
+      driver: { model: scriptedModel(steps) },
+      workspace,
+      capabilities: [
+        memory({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: ({ user }) => (user ? { agent: 'support', project: 'notes', ...(user.tenant ? { tenant: user.tenant } : {}), user: user.id } : undefined), write: { mode: 'tool' } } } }),
+      ],
+    })
+    const north = { id: 'alice', tenant: 'north' }
+    const south = { id: 'alice', tenant: 'south' }
+    for (const [user, threadId] of [[north, 'tn'], [south, 'ts']] as const) {
+      const agent = support([remember(SENTENCE, `c-${user.tenant}`), { text: `Saved: ${SENTENCE}.` }])
+      expect((await runAgent(agent, { input: `remember: ${SENTENCE}`, threadId, user }).result).status).toBe('completed')
+    }
+    // Each alice's history({ scope: 'user' }) holds the sentence with no link to a record, and so
+    // does the history kept under the key without the tenant (as history() wrote it before).
+    const backend = await workspaceHistoryStore().open({ agent: 'support', workspace })
+    for (const scope of [userHistoryScope('support', north), userHistoryScope('support', south), { agent: 'support', user: 'alice' }]) {
+      await (await openHistoryFile(backend, scope)).add([{ role: 'user', content: `my code: ${SENTENCE}` }])
+    }
+    const histories = () => filesHolding(dir, SENTENCE).filter(file => file.startsWith('history/'))
+    expect(histories()).toHaveLength(3)
+    const norths = await openMemoryStore(support([]), { user: north })
+
+    await eraseMemoryScope(norths.adapter, norths.target, { audit: { via: 'api', user: 'admin' } })
+
+    expect(histories()).toEqual([`history/${(await historyKey({ agent: 'support', tenant: 'south', user: 'alice' })).slice('history:'.length)}`])
+    const souths = await openMemoryStore(support([]), { user: south })
+    expect((await souths.adapter.export(souths.target)).map(record => record.content)).toEqual([SENTENCE])
   })
 })

@@ -7,10 +7,13 @@ import { join, resolve } from 'node:path'
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
 import { agentError, toErrorShape } from '../../errors.ts'
-import { compactLog, verifyLog } from '../../memory/event-log.ts'
-import { checkLogPath, DEFAULT_MEMORY_LOG_PATH } from '../../memory/stores/workspace-jsonl.ts'
-import { createWorkspace, DEFAULT_WORKSPACE_DIR } from '../../workspace/workspace.ts'
+import { DEFAULT_MEMORY_LOG_PATH, DEFAULT_WORKSPACE_DIR } from '../../workspace/defaults.ts'
 import { formatError } from '../format.ts'
+
+// Loaded when a command runs, so `agent --help` loads none of them.
+const eventLog = () => import('../../memory/event-log.ts')
+const jsonlStore = () => import('../../memory/stores/workspace-jsonl.ts')
+const workspaceModule = () => import('../../workspace/workspace.ts')
 
 const logArgs = {
   dir: { type: 'string', description: `Workspace folder (default: ${DEFAULT_WORKSPACE_DIR})`, default: DEFAULT_WORKSPACE_DIR },
@@ -22,9 +25,9 @@ const logArgs = {
  * (`MEMORY_LOG_NOT_FOUND`), never "0 lines verify".
  */
 async function existingLog(args: { dir: string; path: string }, writable: boolean) {
-  const path = checkLogPath(args.path)
+  const path = (await jsonlStore()).checkLogPath(args.path)
   const dir = resolve(args.dir)
-  const workspace = createWorkspace({ dir, writable })
+  const workspace = (await workspaceModule()).createWorkspace({ dir, writable })
   if (!(await workspace.has(path))) {
     throw agentError('MEMORY_LOG_NOT_FOUND', `there is no memory log at ${join(dir, path)}`, 'pass --dir with the agent\'s workspace folder (the playground\'s is playground/.agent/workspace) and --path when the store sets one', { dir, path })
   }
@@ -46,7 +49,7 @@ export const verifyCommand = defineCommand({
   run: async ({ args }) => {
     try {
       const { workspace, path } = await existingLog(args, false)
-      const result = await verifyLog(workspace, path)
+      const result = await (await eventLog()).verifyLog(workspace, path)
       if (result.ok) {
         print(`ok: ${result.lines} ${result.lines === 1 ? 'line' : 'lines'} verify in ${path}${result.torn ? ` (torn tail of ${result.torn.bytes} bytes from line ${result.torn.line}, moved aside at the next write)` : ''}`)
         return
@@ -71,7 +74,7 @@ export const compactCommand = defineCommand({
   run: async ({ args }) => {
     try {
       const { workspace, path } = await existingLog(args, true)
-      const result = await compactLog(workspace, path)
+      const result = await (await eventLog()).compactLog(workspace, path)
       print(`compacted ${path}: ${result.lines} lines, ${result.bytesBefore} -> ${result.bytesAfter} bytes, ${result.erasedLines} erased payloads removed${result.rechained ? ', version 1 lines rewritten as version 2' : ''}`)
     }
     catch (error) {

@@ -5,16 +5,18 @@
  */
 import { createInterface } from 'node:readline/promises'
 import { defineCommand } from 'citty'
-import { listApprovals, resolveApproval } from '../../agent/approvals.ts'
 import type { AgentDefinition, AgentRunEvent, ApprovalRequest } from '../../agent/types.ts'
 import { agentError, toErrorShape } from '../../errors.ts'
-import { startMcpHttpServer } from '../../mcp/http.ts'
-import { openMcpSession } from '../../mcp/session.ts'
-import { serveMcpStdio } from '../../mcp/stdio.ts'
 import { formatApprovalPrompt, formatError, formatEvent, formatJson, parseApprovalAnswer } from '../format.ts'
 import { loadAgent, resolveRoot } from '../load-agent.ts'
 import { releaseLoadedAgents } from '../release-agent.ts'
 import { rejectUnknownOptions } from '../options.ts'
+
+// Loaded when a command runs, so `agent --help` loads none of them.
+const approvals = () => import('../../agent/approvals.ts')
+const mcpHttp = () => import('../../mcp/http.ts')
+const mcpSession = () => import('../../mcp/session.ts')
+const mcpStdio = () => import('../../mcp/stdio.ts')
 
 const args = {
   agent: { type: 'string', description: 'Agent name: server/agents/<name>.ts or server/agents/<name>/agent.ts', required: true },
@@ -73,17 +75,17 @@ export const mcpCommand = defineCommand({
       let asking = Promise.resolve()
       const ask = terminal && ((approval: ApprovalRequest) => {
         asking = asking.then(async () => {
-          const current = (await listApprovals(agent, { status: 'pending' })).find((candidate) => candidate.id === approval.id)
+          const current = (await (await approvals()).listApprovals(agent, { status: 'pending' })).find((candidate) => candidate.id === approval.id)
           if (!current) return
           const { approved, reason } = parseApprovalAnswer(await terminal.question(formatApprovalPrompt(approval)))
-          await resolveApproval(agent, approval.id, { approved, ...(reason ? { reason } : {}), approver: user.id, user }).result
+          await (await approvals()).resolveApproval(agent, approval.id, { approved, ...(reason ? { reason } : {}), approver: user.id, user }).result
         }).catch((error: unknown) => log(`[error] ${formatError(toErrorShape(error))}`))
       })
 
-      const bridge = await openMcpSession(agent, { user, onEvent: eventPrinter(agent, user.id, ask), ...(timeoutSeconds ? { approvalTimeoutMs: Math.round(timeoutSeconds * 1000) } : {}) })
+      const bridge = await (await mcpSession()).openMcpSession(agent, { user, onEvent: eventPrinter(agent, user.id, ask), ...(timeoutSeconds ? { approvalTimeoutMs: Math.round(timeoutSeconds * 1000) } : {}) })
       const tools = bridge.list().map((tool) => tool.name)
       if (transport === 'stdio') {
-        const server = await serveMcpStdio(bridge)
+        const server = await (await mcpStdio()).serveMcpStdio(bridge)
         log(`agent mcp: serving ${agent.name} as user ${user.id} over stdio (tools: ${tools.join(', ') || 'none'})`)
         const stop = () => { void server.close() }
         process.once('SIGINT', stop)
@@ -91,7 +93,7 @@ export const mcpCommand = defineCommand({
         await server.closed
         return
       }
-      const server = await startMcpHttpServer(bridge, { ...(port ? { port } : {}) })
+      const server = await (await mcpHttp()).startMcpHttpServer(bridge, { ...(port ? { port } : {}) })
       process.stdout.write(`url: ${server.url}\ntoken: ${server.token}\n`)
       log(`agent mcp: serving ${agent.name} as user ${user.id} over Streamable HTTP (tools: ${tools.join(', ') || 'none'}); send "Authorization: Bearer <token>"; Ctrl-C to stop`)
       await new Promise<void>((resolve) => {

@@ -7,16 +7,18 @@
 import { createServer, type Server } from 'node:http'
 import { defineCommand } from 'citty'
 import { consola } from 'consola'
-import { toNodeHandler } from 'h3/node'
 import { agentError, toErrorShape } from '../../errors.ts'
 import type { AgentDefinition } from '../../agent/types.ts'
-import { createAgentRoutes, DEFAULT_AGENTS_PREFIX } from '../../server/routes.ts'
-import { discoverScopeUsers } from '../../server/studio-routes.ts'
 import type { AgentSource } from '../../server/types.ts'
-import { DEFAULT_DEV_USERS, devIdentity } from '../../vite/plugin.ts'
 import { formatError } from '../format.ts'
 import { rejectUnknownOptions } from '../options.ts'
 import { listAgents, loadAgent, resolveRoot } from '../load-agent.ts'
+
+// Loaded when a command runs, so `agent --help` loads none of them.
+const h3Node = () => import('h3/node')
+const routes = () => import('../../server/routes.ts')
+const studioRoutes = () => import('../../server/studio-routes.ts')
+const vitePlugin = () => import('../../vite/plugin.ts')
 
 /** Default port of `agent studio`. */
 export const DEFAULT_STUDIO_PORT = 4317
@@ -55,6 +57,7 @@ export interface StudioServerOptions {
  * Resolves with the listening server and the studio's URL.
  */
 export async function startStudioServer(options: StudioServerOptions): Promise<{ server: Server; url: string }> {
+  const [{ createAgentRoutes, DEFAULT_AGENTS_PREFIX }, { discoverScopeUsers }, { DEFAULT_DEV_USERS, devIdentity }, { toNodeHandler }] = await Promise.all([routes(), studioRoutes(), vitePlugin(), h3Node()])
   const users = options.users ?? DEFAULT_DEV_USERS
   const agents = directoryAgentSource(options.root)
   const app = createAgentRoutes({ agents, identify: devIdentity(users, { discover: () => discoverScopeUsers(agents) }), prefix: DEFAULT_AGENTS_PREFIX, mode: 'dev', devUsers: users, studio: true })

@@ -8,16 +8,19 @@ import { dirname, resolve as resolvePath } from 'node:path'
 import { defineCommand, type CommandDef } from 'citty'
 import { consola } from 'consola'
 import { agentError, toErrorShape } from '../../errors.ts'
-import { memoryStoreConfigOf } from '../../memory/capability.ts'
-import { openMemoryStore } from '../../memory/open-store.ts'
-import { eraseMemoryScope, exportMemoryScope, hardDeleteMemoryRecord, importMemoryScope, type MemoryErasureReport } from '../../memory/retention.ts'
-import { embedMemoryScope } from '../../memory/embeddings.ts'
+import type { MemoryErasureReport } from '../../memory/retention.ts'
 import type { AgentDefinition } from '../../agent/types.ts'
 import type { MemoryStoreAdapter, MemoryTarget } from '../../memory/types.ts'
 import { formatError } from '../format.ts'
 import { loadAgent, resolveRoot } from '../load-agent.ts'
 import { releaseLoadedAgents } from '../release-agent.ts'
 import { rejectUnknownOptions as rejectUnknown } from '../options.ts'
+
+// Loaded when a command runs, so `agent --help` loads none of them.
+const memoryCapability = () => import('../../memory/capability.ts')
+const openStore = () => import('../../memory/open-store.ts')
+const retention = () => import('../../memory/retention.ts')
+const embeddings = () => import('../../memory/embeddings.ts')
 
 const DEFAULT_USER = 'demo'
 
@@ -51,8 +54,8 @@ async function openScope(args: { agent: string; root?: string; user: string; sto
   const root = resolveRoot(args.root)
   process.chdir(root)
   const { agent } = await loadAgent(root, args.agent)
-  const opened = await openMemoryStore(agent, { user: { id: args.user, ...(args.tenant ? { tenant: args.tenant } : {}) }, ...(args.store ? { store: args.store } : {}) })
-  return { agent, opened, config: memoryStoreConfigOf(agent, opened.store) }
+  const opened = await (await openStore()).openMemoryStore(agent, { user: { id: args.user, ...(args.tenant ? { tenant: args.tenant } : {}) }, ...(args.store ? { store: args.store } : {}) })
+  return { agent, opened, config: (await memoryCapability()).memoryStoreConfigOf(agent, opened.store) }
 }
 
 /**
@@ -71,7 +74,7 @@ export const exportCommand = defineCommand({
     if (config.retention?.export === false) {
       throw agentError('MEMORY_EXPORT_DISABLED', `memory store "${opened.store}" has retention.export set to false`, 'enable export in the store options (retention.export) to export its scopes', { store: opened.store })
     }
-    const data = await exportMemoryScope(opened.adapter, opened.target, { agent: agent.name })
+    const data = await (await retention()).exportMemoryScope(opened.adapter, opened.target, { agent: agent.name })
     const text = `${JSON.stringify(data, null, 2)}\n`
     if (out === undefined) {
       process.stdout.write(text)
@@ -95,10 +98,10 @@ export const exportCommand = defineCommand({
  * print. An embedder failure is a warning line, never a failed import: the next search embeds them.
  */
 export async function embedAfterImport(agent: AgentDefinition, store: string, adapter: MemoryStoreAdapter, target: MemoryTarget): Promise<string | undefined> {
-  const model = memoryStoreConfigOf(agent, store).embed
+  const model = (await memoryCapability()).memoryStoreConfigOf(agent, store).embed
   if (!model) return undefined
   try {
-    const { embedded } = await embedMemoryScope(adapter, target, model)
+    const { embedded } = await (await embeddings()).embedMemoryScope(adapter, target, model)
     return `embedded ${embedded} ${embedded === 1 ? 'record' : 'records'} for semantic search`
   }
   catch (error) {
@@ -133,8 +136,8 @@ export const eraseCommand = defineCommand({
     const audit = { via: 'cli' as const, agent: agent.name, user: args.user }
     const options = { audit, ...(agent.workspace ? { workspace: agent.workspace } : {}) }
     const report = args.id !== undefined
-      ? await hardDeleteMemoryRecord(opened.adapter, opened.target, args.id, options)
-      : await eraseMemoryScope(opened.adapter, opened.target, options)
+      ? await (await retention()).hardDeleteMemoryRecord(opened.adapter, opened.target, args.id, options)
+      : await (await retention()).eraseMemoryScope(opened.adapter, opened.target, options)
     for (const line of formatErasure(report, `store ${opened.store}, scope ${JSON.stringify(opened.target.scope)}`)) print(line)
   }),
 })
@@ -150,7 +153,7 @@ async function importFile(args: { agent: string; root?: string; user: string; st
     throw agentError('MEMORY_IMPORT_INVALID', `cannot read ${args.file} as JSON: ${error instanceof Error ? error.message : String(error)}`, 'pass a file written by `agent memory export`', { file: args.file }, error)
   }
   const { agent, opened } = await openScope(args)
-  const counts = await importMemoryScope(opened.adapter, opened.target, data, { audit: { via: 'import', agent: agent.name, user: args.user } })
+  const counts = await (await retention()).importMemoryScope(opened.adapter, opened.target, data, { audit: { via: 'import', agent: agent.name, user: args.user } })
   print(`imported ${counts.added} ${counts.added === 1 ? 'record' : 'records'} into store ${opened.store}, scope ${JSON.stringify(opened.target.scope)} (${counts.skipped} already present, ${counts.duplicates} duplicates, ${counts.renamed} renamed, ${counts.expired} expired by retention)`)
   const embedded = await embedAfterImport(agent, opened.store, opened.adapter, opened.target)
   if (embedded) print(embedded)

@@ -8,6 +8,7 @@
  * Workspace. It requires write access when the Agent remembers or deletes records", and the
  * option `path` (default `"memory/memory.jsonl"`, a workspace-relative JSONL file path).
  */
+import { DEFAULT_MEMORY_LOG_PATH } from '../../workspace/defaults.ts'
 import { agentError } from '../../errors.ts'
 import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../../text.ts'
 import { openMemoryLog, type MemoryLog } from '../event-log.ts'
@@ -75,8 +76,7 @@ export interface WorkspaceJsonlMemoryStoreFactory extends MemoryStoreFactory {
   create(context: MemoryStoreContext): MemoryLogStoreAdapter
 }
 
-/** Default `path` (source: capability document, Workspace JSONL store options). */
-export const DEFAULT_MEMORY_LOG_PATH = 'memory/memory.jsonl'
+export { DEFAULT_MEMORY_LOG_PATH }
 
 /**
  * Creates the workspace JSONL store factory. `create(context)` opens the log in
