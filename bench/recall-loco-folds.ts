@@ -83,8 +83,10 @@ interface Choice {
   contextVector: number
   /** Spread: a neighbour's share never lifts it above the record it came from. */
   capped: boolean
+  /** The lexical ranking alone (no vector side), before the spread. */
+  lexicalOnly: boolean
 }
-const DEFAULT: Choice = { text: 'default', query: 'as asked', k: 10, vectorWeight: 0.75, vectorNeighbour: 0, fusedNeighbour: 0, lexicalNeighbour: 0, span: 1, sameTag: false, contextVector: 0, capped: false }
+const DEFAULT: Choice = { text: 'default', query: 'as asked', k: 10, vectorWeight: 0.75, vectorNeighbour: 0, fusedNeighbour: 0, lexicalNeighbour: 0, span: 1, sameTag: false, contextVector: 0, capped: false, lexicalOnly: false }
 
 function vectorRanking(c: Conversation, q: Question, f: Choice): MemoryRecord[] {
   const vectors = c.texts[f.text]!
@@ -131,7 +133,7 @@ function ranking(c: Conversation, q: Question, f: Choice): MemoryRecord[] {
   const lexical = new Map<string, number>()
   q.lexical.forEach((record, rank) => lexical.set(record.id, 1 / (f.k + rank + 1)))
   const score = spread(c, lexical, f.lexicalNeighbour, f)
-  vectorRanking(c, q, f).forEach((record, rank) => score.set(record.id, (score.get(record.id) ?? 0) + f.vectorWeight / (f.k + rank + 1)))
+  if (!f.lexicalOnly) vectorRanking(c, q, f).forEach((record, rank) => score.set(record.id, (score.get(record.id) ?? 0) + f.vectorWeight / (f.k + rank + 1)))
   const final = spread(c, score, f.fusedNeighbour, f)
   // Ties: the order the fusion met them in (lexical order, then vector order, then spread), as hybridSearch's stable sort.
   return [...final.entries()].sort((a, b) => b[1] - a[1]).map(([id]) => c.records[c.position.get(id)!]!)
@@ -175,6 +177,7 @@ const FAMILIES: Record<string, Array<[string, Partial<Choice>]>> = {
   'vector context vector, wider': [1.5, 2].map((w): [string, Partial<Choice>] => [`× ${w}, span 1`, { contextVector: w }]),
   'vector context × 1 and fused share': [0.2, 0.3, 0.5].map((w): [string, Partial<Choice>] => [`context × 1 + fused × ${w}, span 1`, { contextVector: 1, fusedNeighbour: w }]),
   'fused: + share × best neighbour score, same tag': [0.1, 0.2, 0.3].map((w): [string, Partial<Choice>] => [`× ${w}, same tag`, { fusedNeighbour: w, sameTag: true }]),
+  'lexical search alone (no embedder): + share × best neighbour score': [0, 0.1, 0.2, 0.3, 0.5].flatMap(w => [1, 2].map((span): [string, Partial<Choice>] => [`× ${w}, span ${span}`, { lexicalOnly: true, fusedNeighbour: w, span }])),
   'lexical side: + share × best neighbour score': [0.1, 0.2, 0.3, 0.5].map((w): [string, Partial<Choice>] => [`× ${w}`, { lexicalNeighbour: w }]),
 }
 
