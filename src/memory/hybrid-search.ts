@@ -99,7 +99,9 @@ export function adapterVectors(adapter: MemoryStoreAdapter, model: EmbeddingMode
  * from 1) over the full-text top `lexicalDepth` (`adapter.search`) and the vector top
  * `vectorDepth` (cosine similarity of the query vector and the vectors of the scope's active
  * records that pass the filters, `occurredAfter` / `occurredBefore` included; similarity 0 or
- * less is no candidate). Filters apply before the limit; the records the substring rule returns
+ * less is no candidate); then the records within `neighbourSpan` of a candidate in the scope's
+ * creation order, on its event day and passing the filters, get `neighbourShare` × its score
+ * (neighbour-share.ts). Filters apply before the limit; the records the substring rule returns
  * are always kept (as in ranked search); superseded and deleted records never appear.
  *
  * The scope's active records and vector index are kept between searches (hybrid-scope.ts): with
