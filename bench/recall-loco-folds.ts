@@ -81,6 +81,8 @@ interface Choice {
   sameTag: boolean
   /** Vector side: mean of the record's own vector and `contextVector` × its neighbours' mean (no re-embedding). */
   contextVector: number
+  /** Neighbours on each side for `contextVector` (default: `span`). */
+  contextSpan?: number
   /** Spread: a neighbour's share never lifts it above the record it came from. */
   capped: boolean
   /** The lexical ranking alone (no vector side), before the spread. */
@@ -94,7 +96,7 @@ function vectorRanking(c: Conversation, q: Question, f: Choice): MemoryRecord[] 
   let sim = c.records.map((_, n) => dot(vectors[n]!, qv))
   if (f.contextVector > 0) {
     sim = c.records.map((_, n) => {
-      const around = neighbours(c.records, n, f.span, f.span, f.sameTag)
+      const around = neighbours(c.records, n, f.contextSpan ?? f.span, f.contextSpan ?? f.span, f.sameTag)
       if (around.length === 0) return sim[n]!
       const v = Float32Array.from(vectors[n]!)
       for (const m of around) for (let d = 0; d < v.length; d++) v[d]! += (f.contextVector / around.length) * vectors[m]![d]!
@@ -176,6 +178,7 @@ const FAMILIES: Record<string, Array<[string, Partial<Choice>]>> = {
   'fused: + share × best neighbour score, capped at the source': [0.3, 0.5, 0.7, 1].flatMap(w => [1, 2].map((span): [string, Partial<Choice>] => [`× ${w}, span ${span}, capped`, { fusedNeighbour: w, span, capped: true }])),
   'vector context vector, wider': [1.5, 2].map((w): [string, Partial<Choice>] => [`× ${w}, span 1`, { contextVector: w }]),
   'vector context × 1 and fused share': [0.2, 0.3, 0.5].map((w): [string, Partial<Choice>] => [`context × 1 + fused × ${w}, span 1`, { contextVector: 1, fusedNeighbour: w }]),
+  'fused share 0.5, span 2, and the neighbours\' mean vector (span 1)': [0, 0.25, 0.5, 1].map((w): [string, Partial<Choice>] => [`context × ${w}`, { fusedNeighbour: 0.5, span: 2, contextVector: w, contextSpan: 1 }]),
   'fused: + share × best neighbour score, same tag': [0.1, 0.2, 0.3].map((w): [string, Partial<Choice>] => [`× ${w}, same tag`, { fusedNeighbour: w, sameTag: true }]),
   'lexical search alone (no embedder): + share × best neighbour score': [0, 0.1, 0.2, 0.3, 0.5].flatMap(w => [1, 2].map((span): [string, Partial<Choice>] => [`× ${w}, span ${span}`, { lexicalOnly: true, fusedNeighbour: w, span }])),
   'lexical side: + share × best neighbour score': [0.1, 0.2, 0.3, 0.5].map((w): [string, Partial<Choice>] => [`× ${w}`, { lexicalNeighbour: w }]),
