@@ -11,7 +11,7 @@
  * writes them (`createdAt` = the import time, {@link IMPORTED_AT}) without and with event dates
  * (`occurredAt` = the session date), the documented substring rule, hybrid (RRF) with the local
  * sentence embedder (`localEmbedder()`, when its optional packages are installed; else the
- * hashing stand-in) on the same three kinds of records, and the hashing stand-in;
+ * hashing stand-in) on the same three kinds of records, hybrid without the neighbour share, and the hashing stand-in;
  * then a sweep of the fusion settings (RRF k, candidate depths, vector weight), exact vector
  * search at 1,000 to 100,000 vectors of 512 dimensions (the JavaScript scan against the usearch
  * kernel, interleaved), and the full-text index's latency at
@@ -221,7 +221,8 @@ async function main(): Promise<void> {
     await evaluate(`hybrid, imported, ${label}`, undatedWithVectors, hybrid()),
     await evaluate(`hybrid + dates, imported, ${label}`, datedWithVectors, hybrid()),
     await evaluate('hybrid, hashing stand-in', conversations, hybrid({ model: hashing })),
-    await evaluate(`vector side alone (lexicalWeight 0), imported + dates, ${label}`, datedWithVectors, hybrid({ lexicalWeight: 0 })),
+    await evaluate(`hybrid without neighbour share (neighbourShare 0), ${label}; createdAt = session date`, withVectors, hybrid({ neighbourShare: 0 })),
+    await evaluate(`vector side alone (lexicalWeight 0, neighbourShare 0), imported + dates, ${label}`, datedWithVectors, hybrid({ lexicalWeight: 0, neighbourShare: 0 })),
   ]
   // Lexical latency again, 5 more passes over every question: one pass's p95 is 19 of 383 searches, easily moved by a neighbour's load.
   const passes: Array<{ p50Ms: number; p95Ms: number }> = []

@@ -12,6 +12,7 @@
  */
 import { cachedRecordVectors, type MemoryVectorStore, type RecordVectors } from './vectors-store.ts'
 import { partitionKey } from './records.ts'
+import { createRecordOrder, type RecordOrder } from './record-order.ts'
 import type { MemoryRecord, MemoryScopeChanges, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
 /** The active records of one scope as hybrid search sees them after {@link syncHybridScope}. */
@@ -20,6 +21,8 @@ export interface HybridScope {
   readonly partition: string
   /** Active records by id: creation order, then the order later writes arrived in. With the change signal they are the store's own objects: never change them. */
   readonly records: ReadonlyMap<string, MemoryRecord>
+  /** Up to `span` active records' ids on each side of `id` in creation order, nearest first (see {@link RecordOrder.around}). */
+  around(id: string, span: number, keep: (id: string) => boolean): string[]
 }
 
 /** Scopes kept per {@link RecordVectors} (least recently searched dropped first; a dropped scope starts over at its next search). */
@@ -29,6 +32,8 @@ interface ScopeEntry {
   partition: string
   cursor: unknown
   records: Map<string, MemoryRecord>
+  /** The creation order of {@link records}. */
+  order: RecordOrder
   /** Active records not in the vector index yet (their embedding is pending or failed). */
   unplaced: Map<string, MemoryRecord>
   /** {@link RecordVectors.generation} the index was filled in. */
@@ -64,7 +69,7 @@ function entryOf(vectors: RecordVectors, partition: string): ScopeEntry {
     byPartition.delete(partition)
   }
   else {
-    entry = { partition, cursor: undefined, records: new Map(), unplaced: new Map(), generation: -1, queue: Promise.resolve() }
+    entry = { partition, cursor: undefined, records: new Map(), order: createRecordOrder(), unplaced: new Map(), generation: -1, queue: Promise.resolve() }
   }
   byPartition.set(partition, entry)
   if (byPartition.size > HYBRID_SCOPES_KEPT) {
@@ -102,7 +107,10 @@ async function apply(adapter: MemoryStoreAdapter, target: MemoryTarget, vectors:
   const changes: MemoryScopeChanges = adapter.changes ? await adapter.changes(target, entry.cursor) : exportedChanges(entry, await adapter.export(target))
   entry.cursor = changes.cursor
   if (changes.reset || entry.generation !== vectors.generation) {
-    if (changes.reset) entry.records = new Map(changes.records.map(record => [record.id, record]))
+    if (changes.reset) {
+      entry.records = new Map(changes.records.map(record => [record.id, record]))
+      entry.order.reset(entry.records.keys())
+    }
     else applyChanges(entry, vectors, changes)
     // Start the index over: it then holds exactly the active records' vectors.
     vectors.dropIndex(entry.partition)
@@ -124,7 +132,7 @@ async function apply(adapter: MemoryStoreAdapter, target: MemoryTarget, vectors:
     vectors.index(entry.partition, pending)
     for (const record of pending) entry.unplaced.delete(record.id)
   }
-  return { partition: entry.partition, records: entry.records }
+  return { partition: entry.partition, records: entry.records, around: entry.order.around }
 }
 
 /** The changes since the last search of an adapter without a change signal, from its whole export: a reset the first time, else the difference of the active sets. */
@@ -140,7 +148,10 @@ function applyChanges(entry: ScopeEntry, vectors: RecordVectors, changes: Memory
   for (const record of changes.records) {
     if (record.status === 'active') {
       // A record's content never changes while it stays active: a new one is placed, a known one keeps its slot.
-      if (!entry.records.has(record.id)) entry.unplaced.set(record.id, record)
+      if (!entry.records.has(record.id)) {
+        entry.unplaced.set(record.id, record)
+        entry.order.append(record.id)
+      }
       entry.records.set(record.id, record)
     }
     else {
@@ -150,6 +161,7 @@ function applyChanges(entry: ScopeEntry, vectors: RecordVectors, changes: Memory
   for (const id of gone) {
     entry.records.delete(id)
     entry.unplaced.delete(id)
+    entry.order.remove(id)
   }
   vectors.discard(entry.partition, gone)
 }

@@ -17,6 +17,7 @@ import { memoryVectorStore, recordVectors, type MemoryVectorStore, type RecordVe
 import { eventTimeBounds, hasEventTimeFilter, searchWithEventTime, withinEventTime, withoutEventTime } from './event-time.ts'
 import { cloneRecord } from './records.ts'
 import { syncHybridScope, type HybridScope } from './hybrid-scope.ts'
+import { shareWithNeighbours, type FusedEntry } from './neighbour-share.ts'
 import { namedPeriods, occurredIn } from './query-dates.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget } from './types.ts'
 
@@ -37,8 +38,13 @@ import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapt
  * (`bench/recall-fusion-folds.ts`). No other setting, embedded text, query text, vector similarity
  * floor or score fusion chosen on one fold won on the other (docs/search-and-recall.md, "In two
  * folds by conversation").
+ * - `neighbourShare` 0.5 and `neighbourSpan` 2: after fusion, the 2 records written before and
+ *   after a candidate on its event day get 0.5 of its score (neighbour-share.ts). Chosen leave one
+ *   conversation out on the dev conversations (`bench/recall-loco-folds.ts`: chosen on two, read
+ *   on the third, recall@5 / @10 +0 / +2, +0 / +1, +4 / +6 questions; all three: recall@10 0.734
+ *   to 0.768, MRR@10 0.567 to 0.541).
  */
-export const DEFAULT_FUSION = { rrfK: 10, lexicalDepth: 100, vectorDepth: 100, lexicalWeight: 1, vectorWeight: 0.75 } as const
+export const DEFAULT_FUSION = { rrfK: 10, lexicalDepth: 100, vectorDepth: 100, lexicalWeight: 1, vectorWeight: 0.75, neighbourShare: 0.5, neighbourSpan: 2 } as const
 
 /** The RRF constant of {@link DEFAULT_FUSION}. */
 export const RRF_K: number = DEFAULT_FUSION.rrfK
@@ -66,6 +72,10 @@ export interface HybridSearchOptions {
   onVectorFailure?: (error: unknown) => void
   /** Weight of the vector ranking's RRF terms (>= 0). Default 0.75; with event dates 0.6 gives A +2 / +1 and B −2 / +0 questions at recall@5 / @10, 1 gives A −2 / −2 and B −3 / −1. */
   vectorWeight?: number
+  /** Share of a fused candidate's score given to the records written next to it on its event day (>= 0; 0 is off). Default 0.5; 0.3 gives +0 / −1, +1 / +0, −1 / −5 questions at recall@5 / @10 on conv-26, conv-30, conv-41 against 0.5; 0.7 −6 / +0, −1 / +0, +1 / −3. */
+  neighbourShare?: number
+  /** Records on each side of a candidate that get the share (>= 0). Default 2; 1 gives −2 / +3, +0 / +0, +0 / −4 questions at recall@5 / @10 on conv-26, conv-30, conv-41 against 2. */
+  neighbourSpan?: number
 }
 
 const fallbackStores = new WeakMap<MemoryStoreAdapter, MemoryVectorStore>()
@@ -89,7 +99,9 @@ export function adapterVectors(adapter: MemoryStoreAdapter, model: EmbeddingMode
  * from 1) over the full-text top `lexicalDepth` (`adapter.search`) and the vector top
  * `vectorDepth` (cosine similarity of the query vector and the vectors of the scope's active
  * records that pass the filters, `occurredAfter` / `occurredBefore` included; similarity 0 or
- * less is no candidate). Filters apply before the limit; the records the substring rule returns
+ * less is no candidate); then the records within `neighbourSpan` of a candidate in the scope's
+ * creation order, on its event day and passing the filters, get `neighbourShare` × its score
+ * (neighbour-share.ts). Filters apply before the limit; the records the substring rule returns
  * are always kept (as in ranked search); superseded and deleted records never appear.
  *
  * The scope's active records and vector index are kept between searches (hybrid-scope.ts): with
@@ -110,6 +122,8 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
   const vectorDepth = Math.max(1, options.vectorDepth ?? DEFAULT_FUSION.vectorDepth)
   const lexicalWeight = options.lexicalWeight ?? DEFAULT_FUSION.lexicalWeight
   const vectorWeight = options.vectorWeight ?? DEFAULT_FUSION.vectorWeight
+  const neighbourShare = options.neighbourShare ?? DEFAULT_FUSION.neighbourShare
+  const neighbourSpan = options.neighbourSpan ?? DEFAULT_FUSION.neighbourSpan
   const bounds = hasEventTimeFilter(query) ? eventTimeBounds(query) : undefined
   const base = withoutEventTime(query)
   const passes = (record: MemoryRecord) => recordMatchesFilters(record, base) && (!bounds || withinEventTime(record, bounds))
@@ -130,13 +144,14 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
     options.onVectorFailure?.(error)
     return lexical.slice(0, limit)
   }
-  const fused = new Map<string, { hit: MemorySearchHit; score: number }>()
+  const fused = new Map<string, FusedEntry>()
   lexical.forEach((hit, rank) => fused.set(hit.record.id, { hit, score: lexicalWeight / (k + rank + 1) }))
   vectorRanking.forEach((record, rank) => {
     const entry = fused.get(record.id)
     if (entry) entry.score += vectorWeight / (k + rank + 1)
     else fused.set(record.id, { hit: { record: cloneRecord(record), score: 0 }, score: vectorWeight / (k + rank + 1) })
   })
+  shareWithNeighbours(fused, scope, neighbourShare, neighbourSpan, passes)
   const order = [...fused.values()].sort((a, b) => b.score - a.score)
   // Without the change signal the scope was read whole: the substring rule runs over it, as ranked search keeps it.
   const guaranteedHits = substring ? await substring : searchRecords([...scope.records.values()].filter(passes), { ...base, limit, mode: 'substring' })

@@ -338,7 +338,8 @@ export interface MemoryStoreOptions {
    * An AI SDK `EmbeddingModel` (semantic search; `localEmbedder()` runs offline):
    * `memory_search` and preflight recall fuse the full-text ranking with cosine similarity of
    * `embedMany`/`embed` vectors by reciprocal rank fusion (`DEFAULT_FUSION`: k 10, top 100 of
-   * each). Vectors are computed when `memory_remember` writes (or by the first search that needs
+   * each; the 2 records written before and after a candidate on its day get half its score).
+   * Vectors are computed when `memory_remember` writes (or by the first search that needs
    * them), stored with the records (`adapter.vectors`: the log's sidecar, the SQLite table) with
    * the model id, loaded after a restart, erased with their record. An embedder
    * failure never fails a write and makes search fall back to full-text results. Ignored with

@@ -227,9 +227,11 @@ function createRecordVectors(store: MemoryVectorStore, model: EmbeddingModel, id
       // The first vector seen fixes the length: a model whose output changed length is a new model id in practice.
       dimensions ??= entry.vector.length
       if (entry.vector.length !== dimensions) continue
+      // An index holds only ids of byId (index() takes its vectors from it; every delete from byId deletes from the indexes): a new id is in none.
+      const held = byId.has(entry.id)
       byId.set(entry.id, entry.vector)
       stats.loaded++
-      if (indexes.size > 0) for (const index of indexes.values()) if (index.has(entry.id)) index.set(entry.id, entry.vector)
+      if (held && indexes.size > 0) for (const index of indexes.values()) if (index.has(entry.id)) index.set(entry.id, entry.vector)
     }
   }
 

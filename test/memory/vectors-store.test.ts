@@ -10,9 +10,9 @@ import type { AgentTool, CapabilityContext, ToolExecutionContext } from '../../s
 import { memory } from '../../src/memory/capability.ts'
 import { eraseMemoryScope } from '../../src/memory/retention.ts'
 import { workspaceJsonlMemoryStore } from '../../src/memory/stores/workspace-jsonl.ts'
-import type { MemoryStoreOptions } from '../../src/memory/types.ts'
+import type { MemoryRecord, MemoryStoreOptions, MemoryVectorEntry, MemoryVectorStore } from '../../src/memory/types.ts'
 import { adapterVectors, hybridSearch } from '../../src/memory/hybrid-search.ts'
-import { embeddingText, readVectorLines } from '../../src/memory/vectors-store.ts'
+import { embeddingModelId, embeddingText, memoryVectorStore, readVectorLines, recordVectors } from '../../src/memory/vectors-store.ts'
 import { VECTOR_BLOCK_MIN_VECTORS } from '../../src/memory/vector-block.ts'
 import { encodeVector, normalizeVector } from '../../src/search/vectors.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
@@ -358,4 +358,50 @@ describe('vector blocks of large scopes', () => {
     expect(hit!.record.id).toBe(ids.b[9])
     expect(adapterVectors(cold, model).stats.embeddedRecords).toBe(0)
   }, 120_000)
+})
+
+describe('the process cache of record vectors', () => {
+  const recordOf = (id: string, content: string) => ({ id, title: undefined, content, tags: [] }) as unknown as MemoryRecord
+  const unit = (values: number[]) => normalizeVector(values)
+
+  /** A vector store that reads vectors by id (as the sidecar and the database stores do), holding `entries`. */
+  function fetchingStore(entries: MemoryVectorEntry[]): MemoryVectorStore {
+    const base = memoryVectorStore()
+    return { ...base, async fetch(_model, ids) { return entries.filter(entry => ids.includes(entry.id)) } }
+  }
+
+  it('vectors fetched for records not held yet are placed without looking them up in the held indexes', async () => {
+    const model = countingEmbedder()
+    const id = embeddingModelId(model)
+    const stored = ['mem_a', 'mem_b', 'mem_c'].map((record, n) => ({ id: record, model: id, vector: unit(wordVector(facts[n]!)) }))
+    const vectors = recordVectors(fetchingStore(stored), model)
+    const first = [recordOf('mem_a', facts[0]!)]
+    await vectors.ensure(first, undefined, 'p1')
+    const index = vectors.index('p1', first)!
+    let lookups = 0
+    const has = index.has.bind(index)
+    index.has = (key: string) => { lookups++; return has(key) }
+    await vectors.ensure([recordOf('mem_b', facts[1]!), recordOf('mem_c', facts[2]!)], undefined, 'p2')
+    expect(lookups).toBe(0)
+    expect(vectors.stats.loaded).toBe(3)
+    expect(model.calls).toBe(0)
+  })
+
+  it('a vector read again for a record already in an index replaces the index\'s copy', async () => {
+    const model = countingEmbedder()
+    const id = embeddingModelId(model)
+    const store = memoryVectorStore()
+    const before = unit([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    const after = unit([0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    await store.write([{ id: 'mem_a', model: id, vector: before }])
+    const vectors = recordVectors(store, model)
+    const records = [recordOf('mem_a', facts[0]!)]
+    await vectors.ensure(records, undefined, 'p1')
+    const index = vectors.index('p1', records)!
+    // Another writer stores the record's vector again, and a vector for a new record: the next ensure reads both.
+    await store.write([{ id: 'mem_a', model: id, vector: after }, { id: 'mem_b', model: id, vector: before }])
+    await vectors.ensure([recordOf('mem_b', facts[1]!)], undefined, 'p1')
+    expect(index.search(after, 1, () => true)).toEqual([{ id: 'mem_a', similarity: 1 }])
+    expect(model.calls).toBe(0)
+  })
 })
