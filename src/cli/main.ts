@@ -195,7 +195,7 @@ const search = defineCommand({
     const config = (await memoryCapability()).memoryStoreConfigOf(agent, target.store)
     const embedder = config.embed && config.searchMode !== 'substring' ? (await embedWatch()).watchEmbedder(config.embed) : undefined
     const hits = embedder
-      ? await (await hybrid()).hybridSearch(adapter, target, query, { model: embedder.model })
+      ? await (await hybrid()).hybridSearch(adapter, target, query, { ...config.fusion, model: embedder.model })
       : await adapter.search(target, { ...query, ...(config.searchMode === 'substring' ? { mode: 'substring' as const } : {}) })
     // Hybrid search falls back to the full-text results when the embedder fails: say so, with its error.
     const failure = embedder?.failure()

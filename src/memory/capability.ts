@@ -202,7 +202,7 @@ export function memory(options: MemoryOptions): MemoryCapability {
         const store: ActiveMemoryStore = {
           name: config.name, adapter, scope, allowKinds: config.allowKinds,
           search: config.search, read: config.read, writeMode: config.writeMode, writePolicy: config.writePolicy,
-          searchMode: config.searchMode, ...(config.embed !== undefined ? { embed: config.embed } : {}),
+          searchMode: config.searchMode, ...(config.embed !== undefined ? { embed: config.embed } : {}), ...(config.fusion !== undefined ? { fusion: config.fusion } : {}),
           maxContentLength: config.maxContentLength, hardDelete: config.retention?.hardDelete === true,
           ...(config.writeFilter !== undefined ? { writeFilter: config.writeFilter } : {}), ...(config.enrich ? { enrich: config.enrich } : {}),
           ...(config.description !== undefined ? { description: config.description } : {}),

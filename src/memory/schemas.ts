@@ -13,7 +13,7 @@ import { isInstant, parseInstant } from './records.ts'
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from '../search/query.ts'
 import { validateScope } from './scope.ts'
 import { MEMORY_SCOPE_FIELDS } from './types.ts'
-import type { MemoryEnrich, MemoryScope, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions, MemoryWriteFilter } from './types.ts'
+import type { MemoryEnrich, MemoryFusionOptions, MemoryScope, MemoryStoreAdapter, MemoryStoreFactory, MemoryStoreOptions, MemoryWriteFilter } from './types.ts'
 
 /**
  * Size limits of tool inputs (fault class "Oversized input"): a larger value is an input error
@@ -173,7 +173,16 @@ export const memoryStoreOptionsSchema = z.strictObject({
   }).optional().describe('Retention: export, hardDelete, maxItems, maxAge'),
   search: z.strictObject({
     mode: z.enum(['ranked', 'substring']).default('ranked'),
-  }).optional().describe('How memory_search and preflight recall match: "ranked" (default, BM25 full-text) or "substring" (the documented rule)'),
+    fusion: z.strictObject({
+      rrfK: z.number().positive().finite().optional().describe('RRF constant k (> 0), default 10'),
+      lexicalDepth: z.number().int().min(1).max(MEMORY_LIMITS.searchLimit).optional().describe(`Full-text candidates fused (1..${MEMORY_LIMITS.searchLimit}), default 100`),
+      vectorDepth: z.number().int().min(1).optional().describe('Vector candidates fused (>= 1), default 100'),
+      lexicalWeight: z.number().min(0).finite().optional().describe('Weight of the full-text ranking (>= 0), default 1'),
+      vectorWeight: z.number().min(0).finite().optional().describe('Weight of the vector ranking (>= 0), default 0.75'),
+      neighbourShare: z.number().min(0).finite().optional().describe('Share of a candidate\'s score given to the records written next to it on its event day (>= 0; 0 is off), default 0.5'),
+      neighbourSpan: z.number().int().min(0).optional().describe('Records on each side of a candidate that get the share (>= 0), default 2'),
+    }).optional().describe('Hybrid fusion settings (with embed); each field defaults to DEFAULT_FUSION'),
+  }).optional().describe('How memory_search and preflight recall match: "ranked" (default, BM25 full-text) or "substring" (the documented rule); fusion: the hybrid fusion settings'),
   embed: embeddingModelSchema.optional()
     .describe('An AI SDK EmbeddingModel: search fuses full-text and vector rankings (reciprocal rank fusion)'),
   recall: z.strictObject({
@@ -238,6 +247,8 @@ export interface MemoryStoreConfig {
   searchMode: 'ranked' | 'substring'
   /** `embed`: the embedding model of hybrid search, when configured. */
   embed: EmbeddingModel | undefined
+  /** `search.fusion`: the hybrid fusion settings given (each absent field is `DEFAULT_FUSION`'s). */
+  fusion: MemoryFusionOptions | undefined
   /** `recall` with `maxChars` filled in; `undefined` when the store recalls nothing into the prompt. */
   recall: MemoryRecallConfig | undefined
 }
@@ -295,7 +306,7 @@ function optionsError(issue: z.core.$ZodIssue, root: unknown, all: z.core.$ZodIs
       ? `invalid store name at ${where}: ${issue.message}`
       : `invalid value at ${where}: ${issue.message}`
   const fix = issue.code === 'unrecognized_keys'
-    ? `remove or correct the key (check its spelling against the memory() options: stores.*.adapter, scope, allowKinds, read.tools.search, read.tools.read, write.mode, write.policy, write.filter, write.enrich, write.maxContentLength, retention.export, retention.hardDelete, retention.maxItems, retention.maxAge, search.mode, embed, recall.preload, recall.preflight, recall.maxChars, recall.maxItems, recall.query, recall.onSessionStart, description, tools)`
+    ? `remove or correct the key (check its spelling against the memory() options: stores.*.adapter, scope, allowKinds, read.tools.search, read.tools.read, write.mode, write.policy, write.filter, write.enrich, write.maxContentLength, retention.export, retention.hardDelete, retention.maxItems, retention.maxAge, search.mode, search.fusion, embed, recall.preload, recall.preflight, recall.maxChars, recall.maxItems, recall.query, recall.onSessionStart, description, tools)`
     : `correct ${where} (see the memory() options table)`
   return agentError('MEMORY_OPTIONS_INVALID', why, fix, details)
 }
@@ -342,6 +353,7 @@ export function parseMemoryOptions(options: unknown): MemoryStoreConfig[] {
     maxContentLength: store.write?.maxContentLength ?? MEMORY_LIMITS.contentChars,
     searchMode: store.search?.mode ?? 'ranked',
     embed: store.embed,
+    fusion: store.search?.fusion,
     description: store.description,
     tools: store.tools ?? 'shared',
     recallItems: store.recall?.maxItems ?? store.recall?.preload?.limit ?? MEMORY_LIMITS.defaultSearchLimit,

@@ -26,7 +26,7 @@ import { searchWithEventTime } from './event-time.ts'
 import { snippetOf } from '../search/snippet.ts'
 import { tokenize } from '../search/text.ts'
 import { normalizeContent } from './dedupe.ts'
-import type { MemoryAudit, MemoryEnrich, MemoryEpisode, MemoryProvenance, MemoryRecord, MemoryScope, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget, MemoryWriteCandidate, MemoryWriteFilter } from './types.ts'
+import type { MemoryAudit, MemoryEnrich, MemoryEpisode, MemoryFusionOptions, MemoryProvenance, MemoryRecord, MemoryScope, MemorySearchHit, MemorySearchQuery, MemoryStoreAdapter, MemoryTarget, MemoryWriteCandidate, MemoryWriteFilter } from './types.ts'
 
 /** A store that is on for this invocation: adapter created, scope resolved and validated. */
 export interface ActiveMemoryStore {
@@ -43,6 +43,8 @@ export interface ActiveMemoryStore {
   searchMode?: 'ranked' | 'substring'
   /** `embed` of the store: hybrid search when set. */
   embed?: EmbeddingModel
+  /** `search.fusion` of the store: the hybrid fusion settings given. */
+  fusion?: MemoryFusionOptions
   /** `write.maxContentLength`; default `MEMORY_LIMITS.contentChars`. */
   maxContentLength?: number
   /** `write.filter`: a function, or `false` for none; absent = {@link defaultMemoryFilter}. */
@@ -350,7 +352,7 @@ function searchDescription(stores: readonly ActiveMemoryStore[]): string {
  */
 export async function searchStore(store: ActiveMemoryStore, query: MemorySearchQuery, signal?: AbortSignal, onVectorFailure?: (error: unknown) => void): Promise<MemorySearchHit[]> {
   if (store.embed && store.searchMode !== 'substring') {
-    return hybridSearch(store.adapter, targetOf(store), query, { model: store.embed, ...(signal ? { abortSignal: signal } : {}), ...(onVectorFailure ? { onVectorFailure } : {}) })
+    return hybridSearch(store.adapter, targetOf(store), query, { ...store.fusion, model: store.embed, ...(signal ? { abortSignal: signal } : {}), ...(onVectorFailure ? { onVectorFailure } : {}) })
   }
   return searchWithEventTime(store.adapter, targetOf(store), query)
 }

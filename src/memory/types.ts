@@ -331,9 +331,10 @@ export interface MemoryStoreOptions {
   /**
    * How `memory_search` and preflight recall match. `mode: 'ranked'` (default): BM25
    * full-text ranking that always includes the substring rule's results; `'substring'`: exactly
-   * the documented rule (case-insensitive occurrences of the whole query).
+   * the documented rule (case-insensitive occurrences of the whole query). `fusion`: how
+   * hybrid search (with `embed`) fuses the two rankings; see {@link MemoryFusionOptions}.
    */
-  search?: { mode?: 'ranked' | 'substring' }
+  search?: { mode?: 'ranked' | 'substring'; fusion?: MemoryFusionOptions }
   /**
    * An AI SDK `EmbeddingModel` (semantic search; `localEmbedder()` runs offline):
    * `memory_search` and preflight recall fuse the full-text ranking with cosine similarity of
@@ -348,6 +349,31 @@ export interface MemoryStoreOptions {
   embed?: EmbeddingModel
   /** Recall into the system prompt (memory-slots document; see {@link MemoryRecallOptions}). Default: none. */
   recall?: MemoryRecallOptions
+}
+
+/**
+ * Hybrid fusion settings of a store with `embed` (`search.fusion`); each absent field takes the
+ * value of `DEFAULT_FUSION` (docs/search-and-recall.md, "Fusion defaults", gives the measurements):
+ * `score = lexicalWeight / (rrfK + lexical rank) + vectorWeight / (rrfK + vector rank)`, then the
+ * `neighbourSpan` records written before and after a candidate on its event day get
+ * `neighbourShare` of its score. Invalid values are refused when the agent is defined
+ * (`MEMORY_INVALID_OPTIONS`).
+ */
+export interface MemoryFusionOptions {
+  /** RRF constant `k`, > 0; default 10. */
+  rrfK?: number
+  /** Full-text candidates fused, 1..100; default 100. */
+  lexicalDepth?: number
+  /** Vector candidates fused, >= 1; default 100. */
+  vectorDepth?: number
+  /** Weight of the full-text ranking, >= 0; default 1. */
+  lexicalWeight?: number
+  /** Weight of the vector ranking, >= 0; default 0.75. */
+  vectorWeight?: number
+  /** Share of a fused candidate's score given to its neighbours, >= 0 (0 turns it off); default 0.5. */
+  neighbourShare?: number
+  /** Records on each side of a candidate that get the share, >= 0; default 2. */
+  neighbourSpan?: number
 }
 
 /**

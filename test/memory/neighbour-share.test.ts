@@ -1,8 +1,10 @@
 import { MockEmbeddingModelV3 } from 'ai/test'
 import { describe, expect, it } from 'vitest'
+import type { AgentTool, CapabilityContext, ToolExecutionContext } from '../../src/agent/types.ts'
+import { memory } from '../../src/memory/capability.ts'
 import { hybridSearch } from '../../src/memory/hybrid-search.ts'
 import { inMemoryMemoryStore } from '../../src/memory/stores/in-memory.ts'
-import type { MemoryRecordInput, MemoryTarget } from '../../src/memory/types.ts'
+import type { MemoryFusionOptions, MemoryRecordInput, MemoryStoreAdapter, MemoryTarget } from '../../src/memory/types.ts'
 
 const target: MemoryTarget = { store: 'agent', scope: { agent: 'support' } }
 const audit = { via: 'import' }
@@ -68,5 +70,34 @@ describe('neighbour share of hybrid search', () => {
     const { adapter, ids, model } = await scopeOf([adoption, sameDay('Her sister helped with the paperwork', 57)])
     const hits = await hybridSearch(adapter, target, { query: 'adopted children', limit: 10 }, { model, neighbourShare: 0 })
     expect(hits.map(hit => hit.record.id)).toEqual([ids[0]])
+  })
+})
+
+/** `memory_search` of one store over `adapter`, with the store option `search.fusion`, called as the host calls it (input validated first). */
+async function memorySearchOf(adapter: MemoryStoreAdapter, model: ReturnType<typeof axisEmbedder>, fusion?: MemoryFusionOptions) {
+  const tools: Record<string, AgentTool> = {}
+  const context = {
+    agent: 'support', run: { runId: 'run_1', threadId: 'thread_1' }, metadata: {},
+    tools: { add(name: string, tool: AgentTool) { tools[name] = tool } }, instructions: { add() {} }, prompt: { add() {} }, messages: { transform() {} }, onFinish() {},
+  } as unknown as CapabilityContext
+  await memory({ stores: { agent: { adapter, scope: { agent: 'support' }, embed: model, ...(fusion ? { search: { fusion } } : {}) } } }).resolve(context)
+  const tool = tools.memory_search!
+  const exec: ToolExecutionContext = { agent: 'support', runId: 'run_1', threadId: 'thread_1', toolName: 'memory_search', toolCallId: 'call_1', metadata: {} }
+  return async (query: string): Promise<string[]> => ((await tool.execute(tool.inputSchema.parse({ query }), exec)) as { results: Array<{ id: string }> }).results.map(hit => hit.id)
+}
+
+describe('the store option search.fusion', () => {
+  it('memory_search fuses with the store\'s fusion settings: neighbourShare 0 leaves out the neighbours the default finds', async () => {
+    const { adapter, ids, model } = await scopeOf([adoption, sameDay('Her sister helped with the paperwork', 57)])
+    expect(await (await memorySearchOf(adapter, model))('adopted children')).toEqual([ids[0], ids[1]])
+    expect(await (await memorySearchOf(adapter, model, { neighbourShare: 0 }))('adopted children')).toEqual([ids[0]])
+  })
+
+  it('fusion values out of their ranges and unknown fusion keys are option errors', () => {
+    const adapter = inMemoryMemoryStore()
+    const model = axisEmbedder([])
+    for (const fusion of [{ rrfK: 0 }, { lexicalDepth: 101 }, { vectorDepth: 0 }, { vectorWeight: -1 }, { neighbourShare: Number.NaN }, { neighbourSpan: 1.5 }, { neighbourspan: 1 }]) {
+      expect(() => memory({ stores: { agent: { adapter, scope: { agent: 'support' }, embed: model, search: { fusion: fusion as MemoryFusionOptions } } } })).toThrow(/MEMORY_OPTIONS_INVALID/)
+    }
   })
 })
