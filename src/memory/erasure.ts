@@ -11,8 +11,9 @@
  * - conversation history (`history/*.jsonl`): entries and summaries, line by line, in the
  *   workspace and in the history stores kept outside it (in-memory and SQLite), reported as
  *   `history-store:<key>`;
- * - the log's torn leftovers (`<log>.torn-*`), crash leftovers (`*.tmp`) and a checkpoint that
- *   still holds the text (safe to remove: rebuilt by the next write): removed.
+ * - the log's torn leftovers (`<log>.torn-*`), crash leftovers (`*.tmp`; of the log's checkpoint
+ *   always, since its sections are compressed) and a checkpoint that still holds the text (safe
+ *   to remove: rebuilt by the next write): removed.
  *
  * In reach are the values of the erased scopes' owner (the scope's `user`, within its `tenant`
  * when the scope has one) and the values linked to the erased records, whoever owns them: the
@@ -34,6 +35,7 @@ import type { ApprovalRequest } from '../agent/types.ts'
 import { forgetHistoryCache, historyKey, userHistoryScope } from '../history/store.ts'
 import { historyBackendsOutsideWorkspaces, type ScrubbableHistoryBackend } from '../history/stores.ts'
 import { INTEGRITY_KEY_PATH } from '../agent/integrity.ts'
+import { checkpointKey } from '../log/checkpoint.ts'
 import { holdsAny, noteErased, scrubJson, scrubString, type ErasedValue } from '../workspace/erased.ts'
 import type { Workspace } from '../workspace/types.ts'
 import type { MemoryRecord, MemoryScope } from './types.ts'
@@ -115,6 +117,16 @@ export function erasedTexts(records: readonly Pick<MemoryRecord, 'content' | 'ti
   return [...texts]
 }
 
+/**
+ * Whether `key` is what a crash leaves of a checkpoint of the log `logKey` being written (its
+ * sibling `<checkpoint key>.<pid>.<time>.tmp`, never renamed over it). Its sections are
+ * compressed, so no scan of its text tells whether it holds erased records: it is always removed
+ * (a checkpoint is a cache; a write in flight that loses it reports `MEMORY_LOG_CHECKPOINT_FAILED`).
+ */
+function isCheckpointLeftover(key: string, logKey: string): boolean {
+  return key.startsWith(`${checkpointKey(logKey)}.`) && /\.\d+\.\d+\.tmp$/.test(key)
+}
+
 const APPROVAL = /^agents:([^:]+):approvals:([^:]+)\.json$/
 const THREAD = /^agents:([^:]+):threads:([^:]+)\.json$/
 
@@ -137,6 +149,11 @@ export async function eraseCopies(workspace: Workspace, reach: ErasureReach, opt
   const threadOwners: IdentityRef[] = []
   for (const key of await workspace.keys()) {
     if (key === logKey || key === INTEGRITY_KEY_PATH || key.endsWith('.decision') || key.endsWith('.ids')) continue
+    if (logKey !== undefined && isCheckpointLeftover(key, logKey)) {
+      await workspace.remove(key)
+      report.removed.push(key)
+      continue
+    }
     const text = await workspace.readText(key).catch(() => undefined)
     if (text === undefined) continue
     const thread = THREAD.exec(key)
