@@ -7,7 +7,8 @@
  * - approval files (`agents/<agent>/approvals/<id>.json`): the stored input and reason, sealed
  *   again; a pending approval whose input held erased text is denied (it would write it again);
  * - thread transcripts (`agents/<agent>/threads/<id>.json`): every message part (tool calls,
- *   tool results, text);
+ *   tool results, text); the studio's run journal of a thread (`agents/<agent>/studio/threads/<id>.json`):
+ *   every event;
  * - conversation history (`history/*.jsonl`): entries and summaries, line by line, in the
  *   workspace and in the history stores kept outside it (in-memory and SQLite), reported as
  *   `history-store:<key>`;
@@ -129,6 +130,8 @@ function isCheckpointLeftover(key: string, logKey: string): boolean {
 
 const APPROVAL = /^agents:([^:]+):approvals:([^:]+)\.json$/
 const THREAD = /^agents:([^:]+):threads:([^:]+)\.json$/
+/** The studio's run journal of a thread (src/server/studio-journal.ts). */
+const JOURNAL = /^agents:([^:]+):studio:threads:([^:]+)\.json$/
 
 /**
  * Rewrites every copy of the erased text in `workspace` outside the memory log `logKey` that the
@@ -176,6 +179,18 @@ export async function eraseCopies(workspace: Workspace, reach: ErasureReach, opt
       continue
     }
     if (!holdsAny(text, texts)) continue
+    const journal = JOURNAL.exec(key)
+    if (journal) {
+      // The studio's journal of a thread: its user's, and linked to the erased records as the thread's transcript is.
+      const owner = threadOwnerOf(text)
+      if (!reaches(reach, { key, ...(owner ? { owner } : {}), thread: threadKey(journal[1]!, decodeURIComponent(journal[2]!)), text })) {
+        report.kept.push(key)
+        continue
+      }
+      const count = await rewriteJson(workspace, key, value => scrubJson(value, texts))
+      if (count > 0) report.scrubbed.push({ key, occurrences: count })
+      continue
+    }
     if ((logKey !== undefined && (key.startsWith(`${logKey}.torn-`) || key === `${logKey}.checkpoint`)) || key.endsWith('.tmp')) {
       await workspace.remove(key)
       report.removed.push(key)
@@ -247,9 +262,11 @@ function parsed<T>(text: string): T | undefined {
 
 /** The owner of a stored thread (`owner`, or the user id of files written before it existed). */
 function threadOwnerOf(text: string): IdentityRef | undefined {
-  const thread = parsed<{ owner?: IdentityRef; user?: string }>(text)
+  const thread = parsed<{ owner?: IdentityRef; user?: string; tenant?: string }>(text)
   if (thread?.owner && typeof thread.owner.id === 'string') return thread.owner
-  return typeof thread?.user === 'string' ? { id: thread.user } : undefined
+  // A transcript of an older version, or a studio journal (`user` and `tenant` side by side).
+  if (typeof thread?.user !== 'string') return undefined
+  return { id: thread.user, ...(typeof thread.tenant === 'string' && thread.tenant !== '' ? { tenant: thread.tenant } : {}) }
 }
 
 /**
