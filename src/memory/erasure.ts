@@ -5,7 +5,8 @@
  * ones in reach of the erasure ({@link erasureReach}):
  *
  * - approval files (`agents/<agent>/approvals/<id>.json`): the stored input and reason, sealed
- *   again; a pending approval whose input held erased text is denied (it would write it again);
+ *   again, and their decision claims (`<id>.decision`): the decision's reason, sealed again; a
+ *   pending approval whose input held erased text is denied (it would write it again);
  * - thread transcripts (`agents/<agent>/threads/<id>.json`): every message part (tool calls,
  *   tool results, text); the studio's run journal of a thread (`agents/<agent>/studio/threads/<id>.json`):
  *   every event;
@@ -30,7 +31,7 @@
  * store's log, files of your own) are never changed: those still holding the text are reported in
  * `remaining`. See docs/security.md.
  */
-import { rewriteApprovalFile, decideApproval, loadApproval, threadKey } from '../agent/store.ts'
+import { approvalKey, rewriteApprovalFile, rewriteDecisionClaim, decideApproval, loadApproval, threadKey } from '../agent/store.ts'
 import type { IdentityRef } from '../agent/identity.ts'
 import type { ApprovalRequest } from '../agent/types.ts'
 import { forgetHistoryCache, historyKey, userHistoryScope } from '../history/store.ts'
@@ -129,6 +130,7 @@ function isCheckpointLeftover(key: string, logKey: string): boolean {
 }
 
 const APPROVAL = /^agents:([^:]+):approvals:([^:]+)\.json$/
+const DECISION = /^agents:([^:]+):approvals:([^:]+)\.decision$/
 const THREAD = /^agents:([^:]+):threads:([^:]+)\.json$/
 /** The studio's run journal of a thread (src/server/studio-journal.ts). */
 const JOURNAL = /^agents:([^:]+):studio:threads:([^:]+)\.json$/
@@ -151,7 +153,7 @@ export async function eraseCopies(workspace: Workspace, reach: ErasureReach, opt
   const threadsInReach: Array<{ agent: string; threadId: string }> = []
   const threadOwners: IdentityRef[] = []
   for (const key of await workspace.keys()) {
-    if (key === logKey || key === INTEGRITY_KEY_PATH || key.endsWith('.decision') || key.endsWith('.ids')) continue
+    if (key === logKey || key === INTEGRITY_KEY_PATH || key.endsWith('.ids')) continue
     if (logKey !== undefined && isCheckpointLeftover(key, logKey)) {
       await workspace.remove(key)
       report.removed.push(key)
@@ -196,14 +198,24 @@ export async function eraseCopies(workspace: Workspace, reach: ErasureReach, opt
       report.removed.push(key)
       continue
     }
+    const claim = DECISION.exec(key)
+    if (claim) {
+      // An approval's decision claim: its reason may quote the text; in reach with its approval.
+      const [, agent, encodedId] = claim
+      const approvalText = await workspace.readText(approvalKey(agent!, decodeURIComponent(encodedId!))).catch(() => undefined) ?? ''
+      if (!reaches(reach, approvalValue(key, agent!, `${approvalText}\n${text}`, parsed<Partial<ApprovalRequest>>(approvalText)))) {
+        report.kept.push(key)
+        continue
+      }
+      const count = await rewriteDecisionClaim(workspace, key, decision => scrubJson(decision, texts))
+      if (count > 0) report.scrubbed.push({ key, occurrences: count })
+      continue
+    }
     const approval = APPROVAL.exec(key)
     if (approval) {
       const [, agent, encodedId] = approval
       const id = decodeURIComponent(encodedId!)
-      const stored = parsed<Partial<ApprovalRequest>>(text)
-      const owner = stored?.user ? { id: stored.user.id, ...(typeof stored.user.tenant === 'string' && stored.user.tenant !== '' ? { tenant: stored.user.tenant } : {}) } : undefined
-      const thread = typeof stored?.threadId === 'string' ? threadKey(agent!, stored.threadId) : undefined
-      if (!reaches(reach, { key, ...(owner ? { owner } : {}), ...(thread ? { thread } : {}), text })) {
+      if (!reaches(reach, approvalValue(key, agent!, text, parsed<Partial<ApprovalRequest>>(text)))) {
         report.kept.push(key)
         continue
       }
@@ -248,6 +260,13 @@ export async function eraseCopies(workspace: Workspace, reach: ErasureReach, opt
     }
   }
   return report
+}
+
+/** An approval's value for {@link reaches} (of its file, or of its decision claim `key`): its user, its thread and `text`. */
+function approvalValue(key: string, agent: string, text: string, stored: Partial<ApprovalRequest> | undefined): ErasedValue & { thread?: string } {
+  const owner = stored?.user ? { id: stored.user.id, ...(typeof stored.user.tenant === 'string' && stored.user.tenant !== '' ? { tenant: stored.user.tenant } : {}) } : undefined
+  const thread = typeof stored?.threadId === 'string' ? threadKey(agent, stored.threadId) : undefined
+  return { key, ...(owner ? { owner } : {}), ...(thread ? { thread } : {}), text }
 }
 
 /** A JSON value's parse, `undefined` when it is not JSON. */
