@@ -69,6 +69,22 @@ export function requireOptional<T = unknown>(name: OptionalDependency, feature: 
   }
 }
 
+/** What Node and the `bindings` package say when a native addon is absent or cannot be loaded. */
+const NATIVE_ADDON_FAILURE = /Could not locate the bindings file|NODE_MODULE_VERSION|invalid ELF header|wrong ELF class|cannot open shared object file|not a valid Win32 application/
+
+/**
+ * `DEPENDENCY_LOAD_FAILED` for an error that a native addon of `name` failed to load, else
+ * `undefined`. better-sqlite3 loads its addon when the first connection is made, not when the
+ * package is required, so the store's open passes its error here: an addon never built (its
+ * install script did not run: `npm install --ignore-scripts`, or install scripts not allowed) or
+ * built for another Node version gets the rebuild command, not advice about the database file.
+ */
+export function nativeAddonLoadError(name: OptionalDependency, feature: string, error: unknown): ReturnType<typeof agentError> | undefined {
+  const message = error instanceof Error ? error.message : String(error)
+  const code = (error as { code?: unknown } | null | undefined)?.code
+  return code === 'ERR_DLOPEN_FAILED' || NATIVE_ADDON_FAILURE.test(message) ? loadError(name, feature, error) : undefined
+}
+
 /** The entry file of the package, or `DEPENDENCY_MISSING` when it is not installed. */
 function resolveOptional(name: OptionalDependency, feature: string, require: NodeJS.Require): string {
   try {
@@ -95,7 +111,7 @@ function loadError(name: OptionalDependency, feature: string, cause: unknown) {
   return agentError(
     'DEPENDENCY_LOAD_FAILED',
     `${feature} needs the package "${name}", which is installed but failed to load: ${message}`,
-    `reinstall or rebuild it for this Node version (npm rebuild ${name}), at a version in "${OPTIONAL_DEPENDENCIES[name]}"`,
+    `rebuild it for this Node version with its install script allowed to run (npm rebuild ${name}; an install with --ignore-scripts, or whose install scripts were not allowed, builds no native addon), at a version in "${OPTIONAL_DEPENDENCIES[name]}"`,
     { package: name, range: OPTIONAL_DEPENDENCIES[name], feature },
     cause,
   )

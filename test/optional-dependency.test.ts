@@ -1,9 +1,10 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
-import { OPTIONAL_DEPENDENCIES, importOptional, requireOptional } from '../src/optional-dependency.ts'
+import { OPTIONAL_DEPENDENCIES, importOptional, nativeAddonLoadError, requireOptional } from '../src/optional-dependency.ts'
 import { isAgentError } from '../src/errors.ts'
 
 const folders: string[] = []
@@ -75,6 +76,22 @@ describe('optional peer dependencies', () => {
     expect((sync as { fix: string }).fix).toContain('npm rebuild better-sqlite3')
     const loaded = await importOptional('better-sqlite3', 'sqliteMemoryStore()', { from }).catch(error => error as unknown)
     expect(loaded).toMatchObject({ code: 'DEPENDENCY_LOAD_FAILED', details: { package: 'better-sqlite3' } })
+  })
+
+  it('a native addon that was never built or does not load (better-sqlite3 loads it at the first connection) is DEPENDENCY_LOAD_FAILED with npm rebuild as the fix; other errors are not', () => {
+    // The real errors: the `bindings` package better-sqlite3 uses, asked for an addon in a package folder with no build/, and Node's dlopen of a file that is no addon.
+    const bindings = createRequire(createRequire(import.meta.url).resolve('better-sqlite3'))('bindings') as (options: { bindings: string; module_root: string }) => unknown
+    const dir = appFolder()
+    const unbuilt = caught(() => bindings({ bindings: 'better_sqlite3.node', module_root: dir }))
+    writeFileSync(join(dir, 'broken.node'), 'not an addon')
+    const unloadable = caught(() => process.dlopen({ exports: {} }, join(dir, 'broken.node')))
+    for (const error of [unbuilt, unloadable]) {
+      const mapped = nativeAddonLoadError('better-sqlite3', 'sqliteMemoryStore()', error)
+      expect(mapped).toMatchObject({ code: 'DEPENDENCY_LOAD_FAILED', details: { package: 'better-sqlite3', feature: 'sqliteMemoryStore()' } })
+      expect(mapped!.fix).toContain('npm rebuild better-sqlite3')
+      expect(mapped!.message).toContain((error as Error).message.split('\n')[0])
+    }
+    expect(nativeAddonLoadError('better-sqlite3', 'sqliteMemoryStore()', Object.assign(new Error('unable to open database file'), { code: 'SQLITE_CANTOPEN' }))).toBeUndefined()
   })
 
   it('an installed package loads: import() gives its namespace, require its exports', async () => {

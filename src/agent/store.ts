@@ -188,6 +188,37 @@ export async function decideApproval(workspace: Workspace, approval: ApprovalReq
 }
 
 /**
+ * Rewrites an approval's decision claim (`key`, see {@link decisionKey}) with `scrub` applied to
+ * its decision (erasure of text its reason holds), only while it is the value read (a conditional
+ * replace: it never becomes empty, so no second decision can be claimed meanwhile). A claim whose
+ * seal holds is sealed again; one that failed its check keeps its old seal and stays refused.
+ * Returns how many occurrences were replaced.
+ */
+export async function rewriteDecisionClaim(workspace: Workspace, key: string, scrub: (decision: NonNullable<ApprovalRequest['decision']>) => { value: NonNullable<ApprovalRequest['decision']>; count: number }): Promise<number> {
+  const text = await workspace.readText(key).catch(() => undefined)
+  const stored = text ? parsedClaim(text) : undefined
+  if (!stored) return 0
+  const { integrity, ...claim } = stored
+  const secret = await workspaceSecret(workspace)
+  const { value, count } = scrub(claim.decision)
+  if (count === 0) return 0
+  const rewritten = { ...claim, decision: value }
+  const resealed = verifySeal(secret, claim, integrity) ? seal(secret, rewritten) : integrity
+  await workspace.replace(key, `${JSON.stringify({ ...rewritten, ...(resealed !== undefined ? { integrity: resealed } : {}) })}\n`, { ifSize: new TextEncoder().encode(text!).length })
+  return count
+}
+
+function parsedClaim(text: string): DecisionClaim | undefined {
+  try {
+    const value = JSON.parse(text) as DecisionClaim
+    return value !== null && typeof value === 'object' && value.decision !== null && typeof value.decision === 'object' ? value : undefined
+  }
+  catch {
+    return undefined
+  }
+}
+
+/**
  * Rewrites an approval file with `scrub` applied (erasure of text it holds). A file whose seal
  * holds is sealed again; one that failed its check keeps its old seal and stays refused, so a
  * forged file is never turned into a valid one. Returns how many occurrences were replaced.

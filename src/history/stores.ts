@@ -11,7 +11,7 @@ import { resolve } from 'node:path'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { agentError, isAgentError } from '../errors.ts'
-import { importOptional } from '../optional-dependency.ts'
+import { importOptional, nativeAddonLoadError } from '../optional-dependency.ts'
 import { createWorkspace } from '../workspace/workspace.ts'
 import type { Workspace } from '../workspace/types.ts'
 
@@ -121,7 +121,7 @@ export function sqliteHistoryStore(options: SqliteHistoryStoreOptions): HistoryS
   // One connection, so one transaction at a time: locked tasks of every key queue up here.
   let queue: Promise<unknown> = Promise.resolve()
 
-  const failed = (error: unknown) => isAgentError(error) ? error : agentError('HISTORY_SQLITE_FAILED', `the history database "${file}" failed: ${error instanceof Error ? error.message : String(error)}`, 'check that the folder exists and the file is a writable SQLite database', { file }, error)
+  const failed = (error: unknown) => isAgentError(error) ? error : nativeAddonLoadError('better-sqlite3', 'sqliteHistoryStore()', error) ?? agentError('HISTORY_SQLITE_FAILED', `the history database "${file}" failed: ${error instanceof Error ? error.message : String(error)}`, 'check that the folder exists and the file is a writable SQLite database', { file }, error)
 
   async function open(): Promise<Database> {
     db ??= (async () => {

@@ -5,14 +5,17 @@
  * ones in reach of the erasure ({@link erasureReach}):
  *
  * - approval files (`agents/<agent>/approvals/<id>.json`): the stored input and reason, sealed
- *   again; a pending approval whose input held erased text is denied (it would write it again);
+ *   again, and their decision claims (`<id>.decision`): the decision's reason, sealed again; a
+ *   pending approval whose input held erased text is denied (it would write it again);
  * - thread transcripts (`agents/<agent>/threads/<id>.json`): every message part (tool calls,
- *   tool results, text);
+ *   tool results, text); the studio's run journal of a thread (`agents/<agent>/studio/threads/<id>.json`):
+ *   every event;
  * - conversation history (`history/*.jsonl`): entries and summaries, line by line, in the
  *   workspace and in the history stores kept outside it (in-memory and SQLite), reported as
  *   `history-store:<key>`;
- * - the log's torn leftovers (`<log>.torn-*`), crash leftovers (`*.tmp`) and a checkpoint that
- *   still holds the text (safe to remove: rebuilt by the next write): removed.
+ * - the log's torn leftovers (`<log>.torn-*`), crash leftovers (`*.tmp`; of the log's checkpoint
+ *   always, since its sections are compressed) and a checkpoint that still holds the text (safe
+ *   to remove: rebuilt by the next write): removed.
  *
  * In reach are the values of the erased scopes' owner (the scope's `user`, within its `tenant`
  * when the scope has one) and the values linked to the erased records, whoever owns them: the
@@ -28,12 +31,13 @@
  * store's log, files of your own) are never changed: those still holding the text are reported in
  * `remaining`. See docs/security.md.
  */
-import { rewriteApprovalFile, decideApproval, loadApproval, threadKey } from '../agent/store.ts'
+import { approvalKey, rewriteApprovalFile, rewriteDecisionClaim, decideApproval, loadApproval, threadKey } from '../agent/store.ts'
 import type { IdentityRef } from '../agent/identity.ts'
 import type { ApprovalRequest } from '../agent/types.ts'
 import { forgetHistoryCache, historyKey, userHistoryScope } from '../history/store.ts'
 import { historyBackendsOutsideWorkspaces, type ScrubbableHistoryBackend } from '../history/stores.ts'
 import { INTEGRITY_KEY_PATH } from '../agent/integrity.ts'
+import { checkpointKey } from '../log/checkpoint.ts'
 import { holdsAny, noteErased, scrubJson, scrubString, type ErasedValue } from '../workspace/erased.ts'
 import type { Workspace } from '../workspace/types.ts'
 import type { MemoryRecord, MemoryScope } from './types.ts'
@@ -115,8 +119,21 @@ export function erasedTexts(records: readonly Pick<MemoryRecord, 'content' | 'ti
   return [...texts]
 }
 
+/**
+ * Whether `key` is what a crash leaves of a checkpoint of the log `logKey` being written (its
+ * sibling `<checkpoint key>.<pid>.<time>.tmp`, never renamed over it). Its sections are
+ * compressed, so no scan of its text tells whether it holds erased records: it is always removed
+ * (a checkpoint is a cache; a write in flight that loses it reports `MEMORY_LOG_CHECKPOINT_FAILED`).
+ */
+function isCheckpointLeftover(key: string, logKey: string): boolean {
+  return key.startsWith(`${checkpointKey(logKey)}.`) && /\.\d+\.\d+\.tmp$/.test(key)
+}
+
 const APPROVAL = /^agents:([^:]+):approvals:([^:]+)\.json$/
+const DECISION = /^agents:([^:]+):approvals:([^:]+)\.decision$/
 const THREAD = /^agents:([^:]+):threads:([^:]+)\.json$/
+/** The studio's run journal of a thread (src/server/studio-journal.ts). */
+const JOURNAL = /^agents:([^:]+):studio:threads:([^:]+)\.json$/
 
 /**
  * Rewrites every copy of the erased text in `workspace` outside the memory log `logKey` that the
@@ -136,7 +153,12 @@ export async function eraseCopies(workspace: Workspace, reach: ErasureReach, opt
   const threadsInReach: Array<{ agent: string; threadId: string }> = []
   const threadOwners: IdentityRef[] = []
   for (const key of await workspace.keys()) {
-    if (key === logKey || key === INTEGRITY_KEY_PATH || key.endsWith('.decision') || key.endsWith('.ids')) continue
+    if (key === logKey || key === INTEGRITY_KEY_PATH || key.endsWith('.ids')) continue
+    if (logKey !== undefined && isCheckpointLeftover(key, logKey)) {
+      await workspace.remove(key)
+      report.removed.push(key)
+      continue
+    }
     const text = await workspace.readText(key).catch(() => undefined)
     if (text === undefined) continue
     const thread = THREAD.exec(key)
@@ -159,19 +181,41 @@ export async function eraseCopies(workspace: Workspace, reach: ErasureReach, opt
       continue
     }
     if (!holdsAny(text, texts)) continue
+    const journal = JOURNAL.exec(key)
+    if (journal) {
+      // The studio's journal of a thread: its user's, and linked to the erased records as the thread's transcript is.
+      const owner = threadOwnerOf(text)
+      if (!reaches(reach, { key, ...(owner ? { owner } : {}), thread: threadKey(journal[1]!, decodeURIComponent(journal[2]!)), text })) {
+        report.kept.push(key)
+        continue
+      }
+      const count = await rewriteJson(workspace, key, value => scrubJson(value, texts))
+      if (count > 0) report.scrubbed.push({ key, occurrences: count })
+      continue
+    }
     if ((logKey !== undefined && (key.startsWith(`${logKey}.torn-`) || key === `${logKey}.checkpoint`)) || key.endsWith('.tmp')) {
       await workspace.remove(key)
       report.removed.push(key)
+      continue
+    }
+    const claim = DECISION.exec(key)
+    if (claim) {
+      // An approval's decision claim: its reason may quote the text; in reach with its approval.
+      const [, agent, encodedId] = claim
+      const approvalText = await workspace.readText(approvalKey(agent!, decodeURIComponent(encodedId!))).catch(() => undefined) ?? ''
+      if (!reaches(reach, approvalValue(key, agent!, `${approvalText}\n${text}`, parsed<Partial<ApprovalRequest>>(approvalText)))) {
+        report.kept.push(key)
+        continue
+      }
+      const count = await rewriteDecisionClaim(workspace, key, decision => scrubJson(decision, texts))
+      if (count > 0) report.scrubbed.push({ key, occurrences: count })
       continue
     }
     const approval = APPROVAL.exec(key)
     if (approval) {
       const [, agent, encodedId] = approval
       const id = decodeURIComponent(encodedId!)
-      const stored = parsed<Partial<ApprovalRequest>>(text)
-      const owner = stored?.user ? { id: stored.user.id, ...(typeof stored.user.tenant === 'string' && stored.user.tenant !== '' ? { tenant: stored.user.tenant } : {}) } : undefined
-      const thread = typeof stored?.threadId === 'string' ? threadKey(agent!, stored.threadId) : undefined
-      if (!reaches(reach, { key, ...(owner ? { owner } : {}), ...(thread ? { thread } : {}), text })) {
+      if (!reaches(reach, approvalValue(key, agent!, text, parsed<Partial<ApprovalRequest>>(text)))) {
         report.kept.push(key)
         continue
       }
@@ -218,6 +262,13 @@ export async function eraseCopies(workspace: Workspace, reach: ErasureReach, opt
   return report
 }
 
+/** An approval's value for {@link reaches} (of its file, or of its decision claim `key`): its user, its thread and `text`. */
+function approvalValue(key: string, agent: string, text: string, stored: Partial<ApprovalRequest> | undefined): ErasedValue & { thread?: string } {
+  const owner = stored?.user ? { id: stored.user.id, ...(typeof stored.user.tenant === 'string' && stored.user.tenant !== '' ? { tenant: stored.user.tenant } : {}) } : undefined
+  const thread = typeof stored?.threadId === 'string' ? threadKey(agent, stored.threadId) : undefined
+  return { key, ...(owner ? { owner } : {}), ...(thread ? { thread } : {}), text }
+}
+
 /** A JSON value's parse, `undefined` when it is not JSON. */
 function parsed<T>(text: string): T | undefined {
   try {
@@ -230,9 +281,11 @@ function parsed<T>(text: string): T | undefined {
 
 /** The owner of a stored thread (`owner`, or the user id of files written before it existed). */
 function threadOwnerOf(text: string): IdentityRef | undefined {
-  const thread = parsed<{ owner?: IdentityRef; user?: string }>(text)
+  const thread = parsed<{ owner?: IdentityRef; user?: string; tenant?: string }>(text)
   if (thread?.owner && typeof thread.owner.id === 'string') return thread.owner
-  return typeof thread?.user === 'string' ? { id: thread.user } : undefined
+  // A transcript of an older version, or a studio journal (`user` and `tenant` side by side).
+  if (typeof thread?.user !== 'string') return undefined
+  return { id: thread.user, ...(typeof thread.tenant === 'string' && thread.tenant !== '' ? { tenant: thread.tenant } : {}) }
 }
 
 /**

@@ -13,6 +13,7 @@
 import { encodeKeySegment, randomId } from '../agent/ids.ts'
 import { sameIdentity } from '../agent/identity.ts'
 import { hostWorkspace } from '../agent/store.ts'
+import { erasedSince, erasureSequence, scrubJson } from '../workspace/erased.ts'
 import { startRun, type RunOutcome } from '../agent/events.ts'
 import type { AgentDefinition, AgentRun, AgentRunEvent, AgentRunResult } from '../agent/types.ts'
 import type { AgentIdentity } from './types.ts'
@@ -125,6 +126,9 @@ export async function journalRun(agent: AgentDefinition, run: AgentRun, entry: {
     id: randomId('jrun'), runId: run.runId, kind: entry.kind, startedAt: new Date(started).toISOString(), status: 'running', events: [],
     ...(entry.input !== undefined ? { input: entry.input } : {}), ...(entry.approvalId ? { approvalId: entry.approvalId } : {}),
   }
+  // Text erased while this run was journalled (the run erased a record it had shown) is not written back.
+  const erasureSeen = erasureSequence()
+  const owner = { id: entry.identity.id, ...(entry.identity.tenant ? { tenant: entry.identity.tenant } : {}) }
   const save = () => serialized(key, async () => {
     const now = new Date().toISOString()
     // A journal that cannot be read is left as it is (never replaced by a fresh one): the write fails instead.
@@ -137,7 +141,8 @@ export async function journalRun(agent: AgentDefinition, run: AgentRun, entry: {
     if (index >= 0) journal.runs[index] = record
     else journal.runs.push(record)
     if (!journal.title && entry.kind === 'message' && entry.input) journal.title = entry.input.slice(0, 120)
-    await workspace.writeJson(key, { ...journal, updatedAt: now })
+    const erased = erasedSince(workspace, erasureSeen, () => ({ key, owner, text: JSON.stringify(journal) }))
+    await workspace.writeJson(key, { ...(erased.length ? scrubJson(journal, erased).value : journal), updatedAt: now })
   })
   // The run is already going: a journal that cannot be written must not cost the user the run's events.
   await save().catch(() => undefined)

@@ -154,8 +154,14 @@ export interface WorkspaceValueStat {
 
 /** Options of {@link createWorkspace}. */
 export interface WorkspaceOptions {
-  /** An unstorage `Storage` to use. Default: the fs driver rooted at `dir`. */
-  storage?: Storage
+  /**
+   * An unstorage `Storage` to use, of any value type (the workspace writes its own text and JSON).
+   * Default: the fs driver rooted at `dir`. `Storage<never>` besides `Storage` so that
+   * `createStorage()` written inline type-checks in an app: the published declarations bundle a
+   * copy of unstorage's types, against which its `createStorage()` would infer a value type that
+   * `Storage` (of `StorageValue`) does not accept.
+   */
+  storage?: Storage | Storage<never>
   /** Folder for the default fs driver. Default: `.agent/workspace` under `process.cwd()`. */
   dir?: string
   /** Set `false` to make the workspace read-only. Default `true`. */

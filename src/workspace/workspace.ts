@@ -31,7 +31,7 @@ export { DEFAULT_WORKSPACE_DIR }
 export function createWorkspace(options: WorkspaceOptions = {}): Workspace {
   checkWorkspaceOptions(options)
   const dir = options.storage ? undefined : resolve(options.dir ?? DEFAULT_WORKSPACE_DIR)
-  const storage = options.storage ?? createStorage({ driver: fsDriver({ base: dir! }) })
+  const storage = (options.storage as Storage | undefined) ?? createStorage({ driver: fsDriver({ base: dir! }) })
   const writable = options.writable ?? true
   // One native accessor per key: resolving the mount and the file path costs more than an append.
   // Mounts are read when a key is first used (mount drivers before using the workspace).

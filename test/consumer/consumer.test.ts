@@ -2,9 +2,9 @@
 // `npm init -y` app (CommonJS by default) with `ai` and `zod` at versions other than the ones this
 // repository pins, then run what a new user runs: the README's quick start pasted as it is,
 // `npx agent dev` and `npx agent info`, `import()` and `require()` from CommonJS, `tsc --noEmit`
-// with `skipLibCheck: false` over every public entry, and the Vite plugin's routes in the app's
-// own dev server. Needs the npm registry (or a warm npm cache). Prints the install size and the
-// time from `npm install` to the first answer.
+// with `skipLibCheck: false` over every public entry, the Vite plugin's routes in the app's
+// own dev server, and `npx agent memory erase` over what they all wrote. Needs the npm registry
+// (or a warm npm cache). Prints the install size and the time from `npm install` to the first answer.
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { filesHolding } from '../helpers/erased-text.ts'
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url))
 const MANIFEST = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string, devDependencies: Record<string, string> }
@@ -299,6 +300,25 @@ describe('the packed package in a fresh npm init -y app', () => {
       expect(result.code).toBe(0)
     }, 240_000)
 
+    it('tsc type-checks createWorkspace({ storage: createStorage() }) of docs/host.md and docs/workspace.md, made inline or first', async () => {
+      // Its own run with skipLibCheck: unstorage's index declarations import every driver's peer (README).
+      writeFileSync(join(app, 'storage-option.ts'), [
+        `import { createStorage } from 'unstorage'`,
+        `import { createWorkspace } from 'vite-agent-memory'`,
+        `export const inline = createWorkspace({ storage: createStorage() })`,
+        `const made = createStorage()`,
+        `export const first = createWorkspace({ storage: made })`,
+        '',
+      ].join('\n'))
+      writeFileSync(join(app, 'tsconfig.storage.json'), JSON.stringify({
+        compilerOptions: { target: 'ES2022', lib: ['ES2022', 'DOM'], module: 'ESNext', moduleResolution: 'bundler', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] },
+        include: ['storage-option.ts'],
+      }))
+      const result = await run('npx', ['--no-install', 'tsc', '--noEmit', '-p', 'tsconfig.storage.json'], { cwd: app, timeoutMs: 180_000 })
+      expect(result.stdout.split('\n').filter(line => line.includes('error TS'))).toEqual([])
+      expect(result.code).toBe(0)
+    }, 240_000)
+
     it('the Vite plugin of the README serves the agent routes in the app\'s dev server', async () => {
       const port = await freePort()
       vite = spawn('npx', ['--no-install', 'vite', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], { cwd: app, env: appEnv(), stdio: 'ignore', detached: true })
@@ -317,5 +337,14 @@ describe('the packed package in a fresh npm init -y app', () => {
       const events = (await response.text()).trim().split('\n').map(line => JSON.parse(line) as { type: string, status?: string, text?: string })
       expect(events.at(-1)).toMatchObject({ type: 'finish', status: 'completed', text: 'I remember: I prefer window seats' })
     }, 120_000)
+
+    it('npx agent memory erase then leaves the fact in no file of the app\'s .agent folder: log, checkpoint, approvals and their decisions, transcripts, the studio\'s run journals', async () => {
+      const fact = 'I prefer window seats'
+      expect(filesHolding(join(app, '.agent'), fact)).toEqual(expect.arrayContaining([expect.stringMatching(/^workspace\/agents\/support\/studio\/threads\//)]))
+      const erased = await ok('npx', ['--no-install', 'agent', 'memory', 'erase', '--agent', 'support', '--yes'], { cwd: app })
+      expect(erased.stdout).toContain('erased 1 record of store agent, scope {"agent":"support","user":"demo"}')
+      expect(erased.stdout).not.toContain('not the host\'s')
+      expect(filesHolding(join(app, '.agent'), fact)).toEqual([])
+    })
   })
 })

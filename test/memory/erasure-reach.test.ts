@@ -65,10 +65,10 @@ describe('the reach of an erasure', () => {
 
     expect(report.ids).toEqual([bobRecord.id])
     const after = filesHolding(dir, SENTENCE)
-    // Only demo's own files keep the sentence: his thread, his approval, his history, his record in the log.
+    // Only demo's own files keep the sentence: his thread, his approval, his history, his record in the log and its checkpoint.
     const demoApproval = before.find(file => file.startsWith('agents/support/approvals/') && readFileSync(join(dir, file), 'utf8').includes('"demo"'))!
     const demoHistory = before.find(file => file.startsWith('history/') && file.includes('demo'))!
-    expect(after).toEqual([demoApproval, 'agents/support/threads/td.json', demoHistory, 'memory/memory.jsonl'].sort())
+    expect(after).toEqual([demoApproval, 'agents/support/threads/td.json', demoHistory, 'memory/memory.jsonl', 'memory/memory.jsonl.checkpoint'].sort())
     expect(report.copies.scrubbed.map(copy => copy.key)).toEqual(expect.arrayContaining(['agents:support:threads:tb.json', 'agents:reviewer:threads:review.json']))
     expect(report.copies.kept.sort()).toEqual([demoApproval, 'agents/support/threads/td.json', demoHistory].map(file => file.replaceAll('/', ':')).sort())
     // Demo's record is untouched; bob's is gone; the chain verifies.

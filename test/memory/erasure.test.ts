@@ -5,9 +5,9 @@
  * users' records stay and the log still verifies. The agent is real (memory() and history() over
  * an fs workspace, a scripted AI SDK model); the torn leftover comes from a real torn append.
  */
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { listApprovals, resolveApproval } from '../../src/agent/approvals.ts'
 import { defineAgent } from '../../src/agent/define.ts'
@@ -103,6 +103,42 @@ describe('erasure erases every copy', () => {
     expect(filesHolding(dir, SECRET)).toEqual([])
     expect((await anns.adapter.read(anns.target, other.id))?.content).toBe('ann collects vintage stamps')
     expect(await hardDeleteMemoryRecord(anns.adapter, anns.target, secret.id, { audit: { via: 'api' } })).toMatchObject({ erased: 0, ids: [] })
+  })
+
+  it('a checkpoint a crash left unrenamed (.tmp beside the log), whose sections hold the text compressed, is removed by the erasure', async () => {
+    const { dir, anns } = await setup()
+    // The crash: the checkpoint's sibling file written whole, the process killed before its rename.
+    const leftover = join(dir, `memory/memory.jsonl.checkpoint.${process.pid}.${Date.now()}.tmp`)
+    copyFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), leftover)
+    expect(readFileSync(leftover, 'utf8')).not.toContain(SECRET)
+    expect(filesHolding(dir, SECRET)).toContain(leftover.slice(dir.length + 1))
+    const report = await eraseMemoryScope(anns.adapter, anns.target, { audit: { via: 'api', user: 'ann' } })
+    expect(filesHolding(dir, SECRET)).toEqual([])
+    expect(report.copies.removed).toContain(`memory:${basename(leftover)}`)
+  })
+
+  it('an approval decided with a reason that quotes the text: the erasure scrubs the reason from the approval file and from its decision claim, both still pass their integrity check', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-erase-'))
+    folders.push(dir)
+    const agent = defineAgent({
+      name: 'support',
+      driver: { model: scriptedModel([remember(SECRET, 'c1'), { text: 'Saved.' }]) },
+      workspace: createWorkspace({ dir }),
+      capabilities: [memory({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: ({ user }) => (user ? { agent: 'support', user: user.id } : undefined), write: { mode: 'tool', policy: 'require-approval' } } } })],
+    })
+    const ann = { id: 'ann' }
+    const asked = await runAgent(agent, { input: 'remember it', threadId: 't1', user: ann }).result
+    const id = asked.approvals[0]!.id
+    expect((await resolveApproval(agent, id, { approved: true, reason: `fine, keep "${SECRET}"`, user: ann }).result).status).toBe('completed')
+    const claim = `agents/support/approvals/${id}.decision`
+    expect(filesHolding(dir, SECRET)).toContain(claim)
+    const anns = await openMemoryStore(agent, { user: ann })
+    const report = await eraseMemoryScope(anns.adapter, anns.target, { audit: { via: 'api', user: 'ann' } })
+    // The log keeps the erased line's audit (the approval reason among it): it is in the chain's digest (docs/security.md).
+    expect(filesHolding(dir, SECRET)).toEqual(['memory/memory.jsonl'])
+    expect(report.copies.scrubbed.map(copy => copy.key)).toContain(claim.replaceAll('/', ':'))
+    const [approval] = await listApprovals(agent, { user: ann })
+    expect(approval).toMatchObject({ id, status: 'approved', decision: { approved: true, reason: 'fine, keep "[erased]"' } })
   })
 
   it('memory_delete with retention.hardDelete inside a run: the run saving its transcript afterwards does not write the erased text back', async () => {

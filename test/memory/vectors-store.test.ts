@@ -335,6 +335,41 @@ describe('vector blocks of large scopes', () => {
     expect(adapterVectors(cold, model).stats.embeddedRecords).toBe(0)
   }, 120_000)
 
+  it('a large scope searched with two embedding models in turn keeps one block per model: each cold search ranks by its own model\'s vectors, and only the first search of the new model embeds', async () => {
+    const dir = tempDir()
+    const adapter = open(dir)
+    for (let n = 0; n < perScope; n++) await adapter.append(scopeA, { kind: 'semantic', content: contentOf('a', n) }, { audit })
+    // Model y: the same dimensions, other vectors; its nearest record to a query differs from x's.
+    const otherVector = (text: string) => Array.from({ length: 32 }, (_, d) => Math.cos((Number(/\d+/.exec(text)?.[0] ?? 0) + 3) * 1.9 + d * 0.4))
+    const models = {
+      x: () => embedder(),
+      y: () => new MockEmbeddingModelV3({ provider: 'test', modelId: 'other', maxEmbeddingsPerCall: 10_000, doEmbed: async ({ values }) => ({ embeddings: values.map(otherVector), warnings: [] }) }),
+    }
+    const exactTop = (vectorOf: (text: string) => number[], query: string) => {
+      const q = normalizeVector(vectorOf(query))
+      let best = { n: -1, score: -Infinity }
+      for (let n = 0; n < perScope; n++) {
+        const v = normalizeVector(vectorOf(contentOf('a', n)))
+        const score = v.reduce((sum, value, d) => sum + value * q[d]!, 0)
+        if (score > best.score) best = { n, score }
+      }
+      return contentOf('a', best.n)
+    }
+    const query = 'question 41'
+    const expected = { x: exactTop(textVector, query), y: exactTop(otherVector, query) }
+    expect(expected.x).not.toBe(expected.y)
+    const embedded: Array<[string, number]> = []
+    for (const name of ['x', 'x', 'y', 'x', 'y', 'y'] as const) {
+      const model = models[name]()
+      const cold = open(dir)
+      const [hit] = await hybridSearch(cold, scopeA, { query, limit: 1 }, { model, lexicalWeight: 0 })
+      expect(hit!.record.content, name).toBe(expected[name])
+      embedded.push([name, adapterVectors(cold, model).stats.embeddedRecords])
+    }
+    expect(embedded).toEqual([['x', perScope], ['x', 0], ['y', perScope], ['x', 0], ['y', 0], ['y', 0]])
+    expect(readdirSync(join(dir, 'memory')).filter(name => name.startsWith('memory.jsonl.vectors.block.'))).toHaveLength(2)
+  }, 120_000)
+
   it('erasing a scope and a record of another removes every scope\'s block and their .tmp leftovers: no file holds an erased record\'s text or vector (bytes or base64), no vector file its id', async () => {
     const { dir, ids } = await twoLargeScopes()
     // What a process killed while writing a block leaves (fs replace: a sibling .tmp, then a rename).

@@ -234,6 +234,10 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw optionsError('the options of postgresMemoryStore() must be an object', 'call postgresMemoryStore({ connectionString: process.env.DATABASE_URL })')
   }
+  // A pg Pool passed as the options themselves (postgresMemoryStore(pool)): its private fields are no typos to list.
+  if (typeof (options as { connect?: unknown }).connect === 'function' && typeof (options as { query?: unknown }).query === 'function') {
+    throw optionsError('postgresMemoryStore() got a pg Pool as its options object', 'pass it as the `pool` option: postgresMemoryStore({ pool })')
+  }
   const unknown = Object.keys(options).filter(option => !OPTION_KEYS.has(option))
   if (unknown.length > 0) {
     throw optionsError(`postgresMemoryStore() got unknown option ${unknown.map(option => `"${option}"`).join(', ')}`, 'the options are `connectionString` or `pool`, `vectors`, `synchronousCommit` and `erasureWaitMs`; check the spelling', { options: unknown })

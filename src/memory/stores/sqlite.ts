@@ -27,7 +27,7 @@ import type Database from 'better-sqlite3'
 import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { agentError, isAgentError } from '../../errors.ts'
-import { requireOptional } from '../../optional-dependency.ts'
+import { nativeAddonLoadError, requireOptional } from '../../optional-dependency.ts'
 import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
 import { createWorkspace } from '../../workspace/workspace.ts'
 import type { Workspace } from '../../workspace/types.ts'
@@ -215,6 +215,8 @@ function openHandle(file: string, busyTimeoutMs: number): SqliteHandle {
     db?.close()
     if (isAgentError(error)) throw error
     const code = (error as { code?: unknown } | undefined)?.code
+    const addon = nativeAddonLoadError('better-sqlite3', 'sqliteMemoryStore()', error)
+    if (addon) throw addon
     if (code === 'SQLITE_BUSY') throw agentError('MEMORY_SQLITE_BUSY', `another connection held the write lock of the memory database "${file}" while this one created its tables`, 'retry the operation or raise `busyTimeoutMs`', { file }, error)
     throw agentError('MEMORY_SQLITE_OPEN_FAILED', `the memory database "${file}" could not be opened: ${error instanceof Error ? error.message : String(error)}`, 'check that the folder exists and is writable and that the file is a SQLite database', { file }, error)
   }

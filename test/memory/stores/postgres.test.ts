@@ -68,6 +68,13 @@ else {
       expect(() => postgresMemoryStore({ connectionString: ' ' })).toThrow(expect.objectContaining({ code: 'MEMORY_STORE_OPTIONS_INVALID' }))
     })
 
+    it('a pg Pool passed as the options themselves is refused with postgresMemoryStore({ pool }) as the fix, not a list of its private fields', () => {
+      expect(() => postgresMemoryStore(admin as never)).toThrow(expect.objectContaining({
+        code: 'MEMORY_STORE_OPTIONS_INVALID',
+        message: 'MEMORY_STORE_OPTIONS_INVALID: postgresMemoryStore() got a pg Pool as its options object. Fix: pass it as the `pool` option: postgresMemoryStore({ pool })',
+      }))
+    })
+
     it('a server that does not answer is MEMORY_POSTGRES_UNAVAILABLE with a fix', async () => {
       const factory = store('postgres://postgres@127.0.0.1:1/none')
       await expect(factory.create().read(alice, 'mem_1')).rejects.toMatchObject({ code: 'MEMORY_POSTGRES_UNAVAILABLE', fix: expect.stringMatching(/retry/) })
