@@ -103,12 +103,15 @@ class PostingCursors<D extends SearchDocument> {
     }
   }
 
-  /** The points of the posting cursor `list` stands on (the additions of `accumulate`). */
-  points(list: number): number {
+  /**
+   * Writes the points of the posting cursor `list` stands on (the additions of `accumulate`) at
+   * its term's place in `points`: a double stored, not returned, is not boxed on the heap.
+   */
+  pointsInto(list: number, points: Float64Array): void {
     const data = this.data
     const at = this.offset[list]!
     const slot = data[at]!
-    return termPoints(this.termIdfs[list]!, postingTf(this.norms, this.state.vocabulary, this.state.slots.lengths, data[at + 1]!, slot), this.norms.k1)
+    points[this.places[list]!] = termPoints(this.termIdfs[list]!, postingTf(this.norms, this.state.vocabulary, this.state.slots.lengths, data[at + 1]!, slot), this.norms.k1)
   }
 
   /** Postings of cursor `list`'s term (tombstones included). */
@@ -238,9 +241,8 @@ export function topByMaxScore<D extends SearchDocument>(state: IndexState<D>, pa
       for (let at = essential; at < count; at++) {
         const list = lists[at]!
         if (current[list] !== slot) continue
-        const value = cursors.points(list)
-        points[places[list]!] = value
-        score += value
+        cursors.pointsInto(list, points)
+        score += points[places[list]!]!
         cursors.advance(list)
       }
       let reachable = true
@@ -252,9 +254,8 @@ export function topByMaxScore<D extends SearchDocument>(state: IndexState<D>, pa
         const list = lists[at]!
         cursors.seek(list, slot)
         if (current[list] !== slot) continue
-        const value = cursors.points(list)
-        points[places[list]!] = value
-        score += value
+        cursors.pointsInto(list, points)
+        score += points[places[list]!]!
       }
       if (reachable) {
         into?.push(slot)
@@ -337,7 +338,7 @@ let pointScratch = new Float64Array(16)
 function scoreSlotsWith<D extends SearchDocument>(cursors: PostingCursors<D>, size: number, counted: number, slots: readonly number[], bases?: readonly number[], held?: readonly number[], into?: TopK<RankedSlot>): RankedSlot[] {
   if (pointScratch.length < size) pointScratch = new Float64Array(Math.max(size, 2 * pointScratch.length))
   const points = pointScratch.subarray(0, size)
-  const { current, places, count } = cursors
+  const { current, count } = cursors
   const { created, positions } = cursors.slots
   const out: RankedSlot[] = []
   for (let at = 0; at < slots.length; at++) {
@@ -346,7 +347,7 @@ function scoreSlotsWith<D extends SearchDocument>(cursors: PostingCursors<D>, si
     for (let list = 0; list < count; list++) {
       if (((lists >>> list) & 1) === 0) continue
       cursors.seek(list, slot)
-      if (current[list] === slot) points[places[list]!] = cursors.points(list)
+      if (current[list] === slot) cursors.pointsInto(list, points)
     }
     const { score, matched } = inOrder(points, counted, bases === undefined ? 0 : bases[at]!)
     points.fill(0)

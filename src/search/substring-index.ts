@@ -8,6 +8,7 @@
  * of every record when it has no letter or digit).
  */
 import { passesFilters } from './filters.ts'
+import { holderBitset } from './holder-bitsets.ts'
 import { IMPACT_MIN_POSTINGS } from './impact-order.ts'
 import type { CheckedQuery } from './query.ts'
 import { ONLY_RUN, RUN, type RunIndex } from './runs.ts'
@@ -255,6 +256,7 @@ const PRECHECK_POSTINGS = 1024
 function intersected(slots: Slots<unknown>, runs: RunIndex, pieces: ReadonlyArray<{ runs: number[]; postings: number }>): number[] {
   const alive = slots.alive
   const rarest = pieces[0]!
+  if (pieces.length >= 2 && rarest.postings >= (slots.count + 31) >>> 5 && rarest.runs.length <= MAX_LOOKED_UP_RUNS) return intersectedBitsets(slots, runs, pieces)
   // Holders of the next rarest pieces (when not much longer): a slot must be in every one to stay.
   // Per slot: how many of the pieces intersected so far hold it (one byte a slot: a small array to write at random).
   if (heldScratch.length < slots.count) heldScratch = new Uint8Array(Math.max(slots.count, heldScratch.length * 2))
@@ -284,7 +286,7 @@ function intersected(slots: Slots<unknown>, runs: RunIndex, pieces: ReadonlyArra
     for (let range = 0; range < ranges.length; range += 2) {
       for (let pair = ranges[range]!, end = ranges[range + 1]!; pair < end; pair += 2) if (kept(data[pair]!)) out.push(data[pair]!, data[pair + 1]!)
     }
-    return out
+    return heldByTheRest(runs, pieces.slice(required + 1), out)
   }
   // Several runs fit the rarest piece: a record's bound is its occurrences of all of them.
   const bounds = new Map<number, number>()
@@ -294,7 +296,79 @@ function intersected(slots: Slots<unknown>, runs: RunIndex, pieces: ReadonlyArra
     })
   }
   for (const [slot, bound] of bounds) out.push(slot, bound)
+  return heldByTheRest(runs, pieces.slice(required + 1), out)
+}
+
+let andScratch = new Int32Array(32)
+
+/**
+ * {@link intersected} for long lists (the rarest piece has a posting per 32 slots or more, and at
+ * most {@link MAX_LOOKED_UP_RUNS} runs): the holders' bitsets (holder-bitsets.ts) of every piece
+ * of at most that many runs are ANDed, one word per 32 slots and run; a slot left holds them all,
+ * and its bound is its occurrences of the rarest piece's runs. Pieces of more runs are left to
+ * verification.
+ */
+function intersectedBitsets(slots: Slots<unknown>, runs: RunIndex, pieces: ReadonlyArray<{ runs: number[]; postings: number }>): number[] {
+  const words = (slots.count + 31) >>> 5
+  if (andScratch.length < words) andScratch = new Int32Array(Math.max(words, andScratch.length * 2))
+  const all = andScratch
+  all.fill(0, 0, words)
+  for (const run of pieces[0]!.runs) {
+    const held = holderBitset(runs.postings, run, slots.count)
+    for (let word = 0; word < words; word++) all[word]! |= held[word]!
+  }
+  for (let at = 1; at < pieces.length; at++) {
+    const piece = pieces[at]!
+    if (piece.runs.length > MAX_LOOKED_UP_RUNS) continue
+    if (piece.runs.length === 1) {
+      const held = holderBitset(runs.postings, piece.runs[0]!, slots.count)
+      for (let word = 0; word < words; word++) all[word]! &= held[word]!
+      continue
+    }
+    const sets = piece.runs.map(run => holderBitset(runs.postings, run, slots.count))
+    for (let word = 0; word < words; word++) {
+      let any = 0
+      for (const held of sets) any |= held[word]!
+      all[word]! &= any
+    }
+  }
+  const alive = slots.alive
+  const rarest = pieces[0]!.runs
+  const out: number[] = []
+  for (let word = 0; word < words; word++) {
+    for (let found = all[word]!; found !== 0; found &= found - 1) {
+      const slot = (word << 5) | (31 - Math.clz32(found & -found))
+      if (alive[slot] === 0) continue
+      let bound = 0
+      for (const run of rarest) bound += Math.max(0, runs.postings.lookup(run, slot))
+      out.push(slot, bound)
+    }
+  }
   return out
+}
+
+/** Most runs of a piece left out of the intersection for which each candidate is looked up in them. */
+const MAX_LOOKED_UP_RUNS = 4
+
+/**
+ * The (slot, bound) pairs of `candidates` that also hold a run of each of `rest` (the pieces not
+ * intersected) with at most {@link MAX_LOOKED_UP_RUNS} runs, looked up in their postings: a
+ * lookup is a binary search, far cheaper than verifying the record's text. In place.
+ */
+function heldByTheRest(runs: RunIndex, rest: ReadonlyArray<{ runs: number[] }>, candidates: number[]): number[] {
+  for (const piece of rest) {
+    if (candidates.length === 0) break
+    if (piece.runs.length > MAX_LOOKED_UP_RUNS) continue
+    let length = 0
+    for (let at = 0; at < candidates.length; at += 2) {
+      const slot = candidates[at]!
+      if (!piece.runs.some(run => runs.postings.lookup(run, slot) !== -1)) continue
+      candidates[length++] = slot
+      candidates[length++] = candidates[at + 1]!
+    }
+    candidates.length = length
+  }
+  return candidates
 }
 
 /**

@@ -227,6 +227,8 @@ function countPlanes(sets: readonly TermBitsets[], words: number): Int32Array[] 
   return planeScratch
 }
 
+const wordScratch = new Int32Array(2 * MAX_TERMS)
+
 /**
  * The live slots the pass may keep, in increasing order, and their masks (shared scratch): those
  * holding `least` terms or more, and those of `regions` (pairs: terms held, of them by a rarer
@@ -243,21 +245,26 @@ function candidates<D extends SearchDocument>(state: IndexState<D>, sets: readon
   let out = candidateScratch
   let masks = candidateMasks
   let length = 0
+  const counted = least <= MAX_TERMS
+  const bitsOfWord = wordScratch
   for (let word = 0; word < words; word++) {
     if (among !== undefined && among[word] === 0) continue
     const b0 = p0[word]!
     const b1 = p1[word]!
     const b2 = p2[word]!
-    let found = least <= MAX_TERMS ? atLeast(least, b0, b1, b2) : 0
+    let found = counted ? atLeast(least, b0, b1, b2) : 0
     for (let at = 0; at < regions.length; at += 2) found |= exactly(regions[at]!, b0, b1, b2) & exactly(regions[at + 1]!, q0[word]!, q1[word]!, q2[word]!)
     if (among !== undefined) found &= among[word]!
+    if (found === 0) continue
+    // The lists' words are read once per word, not once per slot found in it.
+    for (let list = 0; list < bits; list++) bitsOfWord[list] = lists[list]![word]!
     for (; found !== 0; found &= found - 1) {
       const bit = 31 - Math.clz32(found & -found)
       const slot = (word << 5) | bit
       if (alive[slot] === 0) continue
       if (!unfiltered && (excluded?.has(slot) === true || !passesFilters(slots.records[slot]!, slots.created[slot]!, checked))) continue
       let mask = 0
-      for (let list = 0; list < bits; list++) mask |= ((lists[list]![word]! >>> bit) & 1) << list
+      for (let list = 0; list < bits; list++) mask |= ((bitsOfWord[list]! >>> bit) & 1) << list
       if (length === out.length) {
         out = candidateScratch = grownInts(out)
         masks = candidateMasks = grownMasks(masks)

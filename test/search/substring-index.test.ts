@@ -36,6 +36,28 @@ describe('search index: substring rule from runs', () => {
     ), { numRuns: 400 })
   })
 
+  it('mode "substring" equals the documented rule for needles of several words, before and after more records arrive', () => {
+    // Few words, so that records hold long needles; a needle may start or end inside a word.
+    const PHRASE_WORDS = ['coffee', 'garden', 'sister', 'beach', 'train', 'dinner']
+    const content = fc.array(fc.constantFrom(...PHRASE_WORDS), { minLength: 1, maxLength: 8 }).map(words => words.join(' '))
+    const needle = fc.tuple(fc.array(fc.constantFrom(...PHRASE_WORDS), { minLength: 2, maxLength: 6 }), fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 2 }))
+      .map(([words, cutStart, cutEnd]) => words.join(' ').slice(cutStart, words.join(' ').length - cutEnd))
+    fc.assert(fc.property(fc.array(content, { minLength: 1, maxLength: 120 }), fc.array(content, { maxLength: 60 }), needle, fc.integer({ min: 1, max: 8 }), (first, later, query, limit) => {
+      const index = createSearchIndex()
+      const records: MemoryRecord[] = []
+      const add = (texts: string[]) => texts.forEach((text, n) => {
+        const item = record({ content: text, createdAt: `2024-01-0${1 + (n % 4)}T00:00:00Z` })
+        records.push(item)
+        index.update(item)
+      })
+      add(first)
+      const same = () => expect(index.search({ query, limit, mode: 'substring' }).map(hit => [hit.record.id, hit.score])).toEqual(searchRecords(records, { query, limit }).map(hit => [hit.record.id, hit.score]))
+      same()
+      add(later)
+      same()
+    }), { numRuns: 300 })
+  })
+
   it('a query that occurs inside a longer word finds it, counting every occurrence', () => {
     const index = createSearchIndex()
     const inside = record({ content: 'The coffeehouse sold COFFEE and coffee beans' })
