@@ -8,7 +8,7 @@
 
 interface Zlib {
   deflateRawSync(data: Uint8Array, options: { level: number }): Uint8Array
-  inflateRawSync(data: Uint8Array, options: { maxOutputLength: number }): Uint8Array
+  inflateRawSync(data: Uint8Array, options: { maxOutputLength: number; chunkSize: number }): Uint8Array
 }
 
 let zlib: Promise<Zlib | undefined> | undefined
@@ -82,6 +82,18 @@ export async function inflateFromBase64(base64: string, bytes: number): Promise<
   }
 }
 
+/** Largest output buffer allocated before inflating: a length claimed by a section is not trusted with more. */
+const MAX_CHUNK_BYTES = 1 << 20
+
+/**
+ * The output buffer size of an inflate to `bytes` bytes: one buffer of `bytes` and one spare byte
+ * (so that zlib sees the stream end without a second buffer), instead of 16 KiB chunks joined
+ * into a copy (three buffers and a copy for a 46 KB section); at least zlib's 64.
+ */
+function inflateChunkBytes(bytes: number): number {
+  return Math.min(MAX_CHUNK_BYTES, Math.max(64, bytes + 1))
+}
+
 /**
  * The bytes of {@link deflateBytesToBase64}'s `base64`, which must inflate to exactly `bytes` bytes.
  *
@@ -93,7 +105,7 @@ export async function inflateBytesFromBase64(base64: string, bytes: number): Pro
   const node = await loadZlib()
   let inflated: Uint8Array
   try {
-    inflated = node ? node.inflateRawSync(compressed, { maxOutputLength: Math.max(1, bytes) }) : await throughStream(compressed, new DecompressionStream('deflate-raw'))
+    inflated = node ? node.inflateRawSync(compressed, { maxOutputLength: Math.max(1, bytes), chunkSize: inflateChunkBytes(bytes) }) : await throughStream(compressed, new DecompressionStream('deflate-raw'))
   }
   catch (error) {
     throw new Error(`it does not inflate (${(error as Error).message})`)
