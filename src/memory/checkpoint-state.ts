@@ -26,7 +26,7 @@
 import { canonicalJson, deflateBytesToBase64, inflateBytesFromBase64, inflateFromBase64, utf8Length, type LogCheckpointBody, type LogCheckpointCodec, type LogCheckpointSource, type LogPartitions } from '../log/index.ts'
 import { ByteReader, ByteWriter, fromBase64 } from '../search/search.ts'
 import { createSearchIndex, restoreSearchIndex, searchIndexFormat, type MemorySearchIndex, type MemorySearchIndexSnapshot } from './search-index.ts'
-import { emptyRecordState, forgetDuplicates, partitionKey, rankCreated, type MemoryCheckpointOrder, type MemoryCheckpointSection, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
+import { emptyRecordState, forgetDuplicates, partitionKey, rankCreated, ranksById, type MemoryCheckpointOrder, type MemoryCheckpointSection, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRecord } from './types.ts'
 
 /** Restores a partition's index from its snapshot over the partition's records; throws when it does not fit. */
@@ -100,6 +100,7 @@ function evictPartition(state: MemoryRecordState, key: string): boolean {
     state.records.delete(id)
     order.records.delete(id)
   }
+  order.sections.delete(key)
   state.partitions.delete(key)
   state.indexes.delete(key)
   state.erasedPartitions?.delete(key)
@@ -185,7 +186,7 @@ async function encodeSections(state: MemoryRecordState, digest: (text: string) =
     // The sections not loaded now live in the new checkpoint, its ranks are the state's, and every
     // loaded partition is what its new section holds (clean, so it may be dropped and loaded again).
     stored(bodyStart) {
-      const order = state.order ??= { records: new Map(), partitions: new Map(), next: 0 }
+      const order = state.order ??= { records: new Map(), sections: new Map(), partitions: new Map(), next: 0 }
       const clean = state.clean ??= new Map()
       clean.clear()
       order.partitions.clear()
@@ -197,7 +198,9 @@ async function encodeSections(state: MemoryRecordState, digest: (text: string) =
         if (section) Object.assign(section, at)
         else if (state.partitions.has(entry[0])) clean.set(entry[0], at)
       }
-      for (const [id, rank] of ranks) order.records.set(id, rank)
+      // `ranks` holds every loaded record's rank: the sections' ranks are in it.
+      order.records = ranks
+      order.sections.clear()
       order.next = next
     },
   }
@@ -210,16 +213,17 @@ async function encodeSections(state: MemoryRecordState, digest: (text: string) =
  */
 function creationOrder(state: MemoryRecordState): { ranks: Map<string, number>; next: number; partitionOrder: string[] } {
   const order = state.order
+  const known = order ? ranksById(order) : undefined
   const ranks = new Map<string, number>()
   let next = order?.next ?? 0
   for (const record of state.records.values()) {
-    if (order?.records.has(record.id)) continue
+    if (known?.has(record.id)) continue
     ranks.set(record.id, next++)
   }
   if (!order) return { ranks, next, partitionOrder: [...state.partitions.keys()] }
   const ranked = [...order.partitions.keys()].filter(key => state.partitions.has(key) || state.sections?.has(key)).sort((a, b) => order.partitions.get(a)! - order.partitions.get(b)!)
   const created = [...state.partitions.keys()].filter(key => !order.partitions.has(key))
-  for (const [id, rank] of order.records) if (!ranks.has(id)) ranks.set(id, rank)
+  for (const [id, rank] of known!) if (!ranks.has(id)) ranks.set(id, rank)
   return { ranks, next, partitionOrder: [...ranked, ...created] }
 }
 
@@ -232,7 +236,7 @@ function creationOrder(state: MemoryRecordState): { ranks: Map<string, number>; 
 function settleOrder(state: MemoryRecordState): void {
   const order = state.order
   if (!order || !state.sections || state.sections.size > 0) return
-  const records = byRank(state.records, order.records)
+  const records = byRank(state.records, ranksById(order))
   state.records.clear()
   for (const [id, record] of records) state.records.set(id, record)
   const partitions = byRank(state.partitions, order.partitions)
@@ -553,10 +557,8 @@ function loadSection(state: MemoryRecordState, key: string, body: SectionBody, c
     index = state.createIndex()
     for (const record of records) index.update(record)
   }
-  for (const [at, record] of records.entries()) {
-    state.records.set(record.id, record)
-    state.order?.records.set(record.id, body.order[at] as number)
-  }
+  for (const record of records) state.records.set(record.id, record)
+  state.order?.sections.set(key, { ids: ids.slice(), ranks: body.order as number[] })
   state.partitions.set(key, ids)
   state.indexes.set(key, index)
   forgetDuplicates(state, key)
@@ -592,7 +594,7 @@ function decodeDirectory(text: string, start: number, stamp: Record<string, unkn
     state.erased.add(id)
   }
   state.sections = sections
-  const order: MemoryCheckpointOrder = { records: new Map(), partitions: new Map(), next: body.next as number }
+  const order: MemoryCheckpointOrder = { records: new Map(), sections: new Map(), partitions: new Map(), next: body.next as number }
   for (const key of sections.keys()) order.partitions.set(key, order.partitions.size)
   state.order = order
   return state
