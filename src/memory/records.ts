@@ -176,7 +176,7 @@ export interface MemoryCheckpointSection {
   records: number
   /** SHA-256 hex of the section's text (as stored: the base64 text when compressed). */
   digest: string
-  /** Bytes of the section once inflated (raw DEFLATE in base64: its JSON in version 4, its payload in version 5); absent: plain JSON (version 3). */
+  /** Bytes of the section once inflated (raw DEFLATE in base64: its JSON in version 4, its payload in versions 5 and 6); absent: plain JSON (version 3). */
   inflated?: number
   /** A version 5 section: its payload is packed JSON and binary (checkpoint-state.ts), not JSON. */
   packed?: boolean

@@ -220,7 +220,7 @@ describe('search indexes in checkpoints', () => {
     expect(await adapter.log.checkpoint()).toBe(true)
     const text = readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8')
     const head = JSON.parse(lines(text)[0]!) as { v: number; directoryDigest: string }
-    expect(head.v).toBe(5)
+    expect(head.v).toBe(6)
     expect(head.directoryDigest).toBe(sha256(lines(text)[1]!))
     expect(indexedKeys(text)).toEqual([partitionKey('agent', target('alice').scope)])
     expect(await indexBuilt(adapter.log.workspace, 'bob')).toBe(false)
