@@ -3,8 +3,8 @@
  * of a checkpoint made by bench/cold-scopes.ts (BENCH_DIR, required): each stage run over all
  * sections in turn (digest, inflate, unpack: the JSON of the records and the word lists, index
  * restore, search), CPU time per section (the store's own steps, the ranged read and the records
- * entering the state, are left out). Reads checkpoint version 5 sections (packed payloads) and
- * version 4 ones (JSON). Prints min and median over BENCH_RUNS (default 5) rounds.
+ * entering the state, are left out). Reads checkpoint version 5 and 6 sections (packed payloads)
+ * and version 4 ones (JSON). Prints min and median over BENCH_RUNS (default 5) rounds.
  * BENCH_SKIP_INDEX=1 leaves out the restore and the search (for instruction counts: a run with
  * them minus one without, under `valgrind --tool=callgrind`). The checkpoint's snapshots must be
  * of this code's format.
@@ -26,6 +26,7 @@ const runs = Number(process.env.BENCH_RUNS ?? 5)
 const lines = readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8').split('\n')
 const version = (JSON.parse(lines[0]!) as { v: number }).v
 const sections = lines.slice(2).filter(line => line.length > 0)
+const counts = (JSON.parse(lines[1]!) as { partitions: Array<[string, number, number, number]> }).partitions.map(entry => entry[3])
 const cpu = (work: () => void) => {
   global.gc?.()
   const usage = process.cpuUsage()
@@ -48,7 +49,7 @@ for (let run = 0; run < runs; run++) {
   let indexes: MemorySearchIndex[] = []
   note('digest', cpu(() => { for (const text of sections) createHash('sha256').update(text).digest('hex') }))
   note('inflate', cpu(() => { payloads = sections.map(text => inflateRawSync(Buffer.from(text, 'base64'))) }))
-  note('unpack', cpu(() => { bodies = payloads.map((payload, at) => (version === 5 ? unpackSection(payload, String(at)) : JSON.parse(Buffer.from(payload).toString()) as SectionBody)) }))
+  note('unpack', cpu(() => { bodies = payloads.map((payload, at) => (version >= 5 ? unpackSection(payload, String(at), counts[at]!) : JSON.parse(Buffer.from(payload).toString()) as SectionBody)) }))
   const records = bodies.map(recordsOf)
   if (process.env.BENCH_SKIP_INDEX === '1') continue
   note('restore', cpu(() => { indexes = bodies.map((body, at) => restoreSearchIndex(body.index, records[at]!)) }))

@@ -2,21 +2,23 @@
  * The memory state in a checkpoint of the log (the log engine writes the stamp line that binds
  * it to the log; format and trust rule: docs/log-format.md, "Checkpoints").
  *
- * Version 5 holds one **section** per partition (store and scope), so that an open reads only the
+ * Version 6 holds one **section** per partition (store and scope), so that an open reads only the
  * partitions it serves. After the stamp, which adds `directoryDigest` (SHA-256 hex of the
  * directory line) and `directoryBytes` (its UTF-8 length with its `\n`), the **directory line**
  * `{"partitions":[[partitionKey, start, bytes, records, digest, inflated], ...],"erased":[ids]}`:
  * per partition where its section starts (bytes after the directory line), its length without its
  * `\n`, its record count, the SHA-256 hex of its text and the byte length of its payload once
  * inflated. Then one **section line** per partition: base64 of the raw DEFLATE of its payload,
- * a varint length, the UTF-8 JSON `{"values":{field:[...]},"records":[...],"index":{...}|null}`
- * (records in creation order, a shared field an index into its `values` list, `updatedAt` 0 when
- * it equals `createdAt`; `index`: the search index snapshot's figures and its distinct words),
+ * a varint length, the UTF-8 JSON `{"values":{field:[...]},"records":{columns},"index":{...}|null}`
+ * (records in creation order as columns, src/memory/record-columns.ts; a shared field an index
+ * into its `values` list, `updatedAt` 0 when it equals `createdAt`; `index`: the search index snapshot's figures and its distinct words),
  * then varints: per record its creation rank (differences), and with an index the word numbers
  * of its terms and runs, then the snapshot's data bytes ({@link MemorySearchIndexSnapshot}, record
  * numbers in creation order). Compressed, a section takes a quarter to a tenth of its JSON's bytes.
  *
- * Version 4 (read, no longer written): each section the base64 of the raw DEFLATE of its JSON
+ * Version 5 (read, no longer written): the same with `records` a list of record objects; a
+ * version 5 section not loaded is copied into a version 6 checkpoint as it is, so a version 6
+ * reader takes both forms. Version 4 (read, no longer written): each section the base64 of the raw DEFLATE of its JSON
  * `{"values","records","order","index":snapshot|null}`. Version 3: the same with directory entries
  * of five members and each section line its JSON. Version 2 (read, no longer written): a state
  * line of every record, partition and erased id, and an index line with the index snapshots
@@ -26,19 +28,22 @@
 import { canonicalJson, deflateBytesToBase64, inflateBytesFromBase64, inflateFromBase64, utf8Length, type LogCheckpointBody, type LogCheckpointCodec, type LogCheckpointSource, type LogPartitions } from '../log/index.ts'
 import { ByteReader, ByteWriter, fromBase64 } from '../search/search.ts'
 import { createSearchIndex, restoreSearchIndex, searchIndexFormat, type MemorySearchIndex, type MemorySearchIndexSnapshot } from './search-index.ts'
-import { emptyRecordState, forgetDuplicates, partitionKey, rankCreated, type MemoryCheckpointOrder, type MemoryCheckpointSection, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
+import { recordColumns, recordsOfColumns } from './record-columns.ts'
+import { emptyRecordState, forgetDuplicates, partitionKey, rankCreated, ranksById, type MemoryCheckpointOrder, type MemoryCheckpointSection, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRecord } from './types.ts'
 
 /** Restores a partition's index from its snapshot over the partition's records; throws when it does not fit. */
 export type MemorySearchIndexRestore = (snapshot: MemorySearchIndexSnapshot, records: readonly MemoryRecord[]) => MemorySearchIndex
 
-const VERSION = 5
+const VERSION = 6
+/** The checkpoint version of packed sections whose records are a list of objects (read, no longer written). */
+const PACKED_LIST = 5
 /** The checkpoint version of compressed JSON sections (read, no longer written). */
 const JSON_SECTIONS = 4
 /** The checkpoint version of plain JSON sections (read, no longer written). */
 const PLAIN_SECTIONS = 3
 /** Versions with a directory and one section per partition. */
-const SECTIONED: readonly unknown[] = [PLAIN_SECTIONS, JSON_SECTIONS, VERSION]
+const SECTIONED: readonly unknown[] = [PLAIN_SECTIONS, JSON_SECTIONS, PACKED_LIST, VERSION]
 // Fields whose values records share (a scope, an audit block, `[]`, `{}`): stored once each, and
 // shared again on load, as a replay shares them (memory per record stays that of a replay).
 const SHARED_FIELDS = ['scope', 'audit', 'tags', 'metadata', 'provenance', 'supersedes'] as const
@@ -48,7 +53,7 @@ const SHARED_MAX_CHARS = 512
 export const memoryCheckpointCodec: LogCheckpointCodec<MemoryRecordState> = {
   type: 'memory-log-checkpoint',
   version: VERSION,
-  reads: [1, 2, PLAIN_SECTIONS, JSON_SECTIONS, VERSION],
+  reads: [1, 2, PLAIN_SECTIONS, JSON_SECTIONS, PACKED_LIST, VERSION],
   encode: encodeSections,
   checkStamp(stamp) {
     if (stamp.v === 2 && typeof stamp.indexDigest !== 'string') return 'the checkpoint stamp is malformed'
@@ -100,6 +105,7 @@ function evictPartition(state: MemoryRecordState, key: string): boolean {
     state.records.delete(id)
     order.records.delete(id)
   }
+  order.sections.delete(key)
   state.partitions.delete(key)
   state.indexes.delete(key)
   state.erasedPartitions?.delete(key)
@@ -185,7 +191,7 @@ async function encodeSections(state: MemoryRecordState, digest: (text: string) =
     // The sections not loaded now live in the new checkpoint, its ranks are the state's, and every
     // loaded partition is what its new section holds (clean, so it may be dropped and loaded again).
     stored(bodyStart) {
-      const order = state.order ??= { records: new Map(), partitions: new Map(), next: 0 }
+      const order = state.order ??= { records: new Map(), sections: new Map(), partitions: new Map(), next: 0 }
       const clean = state.clean ??= new Map()
       clean.clear()
       order.partitions.clear()
@@ -197,7 +203,9 @@ async function encodeSections(state: MemoryRecordState, digest: (text: string) =
         if (section) Object.assign(section, at)
         else if (state.partitions.has(entry[0])) clean.set(entry[0], at)
       }
-      for (const [id, rank] of ranks) order.records.set(id, rank)
+      // `ranks` holds every loaded record's rank: the sections' ranks are in it.
+      order.records = ranks
+      order.sections.clear()
       order.next = next
     },
   }
@@ -210,16 +218,17 @@ async function encodeSections(state: MemoryRecordState, digest: (text: string) =
  */
 function creationOrder(state: MemoryRecordState): { ranks: Map<string, number>; next: number; partitionOrder: string[] } {
   const order = state.order
+  const known = order ? ranksById(order) : undefined
   const ranks = new Map<string, number>()
   let next = order?.next ?? 0
   for (const record of state.records.values()) {
-    if (order?.records.has(record.id)) continue
+    if (known?.has(record.id)) continue
     ranks.set(record.id, next++)
   }
   if (!order) return { ranks, next, partitionOrder: [...state.partitions.keys()] }
   const ranked = [...order.partitions.keys()].filter(key => state.partitions.has(key) || state.sections?.has(key)).sort((a, b) => order.partitions.get(a)! - order.partitions.get(b)!)
   const created = [...state.partitions.keys()].filter(key => !order.partitions.has(key))
-  for (const [id, rank] of order.records) if (!ranks.has(id)) ranks.set(id, rank)
+  for (const [id, rank] of known!) if (!ranks.has(id)) ranks.set(id, rank)
   return { ranks, next, partitionOrder: [...ranked, ...created] }
 }
 
@@ -232,7 +241,7 @@ function creationOrder(state: MemoryRecordState): { ranks: Map<string, number>; 
 function settleOrder(state: MemoryRecordState): void {
   const order = state.order
   if (!order || !state.sections || state.sections.size > 0) return
-  const records = byRank(state.records, order.records)
+  const records = byRank(state.records, ranksById(order))
   state.records.clear()
   for (const [id, record] of records) state.records.set(id, record)
   const partitions = byRank(state.partitions, order.partitions)
@@ -326,7 +335,7 @@ function packSection(values: Record<string, unknown[]>, records: Array<Record<st
     const raw: unknown = snapshot.data
     data = raw instanceof Uint8Array ? raw : fromBase64(raw as string)
   }
-  const json = utf8Encoder.encode(JSON.stringify({ values, records, index }))
+  const json = utf8Encoder.encode(JSON.stringify({ values, records: recordColumns(records), index }))
   const head = new ByteWriter(8)
   head.uint(json.length)
   const parts = [head.written(), json, tail.written(), data]
@@ -353,22 +362,24 @@ export interface SectionBody {
  *
  * @throws Error when the payload is malformed.
  */
-export function unpackSection(payload: Uint8Array, key: string): SectionBody {
+export function unpackSection(payload: Uint8Array, key: string, count: number): SectionBody {
   const malformed = () => new Error(`the section of partition ${key} is malformed`)
   try {
     const reader = new ByteReader(payload)
     const length = reader.uint()
     const start = reader.offset
     reader.skip(length)
-    const body = JSON.parse(textDecoder.decode(payload.subarray(start, start + length))) as { values: Record<string, unknown[]>; records: unknown[]; index: Record<string, unknown> | null }
-    if (body === null || typeof body !== 'object' || !Array.isArray(body.records)) throw malformed()
-    const order: number[] = new Array(body.records.length)
+    const body = JSON.parse(textDecoder.decode(payload.subarray(start, start + length))) as { values: Record<string, unknown[]>; records: unknown; index: Record<string, unknown> | null }
+    if (body === null || typeof body !== 'object' || body.records === null || typeof body.records !== 'object') throw malformed()
+    // Columns (version 6), or a list of records (a section a version 5 checkpoint wrote, copied as it was).
+    const records: unknown[] = Array.isArray(body.records) ? body.records : recordsOfColumns(body.records, count)
+    const order: number[] = new Array(records.length)
     let rank = 0
     for (let at = 0; at < order.length; at++) order[at] = rank += reader.wide()
     const index = body.index
     if (index === null) {
       if (reader.remaining() !== 0) throw malformed()
-      return { values: body.values, records: body.records, order, index: null }
+      return { values: body.values, records, order, index: null }
     }
     const words = index?.words
     const counts = [index?.terms, index?.runs, index?.surfaces]
@@ -385,10 +396,10 @@ export function unpackSection(payload: Uint8Array, key: string): SectionBody {
     const terms = list(index.terms as number)
     const runs = list(index.runs as number)
     const snapshot = { format: index.format, slots: index.slots, nextPosition: index.nextPosition, terms, runs, surfaces: words.slice(0, index.surfaces as number), data: payload.subarray(reader.offset) }
-    return { values: body.values, records: body.records, order, index: snapshot as unknown as MemorySearchIndexSnapshot }
+    return { values: body.values, records, order, index: snapshot as unknown as MemorySearchIndexSnapshot }
   }
   catch (error) {
-    if (error instanceof SyntaxError || (error instanceof Error && error.message.startsWith('the index data'))) throw malformed()
+    if (error instanceof SyntaxError || (error instanceof Error && (error.message.startsWith('the index data') || error.message.startsWith('the record columns')))) throw malformed()
     throw error
   }
 }
@@ -438,7 +449,7 @@ function packRecords(records: readonly MemoryRecord[]): { values: Record<string,
 
 /**
  * Records of a packed list with their shared fields resolved (scopes frozen, as replay shares
- * them). `packed`: of a version 5 section, where `updatedAt` 0 stands for `createdAt`.
+ * them). `packed`: of a version 5 or 6 section, where `updatedAt` 0 stands for `createdAt`.
  */
 function unpackRecords(values: Record<string, unknown[]>, packed: unknown[], intern?: (value: unknown) => unknown, sectionPacked = false): MemoryRecord[] {
   if (values === null || typeof values !== 'object' || !Array.isArray(packed)) throw new Error('the checkpoint state is malformed')
@@ -512,7 +523,7 @@ async function loadSections(state: MemoryRecordState, keys: readonly string[], s
       try {
         if (section.packed) {
           const payload = await inflateBytesFromBase64(text, section.inflated!)
-          body = unpackSection(payload, key)
+          body = unpackSection(payload, key, section.records)
         }
         else body = JSON.parse(section.inflated === undefined ? text : await inflateFromBase64(text, section.inflated)) as SectionBody
       }
@@ -553,10 +564,8 @@ function loadSection(state: MemoryRecordState, key: string, body: SectionBody, c
     index = state.createIndex()
     for (const record of records) index.update(record)
   }
-  for (const [at, record] of records.entries()) {
-    state.records.set(record.id, record)
-    state.order?.records.set(record.id, body.order[at] as number)
-  }
+  for (const record of records) state.records.set(record.id, record)
+  state.order?.sections.set(key, { ids: ids.slice(), ranks: body.order as number[] })
   state.partitions.set(key, ids)
   state.indexes.set(key, index)
   forgetDuplicates(state, key)
@@ -581,7 +590,7 @@ function decodeDirectory(text: string, start: number, stamp: Record<string, unkn
   const state = emptyRecordState(createSearchIndex)
   const sections = new Map<string, MemoryCheckpointSection>()
   const compressed = stamp.v !== PLAIN_SECTIONS
-  const packed = stamp.v === VERSION
+  const packed = stamp.v === VERSION || stamp.v === PACKED_LIST
   for (const entry of body.partitions) {
     const [key, at, bytes, records, sectionDigest, inflated] = Array.isArray(entry) && entry.length === (compressed ? 6 : 5) ? entry : []
     if (typeof key !== 'string' || sections.has(key) || ![at, bytes, records, ...(compressed ? [inflated] : [])].every(count => Number.isSafeInteger(count) && count >= 0) || typeof sectionDigest !== 'string') throw new Error('the checkpoint directory is malformed')
@@ -592,7 +601,7 @@ function decodeDirectory(text: string, start: number, stamp: Record<string, unkn
     state.erased.add(id)
   }
   state.sections = sections
-  const order: MemoryCheckpointOrder = { records: new Map(), partitions: new Map(), next: body.next as number }
+  const order: MemoryCheckpointOrder = { records: new Map(), sections: new Map(), partitions: new Map(), next: body.next as number }
   for (const key of sections.keys()) order.partitions.set(key, order.partitions.size)
   state.order = order
   return state

@@ -134,11 +134,38 @@ export interface MemoryRecordState {
   clean?: Map<string, MemoryCheckpointSection>
 }
 
-/** Ranks of a checkpoint's records (those loaded) and partitions (all), and the next free record rank. */
+/**
+ * Ranks of a checkpoint's records (those loaded) and partitions (all), and the next free record
+ * rank. A section loaded since the checkpoint was read or written keeps its records' ranks as two
+ * arrays in `sections` (a load adds no entry per record to a map of the whole state); `records`
+ * holds every other rank: those of the checkpoint written, and of records created since.
+ */
 export interface MemoryCheckpointOrder {
   records: Map<string, number>
+  /** Per partition loaded from its section: the ids the section held, in its order, and their ranks. */
+  sections: Map<string, { ids: readonly string[]; ranks: readonly number[] }>
   partitions: Map<string, number>
   next: number
+}
+
+/** The rank of record `id` of partition `key`, or `undefined` when it has none. */
+export function rankOf(order: MemoryCheckpointOrder, key: string, id: string): number | undefined {
+  const rank = order.records.get(id)
+  if (rank !== undefined) return rank
+  const section = order.sections.get(key)
+  if (section === undefined) return undefined
+  const at = section.ids.indexOf(id)
+  return at === -1 ? undefined : section.ranks[at]
+}
+
+/** Every rank of `order` by record id (made whole for a pass over the state: a checkpoint, the settling of the order). */
+export function ranksById(order: MemoryCheckpointOrder): Map<string, number> {
+  if (order.sections.size === 0) return order.records
+  const ranks = new Map(order.records)
+  for (const { ids, ranks: sectionRanks } of order.sections.values()) {
+    for (let at = 0; at < ids.length; at++) if (!ranks.has(ids[at]!)) ranks.set(ids[at]!, sectionRanks[at]!)
+  }
+  return ranks
 }
 
 /** Where the section of a partition not loaded yet is in the checkpoint: bytes `start` to `end` (exclusive, without its `\n`). */
@@ -149,7 +176,7 @@ export interface MemoryCheckpointSection {
   records: number
   /** SHA-256 hex of the section's text (as stored: the base64 text when compressed). */
   digest: string
-  /** Bytes of the section once inflated (raw DEFLATE in base64: its JSON in version 4, its payload in version 5); absent: plain JSON (version 3). */
+  /** Bytes of the section once inflated (raw DEFLATE in base64: its JSON in version 4, its payload in versions 5 and 6); absent: plain JSON (version 3). */
   inflated?: number
   /** A version 5 section: its payload is packed JSON and binary (checkpoint-state.ts), not JSON. */
   packed?: boolean
@@ -254,7 +281,7 @@ function orderPartitionsByFirstRecord(state: MemoryRecordState): boolean {
   const firstRank = new Map<string, number>()
   if (order) {
     for (const [key, ids] of state.partitions) {
-      const rank = order.records.get(ids[0]!)
+      const rank = rankOf(order, key, ids[0]!)
       if (rank === undefined) return false
       firstRank.set(key, rank)
     }

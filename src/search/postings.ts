@@ -208,7 +208,7 @@ export class PairLists {
     // Room for the blocks later writes add (an eighth more): the first writes after a restore
     // do not copy the whole arena.
     const exact = 2 * count + 2 * total
-    const lists = new PairLists(Math.max(16, count), Math.max(256, exact + Math.max(64, exact >> 3)))
+    const lists = new PairLists(Math.max(16, count), exact + Math.max(64, exact >> 3))
     lists.count = count
     const arena = lists.arena
     let used = 0

@@ -11,7 +11,7 @@ import { RunIndex } from './runs.ts'
 import { FIELDS, Slots } from './slots.ts'
 import { IndexState } from './state.ts'
 import type { SearchDocument, SearchIndexSnapshot, SearchText } from './types.ts'
-import { LATIN_SURFACE, TF_BITS, TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
+import { LATIN_SURFACE, TF_BITS, TF_INLINE_MAX, Vocabulary, withRoom } from './vocabulary.ts'
 
 /** The snapshot of `state`; `recordNumber(record)` is the number stored for a live record. */
 export function encodeSnapshot<D extends SearchDocument>(state: IndexState<D>, recordNumber: (record: D) => number): SearchIndexSnapshot {
@@ -97,7 +97,8 @@ export function decodeSnapshot<D extends SearchDocument>(value: unknown, records
   const surfaceNames = textList(snapshot.surfaces, 'surface')
   const count = snapshot.slots!
   const input = new ByteReader(typeof data === 'string' ? fromBase64(data) : data as Uint8Array)
-  const slots = new Slots<D>(Math.max(256, count))
+  // Room for an eighth more records (at least 16): a restored scope of 10 records holds 26 slots, not 256.
+  const slots = new Slots<D>(withRoom(count))
   slots.records = new Array<D | undefined>(count).fill(undefined)
   slots.count = count
   const nextPosition = snapshot.nextPosition!

@@ -15,6 +15,11 @@ export const DATE_TEXTS_MAX = 4096
 /** A plain Latin word: the words fuzzy matching and compound splitting consider. */
 export const LATIN_SURFACE = /^[a-z]+$/
 
+/** A capacity for `count` entries known at a restore, with room for an eighth more (at least 16) that later writes add. */
+export function withRoom(count: number): number {
+  return count + Math.max(16, count >> 3)
+}
+
 /**
  * The words of one index.
  *
@@ -34,9 +39,9 @@ export class Vocabulary {
    * buffer: a restore allocates few arrays.
    */
   constructor(readonly irregular = true, room: { terms?: number; surfaces?: number; termPostings?: PairLists } = {}) {
-    this.termFrequency = new Int32Array(Math.max(256, room.terms ?? 0))
+    this.termFrequency = new Int32Array(room.terms === undefined ? 256 : withRoom(room.terms))
     this.termPostings = room.termPostings ?? new PairLists()
-    const surfaces = Math.max(256, room.surfaces ?? 0)
+    const surfaces = room.surfaces === undefined ? 256 : withRoom(room.surfaces)
     const buffer = new ArrayBuffer(13 * surfaces)
     this.surfaceTerms = new Int32Array(buffer, 0, surfaces)
     this.surfaceCounts = new Int32Array(buffer, 4 * surfaces, surfaces)

@@ -5,7 +5,7 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 
 type Entry = [string, number, number, number, string] | [string, number, number, number, string, number]
 
-/** The stamp, directory and section lines of a checkpoint text of version 3, 4 or 5. */
+/** The stamp, directory and section lines of a checkpoint text of version 3 to 6. */
 function parts(text: string) {
   const [stampLine, directoryLine, ...rest] = text.split('\n')
   return { stamp: JSON.parse(stampLine!) as Record<string, unknown>, directory: JSON.parse(directoryLine!) as { partitions: Entry[] }, sections: rest.slice(0, -1) }
@@ -35,15 +35,27 @@ const unzigzag = (value: number) => (value % 2 === 0 ? value / 2 : -(value + 1) 
 interface SnapshotJson { format: string; slots: number; nextPosition: number; terms: string[]; runs: string[]; surfaces: string[]; data: string }
 interface SectionJson { values: unknown; records: Array<Record<string, unknown>>; order: number[]; index: SnapshotJson | null }
 
-/** The JSON a version 4 section holds, of a version 5 section's payload (bytes once inflated). */
-function sectionJson(payload: Uint8Array): string {
+interface ColumnsJson { keys: string[]; shapes: number[][]; shape?: number[]; columns: Array<unknown[] | { all: unknown }> }
+
+/** The records of a version 6 section's columns (docs/log-format.md), read apart from the codec. */
+function recordsOf(columns: ColumnsJson, count: number): Array<Record<string, unknown>> {
+  const taken = columns.keys.map(() => 0)
+  return Array.from({ length: count }, (_, at) => Object.fromEntries(columns.shapes[columns.shape?.[at] ?? 0]!.map((key) => {
+    const column = columns.columns[key]!
+    return [columns.keys[key]!, Array.isArray(column) ? column[taken[key]!++] : column.all]
+  })))
+}
+
+/** The JSON a version 4 section holds, of a version 5 or 6 section's payload (bytes once inflated) of `count` records. */
+function sectionJson(payload: Uint8Array, count: number): string {
   const at = { at: 0 }
   const length = readVarint(payload, at)
-  const body = JSON.parse(Buffer.from(payload.subarray(at.at, at.at + length)).toString('utf8')) as { values: unknown; records: Array<Record<string, unknown>>; index: (Omit<SnapshotJson, 'terms' | 'runs' | 'surfaces' | 'data'> & { words: string[]; terms: number; runs: number; surfaces: number }) | null }
+  const body = JSON.parse(Buffer.from(payload.subarray(at.at, at.at + length)).toString('utf8')) as { values: unknown; records: Array<Record<string, unknown>> | ColumnsJson; index: (Omit<SnapshotJson, 'terms' | 'runs' | 'surfaces' | 'data'> & { words: string[]; terms: number; runs: number; surfaces: number }) | null }
+  if (!Array.isArray(body.records)) body.records = recordsOf(body.records, count)
   at.at += length
   let rank = 0
-  const order = body.records.map(() => (rank += unzigzag(readVarint(payload, at))))
-  for (const record of body.records) if (record.updatedAt === 0) record.updatedAt = record.createdAt
+  const order = (body.records as Array<Record<string, unknown>>).map(() => (rank += unzigzag(readVarint(payload, at))))
+  for (const record of body.records as Array<Record<string, unknown>>) if (record.updatedAt === 0) record.updatedAt = record.createdAt
   let index: SnapshotJson | null = null
   if (body.index) {
     const { words, format, slots, nextPosition } = body.index
@@ -55,7 +67,7 @@ function sectionJson(payload: Uint8Array): string {
   return JSON.stringify({ values: body.values, records: body.records, order, index })
 }
 
-/** The version 5 payload of a section's JSON (as {@link sectionJson} gives it). */
+/** The version 5 payload of a section's JSON (as {@link sectionJson} gives it): its records a list, as a version 6 checkpoint may also hold them. */
 function sectionPayload(json: string): Buffer {
   const body = JSON.parse(json) as SectionJson
   const tail: number[] = []
@@ -88,17 +100,17 @@ function sectionPayload(json: string): Buffer {
 
 /**
  * A checkpoint text with its sections as their JSON (a version 4 checkpoint stores them as
- * base64 of raw DEFLATE; a version 5 one a packed payload, shown as the JSON version 4 holds),
+ * base64 of raw DEFLATE; a version 5 or 6 one a packed payload, shown as the JSON version 4 holds),
  * the stamp and directory unchanged: what a test reads and edits before {@link resealCheckpoint}.
  */
 export function readableCheckpoint(text: string): string {
-  const { stamp, sections } = parts(text)
-  if (stamp.v !== 4 && stamp.v !== 5) return text
+  const { stamp, directory, sections } = parts(text)
+  if (stamp.v !== 4 && stamp.v !== 5 && stamp.v !== 6) return text
   const lines = text.split('\n')
-  const readable = (section: string) => {
+  const readable = (section: string, at: number) => {
     if (section.startsWith('{')) return section
     const inflated = inflateRawSync(Buffer.from(section, 'base64'))
-    return stamp.v === 5 ? sectionJson(inflated) : inflated.toString('utf8')
+    return stamp.v === 4 ? inflated.toString('utf8') : sectionJson(inflated, directory.partitions[at]![3])
   }
   return [lines[0], lines[1], ...sections.map(readable), ''].join('\n')
 }
@@ -115,7 +127,7 @@ export function resealCheckpoint(text: string, options: { asStored?: boolean } =
 }
 
 /**
- * A version 5 checkpoint text with the payload of section `at` (0: the first) replaced by what
+ * A version 5 or 6 checkpoint text with the payload of section `at` (0: the first) replaced by what
  * `edit` makes of it (the bytes once inflated), compressed again and sealed as
  * {@link resealCheckpoint} seals (the directory's `inflated` its new length).
  */
@@ -128,10 +140,10 @@ export function withSectionPayload(text: string, at: number, edit: (payload: Buf
 
 function seal(text: string, options: { asStored?: boolean; inflated?: { at: number; bytes: number } }): string {
   const { stamp, directory, sections } = parts(text)
-  const compressed = stamp.v === 4 || stamp.v === 5
+  const compressed = stamp.v === 4 || stamp.v === 5 || stamp.v === 6
   // `asStored`: the section lines are kept as they are (a damaged compressed section), with their directory's record and inflated counts.
   const json = compressed && !options.asStored ? readableCheckpoint(text).split('\n').slice(2, -1) : sections
-  const payloads = compressed && !options.asStored ? json.map(section => (stamp.v === 5 ? sectionPayload(section) : Buffer.from(section, 'utf8'))) : []
+  const payloads = compressed && !options.asStored ? json.map(section => (stamp.v === 4 ? Buffer.from(section, 'utf8') : sectionPayload(section))) : []
   const stored = compressed && !options.asStored ? payloads.map(payload => deflateRawSync(payload, { level: 1 }).toString('base64')) : sections
   let at = 0
   directory.partitions = stored.map((section, index) => {
@@ -149,7 +161,15 @@ function seal(text: string, options: { asStored?: boolean; inflated?: { at: numb
   return `${JSON.stringify(stamp)}\n${directoryText}\n${stored.join('\n')}\n`
 }
 
-/** A version 4 or 5 checkpoint text written as version 4 (each section its JSON compressed), sealed. */
+/** A version 6 checkpoint text written as version 5 (each section a packed payload whose records are a list), sealed. */
+export function asVersion5(text: string): string {
+  const { stamp } = parts(text)
+  const lines = readableCheckpoint(text).split('\n')
+  stamp.v = 5
+  return resealCheckpoint([JSON.stringify(stamp), ...lines.slice(1)].join('\n'))
+}
+
+/** A version 4 to 6 checkpoint text written as version 4 (each section its JSON compressed), sealed. */
 export function asVersion4(text: string): string {
   const { stamp } = parts(text)
   const lines = readableCheckpoint(text).split('\n')
@@ -157,7 +177,7 @@ export function asVersion4(text: string): string {
   return resealCheckpoint([JSON.stringify(stamp), ...lines.slice(1)].join('\n'))
 }
 
-/** A version 4 or 5 checkpoint text written as version 3 (each section its JSON, directory entries of five members), sealed. */
+/** A version 4 to 6 checkpoint text written as version 3 (each section its JSON, directory entries of five members), sealed. */
 export function asVersion3(text: string): string {
   const { stamp, directory } = parts(text)
   stamp.v = 3

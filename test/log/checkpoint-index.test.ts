@@ -193,6 +193,24 @@ describe('search indexes in checkpoints', () => {
     expect(() => restoreSearchIndex({ ...snapshot, format: '0:x' }, records)).toThrow(/format/)
   })
 
+  it('a restored index of a small scope holds arrays sized for its records, and still takes later records', () => {
+    const records: MemoryRecord[] = WORDS.slice(0, 10).map((word, n) => ({ id: `r${n}`, store: 'agent', scope: target('alice').scope, kind: 'semantic', content: `${word} tea`, tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, audit, createdAt: '2024-05-01T00:00:00Z', updatedAt: '2024-05-01T00:00:00Z', version: 1, status: 'active' }))
+    const index = createSearchIndex()
+    for (const record of records) index.update(record)
+    index.search({ query: 'tea' })
+    const snapshot = index.snapshot!(record => records.indexOf(record))!
+    global.gc?.()
+    const before = process.memoryUsage().arrayBuffers
+    const restored = Array.from({ length: 200 }, () => restoreSearchIndex(snapshot, records))
+    const perIndex = (process.memoryUsage().arrayBuffers - before) / restored.length
+    // Room for 256 slots and 256 words was about 14 KB of arrays per index; 10 records take under 4 KB.
+    expect(perIndex).toBeLessThan(4 * 1024)
+    const later = Array.from({ length: 40 }, (_, n) => ({ ...records[0]!, id: `later${n}`, content: `later${n} tea` }))
+    for (const record of later) restored[0]!.update(record)
+    expect(restored[0]!.size).toBe(50)
+    expect(restored[0]!.search({ query: 'later39' }).map(hit => hit.record.id)).toEqual(['later39'])
+  })
+
   it('a checkpoint holds the indexes of searched partitions only: writing one builds no index', async () => {
     const dir = tempDir()
     const adapter = store(createWorkspace({ dir }))
@@ -202,7 +220,7 @@ describe('search indexes in checkpoints', () => {
     expect(await adapter.log.checkpoint()).toBe(true)
     const text = readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8')
     const head = JSON.parse(lines(text)[0]!) as { v: number; directoryDigest: string }
-    expect(head.v).toBe(5)
+    expect(head.v).toBe(6)
     expect(head.directoryDigest).toBe(sha256(lines(text)[1]!))
     expect(indexedKeys(text)).toEqual([partitionKey('agent', target('alice').scope)])
     expect(await indexBuilt(adapter.log.workspace, 'bob')).toBe(false)

@@ -16,7 +16,7 @@ import { tombstone, workspaceJsonlMemoryStore } from '../../src/memory/stores/wo
 import type { MemoryTarget } from '../../src/memory/types.ts'
 import { createWorkspace } from '../../src/workspace/workspace.ts'
 import type { Workspace } from '../../src/workspace/types.ts'
-import { asVersion3, asVersion4, readableCheckpoint, resealCheckpoint } from '../helpers/checkpoint.ts'
+import { asVersion3, asVersion4, asVersion5, readableCheckpoint, resealCheckpoint } from '../helpers/checkpoint.ts'
 
 const KEY = 'memory:memory.jsonl'
 const CHECKPOINT = 'memory:memory.jsonl.checkpoint'
@@ -224,7 +224,8 @@ describe('checkpoint sections', () => {
   it.each([
     ['3 (plain JSON sections)', asVersion3],
     ['4 (compressed JSON sections)', asVersion4],
-  ])('a checkpoint of version %s opens, serves and verifies; the next checkpoint is version 5 with those sections packed and compressed', async (_, older) => {
+    ['5 (packed sections, records as a list)', asVersion5],
+  ])('a checkpoint of version %s opens, serves and verifies; the next checkpoint is version 6 with those sections packed and compressed', async (_, older) => {
     const dir = await logWithCheckpoint()
     const path = join(dir, 'memory/memory.jsonl.checkpoint')
     writeFileSync(path, older(readFileSync(path, 'utf8')))
@@ -239,7 +240,7 @@ describe('checkpoint sections', () => {
     await adapter.append(target('alice'), { kind: 'semantic', content: 'alice likes jazz' }, { audit })
     expect(await log.checkpoint()).toBe(true)
     const after = readFileSync(path, 'utf8')
-    expect(JSON.parse(after.split('\n')[0]!)).toMatchObject({ v: 5 })
+    expect(JSON.parse(after.split('\n')[0]!)).toMatchObject({ v: 6 })
     expect(after).not.toContain('likes tea')
     expect(readableCheckpoint(after)).toContain('dan likes tea')
     expect((await adapter.search(target('dan'), { query: 'cat' })).map(hit => hit.record.content)).toEqual(['dan owns a cat'])

@@ -107,7 +107,7 @@ describe('log checkpoints', () => {
     await adapter.append(alice, { kind: 'semantic', content: 'fact 4' }, { audit })
     await settle(adapter.log)
     const stamp = JSON.parse(readFileSync(join(dir, 'memory/memory.jsonl.checkpoint'), 'utf8').split('\n')[0]!) as { lines: number; offset: number }
-    expect(stamp).toMatchObject({ type: 'memory-log-checkpoint', v: 5, lines: 5, offset: readFileSync(join(dir, 'memory/memory.jsonl')).length })
+    expect(stamp).toMatchObject({ type: 'memory-log-checkpoint', v: 6, lines: 5, offset: readFileSync(join(dir, 'memory/memory.jsonl')).length })
     await adapter.append(alice, { kind: 'semantic', content: 'fact 5' }, { audit })
     // Reads from the workspace show what a cold open reads: the checkpoint's covered line and the lines after it, not the log from byte 0.
     const workspace = createWorkspace({ dir })
