@@ -5,6 +5,11 @@ export function grow<T extends Int32Array | Uint32Array | Float64Array | Uint8Ar
   return next
 }
 
+/** A capacity for `count` entries known at a restore, with room for an eighth more (at least 16) that later writes add. */
+export function withRoom(count: number): number {
+  return count + Math.max(16, count >> 3)
+}
+
 /** Each text of `texts` (distinct) by its position: the id map of texts kept by id. */
 export function idsByText(texts: readonly string[]): Map<string, number> {
   const map = new Map<string, number>()

@@ -4,6 +4,7 @@
  * statistics) are recomputed from the decoded structures.
  */
 import { parseInstant } from '../instant.ts'
+import { withRoom } from './arrays.ts'
 import { ByteReader, ByteWriter, fromBase64 } from './bytes.ts'
 import { searchIndexFormat } from './format.ts'
 import { PairLists } from './postings.ts'
@@ -11,7 +12,7 @@ import { RunIndex } from './runs.ts'
 import { FIELDS, Slots } from './slots.ts'
 import { IndexState } from './state.ts'
 import type { SearchDocument, SearchIndexSnapshot, SearchText } from './types.ts'
-import { LATIN_SURFACE, TF_BITS, TF_INLINE_MAX, Vocabulary, withRoom } from './vocabulary.ts'
+import { LATIN_SURFACE, TF_BITS, TF_INLINE_MAX, Vocabulary } from './vocabulary.ts'
 
 /** The snapshot of `state`; `recordNumber(record)` is the number stored for a live record. */
 export function encodeSnapshot<D extends SearchDocument>(state: IndexState<D>, recordNumber: (record: D) => number): SearchIndexSnapshot {

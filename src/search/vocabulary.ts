@@ -1,4 +1,4 @@
-import { grow, idsByText } from './arrays.ts'
+import { grow, idsByText, withRoom } from './arrays.ts'
 import { PairLists } from './postings.ts'
 import { FIELDS } from './slots.ts'
 import { cachedStem, stemWord } from './text.ts'
@@ -14,11 +14,6 @@ export const DATE_TEXTS_MAX = 4096
 
 /** A plain Latin word: the words fuzzy matching and compound splitting consider. */
 export const LATIN_SURFACE = /^[a-z]+$/
-
-/** A capacity for `count` entries known at a restore, with room for an eighth more (at least 16) that later writes add. */
-export function withRoom(count: number): number {
-  return count + Math.max(16, count >> 3)
-}
 
 /**
  * The words of one index.
