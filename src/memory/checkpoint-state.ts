@@ -218,17 +218,15 @@ async function encodeSections(state: MemoryRecordState, digest: (text: string) =
  */
 function creationOrder(state: MemoryRecordState): { ranks: Map<string, number>; next: number; partitionOrder: string[] } {
   const order = state.order
-  const known = order ? ranksById(order) : undefined
-  const ranks = new Map<string, number>()
+  // The ranks kept, then the next ones for records that have none.
+  const ranks = order ? ranksById(order) : new Map<string, number>()
   let next = order?.next ?? 0
   for (const record of state.records.values()) {
-    if (known?.has(record.id)) continue
-    ranks.set(record.id, next++)
+    if (!ranks.has(record.id)) ranks.set(record.id, next++)
   }
   if (!order) return { ranks, next, partitionOrder: [...state.partitions.keys()] }
   const ranked = [...order.partitions.keys()].filter(key => state.partitions.has(key) || state.sections?.has(key)).sort((a, b) => order.partitions.get(a)! - order.partitions.get(b)!)
   const created = [...state.partitions.keys()].filter(key => !order.partitions.has(key))
-  for (const [id, rank] of known!) if (!ranks.has(id)) ranks.set(id, rank)
   return { ranks, next, partitionOrder: [...ranked, ...created] }
 }
 
@@ -241,7 +239,8 @@ function creationOrder(state: MemoryRecordState): { ranks: Map<string, number>; 
 function settleOrder(state: MemoryRecordState): void {
   const order = state.order
   if (!order || !state.sections || state.sections.size > 0) return
-  const records = byRank(state.records, ranksById(order))
+  // With no section's ranks apart, the records map holds them all: no copy is made.
+  const records = byRank(state.records, order.sections.size === 0 ? order.records : ranksById(order))
   state.records.clear()
   for (const [id, record] of records) state.records.set(id, record)
   const partitions = byRank(state.partitions, order.partitions)

@@ -158,9 +158,8 @@ export function rankOf(order: MemoryCheckpointOrder, key: string, id: string): n
   return at === -1 ? undefined : section.ranks[at]
 }
 
-/** Every rank of `order` by record id (made whole for a pass over the state: a checkpoint, the settling of the order). */
+/** Every rank of `order` by record id, in a new map (made whole for a pass over the state: a checkpoint, the settling of the order). */
 export function ranksById(order: MemoryCheckpointOrder): Map<string, number> {
-  if (order.sections.size === 0) return order.records
   const ranks = new Map(order.records)
   for (const { ids, ranks: sectionRanks } of order.sections.values()) {
     for (let at = 0; at < ids.length; at++) if (!ranks.has(ids[at]!)) ranks.set(ids[at]!, sectionRanks[at]!)
