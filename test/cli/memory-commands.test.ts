@@ -158,4 +158,30 @@ describe('agent dev --url', () => {
     expect(chat.stdout).toContain('Fix: start the dev server (`npm run dev`) and pass its address to --url')
     expect(chat.status).toBe(1)
   }, 120_000)
+
+  it('an address without the agent routes (a production prefix left out) or without the agent prints an actionable error and exits 1', async () => {
+    // Another OS process (the CLI runs with spawnSync): `/api/agents/agents/notes/runs` answers an
+    // unknown agent as the routes do, every other path h3's plain 404 of an app without those routes.
+    const { spawn } = await import('node:child_process')
+    const server = spawn(process.execPath, ['-e', [
+      `const server = require('node:http').createServer((request, response) => {`,
+      `  response.writeHead(404, { 'content-type': 'application/json' })`,
+      `  response.end(JSON.stringify(request.url.startsWith('/api/agents/') ? { error: { code: 'AGENT_NOT_FOUND', message: 'AGENT_NOT_FOUND: there is no agent named "notes". Fix: use a name from GET /agents', why: 'there is no agent named "notes"', fix: 'use a name from GET /agents' } } : { status: 404, message: 'Cannot find any route matching [POST] ' + request.url }))`,
+      `})`,
+      `server.listen(0, '127.0.0.1', () => console.log(server.address().port))`,
+    ].join('\n')], { stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      const port = await new Promise<number>(resolve => server.stdout!.once('data', (chunk: Buffer) => resolve(Number(String(chunk).trim()))))
+      const prefixLeftOut = agentCli(['dev', '--agent', 'notes', '--url', `http://127.0.0.1:${port}`, '--token', 't'], 'window seats\n')
+      expect(prefixLeftOut.stdout).toContain(`[error] CLI_SERVER_NO_AGENT_ROUTES: http://127.0.0.1:${port}/__agents/agents/notes/runs answered HTTP 404 without an agent error`)
+      expect(prefixLeftOut.stdout).toContain('for example --url http://localhost:3000/api/agents')
+      expect(prefixLeftOut.stdout).not.toContain('INTERNAL_ERROR')
+      expect(prefixLeftOut.status).toBe(1)
+      const noSuchAgent = agentCli(['dev', '--agent', 'notes', '--url', `http://127.0.0.1:${port}/api/agents`, '--token', 't'], 'window seats\n')
+      expect(noSuchAgent.stdout).toContain('[error] AGENT_NOT_FOUND: there is no agent named "notes"')
+      expect(noSuchAgent.status).toBe(1)
+    } finally {
+      server.kill()
+    }
+  }, 120_000)
 })
