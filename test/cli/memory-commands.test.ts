@@ -185,3 +185,19 @@ describe('agent dev --url', () => {
     }
   }, 120_000)
 })
+
+describe('agent memory erase --id', () => {
+  it('an id that is not in the user\'s scope exits 1 with MEMORY_RECORD_NOT_FOUND and erases nothing; in the right scope it erases, and a second time it is not found', () => {
+    const wrongUser = agentCli(['memory', 'erase', '--agent', 'notes', '--user', 'ben', '--id', 'mem_window', '--yes'])
+    expect(wrongUser.stderr).toContain('MEMORY_RECORD_NOT_FOUND: store agent, scope {"agent":"notes","user":"ben"} has no record "mem_window" to erase, so nothing was erased')
+    expect(wrongUser.stdout).not.toContain('erased 0 records')
+    expect(wrongUser.status).toBe(1)
+    expect(agentCli(['memory', 'list', '--agent', 'notes', '--user', 'ann']).stdout).toContain('The office window faces north')
+    const erased = agentCli(['memory', 'erase', '--agent', 'notes', '--user', 'ann', '--id', 'mem_window', '--yes'])
+    expect(erased.stdout).toContain('erased 1 record of store agent, scope {"agent":"notes","user":"ann"}: mem_window')
+    expect(erased.status).toBe(0)
+    const again = agentCli(['memory', 'erase', '--agent', 'notes', '--user', 'ann', '--id', 'mem_window', '--yes'])
+    expect(again.stderr).toContain('MEMORY_RECORD_NOT_FOUND')
+    expect(again.status).toBe(1)
+  }, 120_000)
+})
