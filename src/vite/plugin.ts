@@ -6,6 +6,7 @@ import { agentError, causeOf } from '../errors.ts'
 import { isAgentDefinition, listAgents } from '../cli/load-agent.ts'
 import type { AgentDefinition } from '../agent/types.ts'
 import { withMemoryFolder } from '../memory/folder.ts'
+import { missingOptionalDependencyOf } from '../optional-dependency.ts'
 import { createAgentRoutes, DEFAULT_AGENTS_PREFIX } from '../server/routes.ts'
 import { discoverScopeUsers } from '../server/studio-routes.ts'
 import type { AgentIdentity, AgentSource, IdentifyHook } from '../server/types.ts'
@@ -70,7 +71,7 @@ export function viteAgentSource(server: ViteDevServer, root: string): AgentSourc
       try {
         loaded = await server.ssrLoadModule(location.file)
       } catch (error) {
-        const cause = causeOf(error)
+        const cause = causeOf(missingOptionalDependencyOf(error) ?? error)
         throw agentError('AGENT_LOAD_FAILED', `loading ${location.file} failed: ${cause.text}`, `${cause.fix ?? 'fix the error in the agent module'}; the dev server picks up the fix on the next request`, { file: location.file }, error)
       }
       const candidate = loaded.default
