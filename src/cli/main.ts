@@ -86,7 +86,8 @@ const dev = defineCommand({
   run: ({ args, cmd }) => guarded(async () => {
     if (args.url) {
       rejectUnknownOptions(args, cmd.args as Record<string, unknown>)
-      consola.info(`Chatting with ${args.agent} at ${(await devUrl()).routesBase(args.url)} as ${args.user}. Type /exit to quit.`)
+      // With --token the server takes the user from the token, and --user is not used.
+      consola.info(`Chatting with ${args.agent} at ${(await devUrl()).routesBase(args.url)} as ${args.token ? 'the user of --token' : args.user}. Type /exit to quit.`)
       const { unreachable } = await (await devUrl()).runRemoteChat({ url: args.url, agent: args.agent, user: args.user, ...(args.token ? { token: args.token } : {}), ...(args.thread ? { threadId: args.thread } : {}), input: process.stdin, output: process.stdout, interactive: process.stdin.isTTY === true, ...(args.verbose ? { jsonLimit: 0 } : {}) })
       if (unreachable) process.exitCode = 1
       return

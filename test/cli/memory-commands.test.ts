@@ -159,7 +159,7 @@ describe('agent dev --url', () => {
     expect(chat.status).toBe(1)
   }, 120_000)
 
-  it('an address without the agent routes (a production prefix left out) or without the agent prints an actionable error and exits 1', async () => {
+  it('an address without the agent routes (a production prefix left out) or without the agent prints an actionable error and exits 1; with --token the banner names the token\'s user, not --user', async () => {
     // Another OS process (the CLI runs with spawnSync): `/api/agents/agents/notes/runs` answers an
     // unknown agent as the routes do, every other path h3's plain 404 of an app without those routes.
     const { spawn } = await import('node:child_process')
@@ -172,11 +172,14 @@ describe('agent dev --url', () => {
     ].join('\n')], { stdio: ['ignore', 'pipe', 'inherit'] })
     try {
       const port = await new Promise<number>(resolve => server.stdout!.once('data', (chunk: Buffer) => resolve(Number(String(chunk).trim()))))
-      const prefixLeftOut = agentCli(['dev', '--agent', 'notes', '--url', `http://127.0.0.1:${port}`, '--token', 't'], 'window seats\n')
+      // CONSOLA_LEVEL: consola prints no info lines (the banner) when it sees NODE_ENV=test.
+      const prefixLeftOut = runAgentCli(['dev', '--agent', 'notes', '--url', `http://127.0.0.1:${port}`, '--token', 't', '--root', root], { input: 'window seats\n', env: { CONSOLA_LEVEL: '3' } })
       expect(prefixLeftOut.stdout).toContain(`[error] CLI_SERVER_NO_AGENT_ROUTES: http://127.0.0.1:${port}/__agents/agents/notes/runs answered HTTP 404 without an agent error`)
       expect(prefixLeftOut.stdout).toContain('for example --url http://localhost:3000/api/agents')
       expect(prefixLeftOut.stdout).not.toContain('INTERNAL_ERROR')
       expect(prefixLeftOut.status).toBe(1)
+      // The server takes the user from the token: the banner does not claim the default --user.
+      expect(prefixLeftOut.stdout + prefixLeftOut.stderr).toContain('as the user of --token.')
       const noSuchAgent = agentCli(['dev', '--agent', 'notes', '--url', `http://127.0.0.1:${port}/api/agents`, '--token', 't'], 'window seats\n')
       expect(noSuchAgent.stdout).toContain('[error] AGENT_NOT_FOUND: there is no agent named "notes"')
       expect(noSuchAgent.status).toBe(1)
