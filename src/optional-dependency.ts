@@ -85,6 +85,30 @@ export function nativeAddonLoadError(name: OptionalDependency, feature: string, 
   return code === 'ERR_DLOPEN_FAILED' || NATIVE_ADDON_FAILURE.test(message) ? loadError(name, feature, error) : undefined
 }
 
+/** What needs each optional dependency when an app's own module imports it (the Redis driver of unstorage imports ioredis). */
+const IMPORTED_BY: Record<OptionalDependency, string> = {
+  'better-sqlite3': 'the module',
+  'ioredis': 'unstorage\'s Redis driver (unstorage/drivers/redis)',
+  'pg': 'the module',
+  'usearch': 'the module',
+}
+
+/**
+ * `DEPENDENCY_MISSING` when `error` is Node's "Cannot find package 'X'" (or module) for an
+ * optional peer dependency X that a module imported statically, such as unstorage's Redis driver
+ * importing `ioredis` in an agent module; else `undefined`. Loading such a module fails before
+ * any code of this package runs, so the loaders of agent modules (the CLI, the Vite plugin) pass
+ * their error here to name the install command.
+ */
+export function missingOptionalDependencyOf(error: unknown): ReturnType<typeof agentError> | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return undefined
+  const message = error instanceof Error ? error.message : String(error)
+  const name = /Cannot find (?:package|module) '([^']+)'/.exec(message)?.[1]
+  if (name === undefined || !Object.hasOwn(OPTIONAL_DEPENDENCIES, name)) return undefined
+  return missingError(name as OptionalDependency, IMPORTED_BY[name as OptionalDependency], error)
+}
+
 /** The entry file of the package, or `DEPENDENCY_MISSING` when it is not installed. */
 function resolveOptional(name: OptionalDependency, feature: string, require: NodeJS.Require): string {
   try {

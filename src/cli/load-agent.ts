@@ -3,6 +3,7 @@ import { basename, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { agentError, causeOf } from '../errors.ts'
 import type { AgentDefinition } from '../agent/types.ts'
+import { missingOptionalDependencyOf } from '../optional-dependency.ts'
 import { trackLoadedAgent } from './release-agent.ts'
 
 // Loaded when a command runs, so `agent --help` loads none of them.
@@ -108,7 +109,7 @@ export async function loadAgent(root: string, name: string): Promise<LoadedAgent
   try {
     loaded = await importModule(location.file)
   } catch (error) {
-    const cause = causeOf(error)
+    const cause = causeOf(missingOptionalDependencyOf(error) ?? error)
     throw agentError('AGENT_LOAD_FAILED', `loading ${location.file} failed: ${cause.text}`, cause.fix ?? 'fix the error in the agent module (run it with `npx tsx <file>` to see the full stack)', { file: location.file }, error)
   }
   // A TypeScript agent in a `"type": "commonjs"` package is compiled to CommonJS: its namespace's

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises'
 import { basename, resolve as resolvePath } from 'node:path'
 import { stripVTControlCharacters } from 'node:util'
-import { defineCommand, renderUsage, runMain } from 'citty'
+import { defineCommand, renderUsage, runCommand, runMain } from 'citty'
 import type { ArgsDef, CommandDef } from 'citty'
 import { consola } from 'consola'
 import { agentError, toErrorShape } from '../errors.ts'
@@ -18,7 +18,7 @@ import { compactCommand, verifyCommand } from './commands/log.ts'
 import { mcpCommand } from './commands/mcp.ts'
 import { studioCommand } from './commands/studio.ts'
 import { embedAfterImport, eraseCommand, exportCommand, withFileImport } from './commands/transfer.ts'
-import { rejectEmptyOptions, rejectUnknownOptions } from './options.ts'
+import { commandErrorOf, namedCommand, rejectEmptyOptions, rejectUnknownOptions, type CommandNode } from './options.ts'
 
 // Loaded when a command runs, so `agent --help` loads none of them.
 const chat = () => import('./chat.ts')
@@ -86,7 +86,8 @@ const dev = defineCommand({
   run: ({ args, cmd }) => guarded(async () => {
     if (args.url) {
       rejectUnknownOptions(args, cmd.args as Record<string, unknown>)
-      consola.info(`Chatting with ${args.agent} at ${(await devUrl()).routesBase(args.url)} as ${args.user}. Type /exit to quit.`)
+      // With --token the server takes the user from the token, and --user is not used.
+      consola.info(`Chatting with ${args.agent} at ${(await devUrl()).routesBase(args.url)} as ${args.token ? 'the user of --token' : args.user}. Type /exit to quit.`)
       const { unreachable } = await (await devUrl()).runRemoteChat({ url: args.url, agent: args.agent, user: args.user, ...(args.token ? { token: args.token } : {}), ...(args.thread ? { threadId: args.thread } : {}), input: process.stdin, output: process.stdout, interactive: process.stdin.isTTY === true, ...(args.verbose ? { jsonLimit: 0 } : {}) })
       if (unreachable) process.exitCode = 1
       return
@@ -270,4 +271,24 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error
 })
 
-await runMain(main, { showUsage: async (cmd, parent) => print(await usageText(cmd as CommandDef<ArgsDef>, parent as CommandDef<ArgsDef> | undefined)) })
+const showUsage = async (cmd: CommandDef<ArgsDef>, parent?: CommandDef<ArgsDef>) => print(await usageText(cmd, parent))
+const rawArgs = process.argv.slice(2)
+if (rawArgs.some(arg => arg === '--help' || arg === '-h') || (rawArgs.length === 1 && (rawArgs[0] === '--version' || rawArgs[0] === '-v'))) {
+  await runMain(main, { rawArgs, showUsage: async (cmd, parent) => showUsage(cmd as CommandDef<ArgsDef>, parent as CommandDef<ArgsDef> | undefined) })
+}
+else {
+  // citty's own argument errors (a missing --agent, an unknown command) print as `CODE: why. Fix: ...`
+  // after the command's help, without colour into a pipe, like every other error of the CLI.
+  try {
+    await runCommand(main, { rawArgs })
+  }
+  catch (error) {
+    const coded = commandErrorOf(error, main as CommandNode, rawArgs)
+    if (coded === error) throw error
+    const { node, words } = namedCommand(main as CommandNode, rawArgs)
+    const parent = namedCommand(main as CommandNode, words.slice(1, -1)).node
+    await showUsage(node as CommandDef<ArgsDef>, words.length > 1 ? parent as CommandDef<ArgsDef> : undefined)
+    consola.error(formatError(toErrorShape(coded)))
+    process.exitCode = words[1] === 'memory' && (words[2] === 'verify' || words[2] === 'compact') ? 2 : 1
+  }
+}

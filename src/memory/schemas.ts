@@ -287,7 +287,10 @@ function optionsError(issue: z.core.$ZodIssue, root: unknown, all: z.core.$ZodIs
   const store = path[0] === 'stores' && typeof path[1] === 'string' ? path[1] : undefined
   const field = path[2]
   if (path.length === 1 && path[0] === 'stores') {
-    return agentError('MEMORY_STORES_REQUIRED', 'memory() requires a `stores` map with at least one named store', 'pass memory({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: { agent: \'<name>\' } } } })', details)
+    // A misspelt `stores` (`store`, `Stores`) is also an unknown key: name it, it is the likely fix.
+    const unknown = all.flatMap((i) => (i.code === 'unrecognized_keys' && i.path.length === 0 ? i.keys : []))
+    const given = unknown.length > 0 ? ` (it got the unknown option ${unknown.map((k) => `"${k}"`).join(', ')} instead)` : ''
+    return agentError('MEMORY_STORES_REQUIRED', `memory() requires a \`stores\` map with at least one named store${given}`, 'pass memory({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: { agent: \'<name>\' } } } })', details)
   }
   if (store !== undefined && path.length === 3 && field === 'adapter') {
     const value = valueAt(root, path)

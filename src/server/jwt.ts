@@ -49,6 +49,10 @@ export function jwtIdentity(options: JwtIdentityOptions): IdentifyHook {
   const known = ['secret', 'jwks', 'issuer', 'audience', 'algorithms', 'userClaim', 'tenantClaim', 'clockToleranceSeconds', 'requireExpiry']
   const unknown = Object.keys(options ?? {}).filter(key => !known.includes(key))
   if (unknown.length) throw agentError('SERVER_OPTIONS_INVALID', `jwtIdentity() got unknown option ${unknown.map(key => `"${key}"`).join(', ')}`, `use only ${known.join(', ')}`, { options: unknown })
+  // `{ secret: process.env.JWT_SECRET! }` (the documented form) with the variable unset.
+  if (options != null && options.secret === undefined && options.jwks === undefined && Object.hasOwn(options, 'secret')) {
+    throw agentError('SERVER_OPTIONS_INVALID', 'jwtIdentity() got `secret: undefined`, as `process.env.JWT_SECRET` is when the variable is not set', 'set the environment variable the app reads (for example JWT_SECRET) before starting it, or pass `jwks` instead')
+  }
   if ((options?.secret === undefined) === (options?.jwks === undefined)) {
     throw agentError('SERVER_OPTIONS_INVALID', 'jwtIdentity() needs exactly one of `secret` and `jwks`', 'pass jwtIdentity({ secret: process.env.JWT_SECRET }) or jwtIdentity({ jwks: "https://issuer/.well-known/jwks.json" })')
   }

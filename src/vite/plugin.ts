@@ -6,6 +6,7 @@ import { agentError, causeOf } from '../errors.ts'
 import { isAgentDefinition, listAgents } from '../cli/load-agent.ts'
 import type { AgentDefinition } from '../agent/types.ts'
 import { withMemoryFolder } from '../memory/folder.ts'
+import { missingOptionalDependencyOf } from '../optional-dependency.ts'
 import { createAgentRoutes, DEFAULT_AGENTS_PREFIX } from '../server/routes.ts'
 import { discoverScopeUsers } from '../server/studio-routes.ts'
 import type { AgentIdentity, AgentSource, IdentifyHook } from '../server/types.ts'
@@ -70,7 +71,7 @@ export function viteAgentSource(server: ViteDevServer, root: string): AgentSourc
       try {
         loaded = await server.ssrLoadModule(location.file)
       } catch (error) {
-        const cause = causeOf(error)
+        const cause = causeOf(missingOptionalDependencyOf(error) ?? error)
         throw agentError('AGENT_LOAD_FAILED', `loading ${location.file} failed: ${cause.text}`, `${cause.fix ?? 'fix the error in the agent module'}; the dev server picks up the fix on the next request`, { file: location.file }, error)
       }
       const candidate = loaded.default
@@ -108,6 +109,27 @@ export function createDevMiddleware(server: ViteDevServer, options: AgentMemoryP
   }
 }
 
+function invalidOption(option: string, why: string, fix: string): Error {
+  return agentError('PLUGIN_OPTIONS_INVALID', `agentMemory() option \`${option}\` ${why}`, fix, { option })
+}
+
+/**
+ * The values of the plugin's options. A prefix without a leading `/` would match no request (the
+ * routes silently absent), and `/` alone every request (the app's own pages answered by the agent
+ * routes), so both are errors, as is a `studio` that is not `true`, `false` or `{ dir }`.
+ */
+function checkPluginOptions(options: AgentMemoryPluginOptions): void {
+  const { root, prefix, users, identify, studio } = options
+  if (root !== undefined && (typeof root !== 'string' || root === '')) throw invalidOption('root', `must be a non-empty folder path, got ${JSON.stringify(root)}`, 'pass the folder holding server/agents, relative to Vite\'s root, or leave it out for Vite\'s root')
+  if (prefix !== undefined && (typeof prefix !== 'string' || !prefix.startsWith('/') || prefix.replace(/\/+$/, '') === '')) {
+    throw invalidOption('prefix', `must be a path below / starting with "/", got ${JSON.stringify(prefix)} (without "/" it matches no request, and "/" alone would take every request of the app)`, `pass a path such as "/__agents" (the default) or "/api/agents"`)
+  }
+  if (users !== undefined && (!Array.isArray(users) || users.some(user => typeof user !== 'string' || user === ''))) throw invalidOption('users', `must be an array of non-empty user ids, got ${JSON.stringify(users)}`, 'pass for example users: [\'demo\', \'ann\', \'ben\'] (the default)')
+  if (identify !== undefined && typeof identify !== 'function') throw invalidOption('identify', 'must be a function of the request event', 'pass identify: (event) => ({ id }) or leave it out for the dev identity')
+  const studioOk = studio === undefined || typeof studio === 'boolean' || (typeof studio === 'object' && studio !== null && !Array.isArray(studio) && Object.keys(studio).every(key => key === 'dir') && (studio.dir === undefined || (typeof studio.dir === 'string' && studio.dir !== '')))
+  if (!studioOk) throw invalidOption('studio', `must be true, false or { dir: string }, got ${JSON.stringify(studio)}`, 'pass studio: false to turn the studio off, or studio: { dir: "path/to/studio" } for a UI built elsewhere')
+}
+
 /**
  * The Vite plugin (`vite-agent-memory/vite`). In `vite dev` only (`apply:
  * 'serve'`, `configureServer`; nothing is added to a build or to `vite preview`), it serves the
@@ -122,6 +144,7 @@ export function agentMemory(options: AgentMemoryPluginOptions = {}): Plugin {
   const known = ['root', 'prefix', 'users', 'identify', 'studio']
   const unknown = Object.keys(options).filter(key => !known.includes(key))
   if (unknown.length) throw agentError('PLUGIN_OPTIONS_INVALID', `agentMemory() got unknown option ${unknown.map(key => `"${key}"`).join(', ')}`, `use only ${known.join(', ')}`, { options: unknown })
+  checkPluginOptions(options)
   const prefix = (options.prefix ?? DEFAULT_AGENTS_PREFIX).replace(/\/+$/, '')
   const users = options.users ?? DEFAULT_DEV_USERS
   return {

@@ -51,6 +51,20 @@ describe('agent help', { timeout: 240_000 }, () => {
     expect(agent('memory', 'list', '--help').stdout).toMatch(/--user=<user>\s+User id the agent runs for \(Default: demo\)/)
   })
 
+  it('a missing --agent, a missing query and an unknown command are coded errors with a fix, without colour codes into a pipe, exit 1', () => {
+    const missingAgent = agent('memory', 'list')
+    expect(missingAgent.stderr).toContain('CLI_MISSING_ARGUMENT: agent memory list needs --agent. Fix: pass --agent <agent> (see agent memory list --help)')
+    expect(missingAgent.stdout).toContain('USAGE memory list [OPTIONS] --agent=<agent>')
+    expect(missingAgent.status).toBe(1)
+    const missingQuery = agent('memory', 'search', '--agent', 'support')
+    expect(missingQuery.stderr).toContain('CLI_MISSING_ARGUMENT: agent memory search needs its query argument')
+    expect(missingQuery.status).toBe(1)
+    const unknown = agent('memory', 'lsit')
+    expect(unknown.stderr).toContain('CLI_UNKNOWN_COMMAND: agent memory has no command "lsit". Fix: use one of import, export, erase, list, search, verify, compact')
+    expect(unknown.status).toBe(1)
+    for (const result of [missingAgent, missingQuery, unknown]) expect(result.stdout + result.stderr).not.toMatch(ANSI)
+  })
+
   it('a flag the command does not take is an error: agent memory verify --agent support exits 2 naming it', () => {
     const { stderr, status } = agent('memory', 'verify', '--agent', 'support')
     expect(status).toBe(2)

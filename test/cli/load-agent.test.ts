@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { findAgent, listAgents, loadAgent, resolveRoot } from '../../src/cli/load-agent.ts'
+import { runAgentCli } from '../helpers/agent-cli.ts'
 import { REPO_ROOT } from './locomo.ts'
 
 function project(files: Record<string, string>): string {
@@ -52,6 +53,16 @@ describe('finding agents', () => {
     expect(error?.fix).toBe('pass stores: { notes: workspaceJsonlMemoryStore() }')
     expect(error?.message.match(/Fix:/g)).toHaveLength(1)
   })
+
+  it('a module importing an optional peer that is not installed (unstorage\'s Redis driver without ioredis) is AGENT_LOAD_FAILED with DEPENDENCY_MISSING and the npm install command', async () => {
+    // A real CLI process (vitest's resolver would find the repository's ioredis): the project lives
+    // in the temp folder, where no node_modules holds ioredis, so Node's import fails as in an app.
+    const root = project({ 'server/agents/shared.ts': 'import Redis from "ioredis"\nexport default Redis\n' })
+    const { stderr, status } = runAgentCli(['info', '--agent', 'shared', '--root', root])
+    expect(stderr).toContain('AGENT_LOAD_FAILED: loading')
+    expect(stderr).toContain('DEPENDENCY_MISSING: unstorage\'s Redis driver (unstorage/drivers/redis) needs the package "ioredis", an optional peer dependency of vite-agent-memory that is not installed in this app. Fix: install it beside vite-agent-memory: npm install ioredis@"^5.4.2"')
+    expect(status).toBe(1)
+  }, 120_000)
 
   it('an agent left with the default name takes its file name', async () => {
     const root = project({ 'server/agents/helper.ts': 'export default { kind: "agent", name: "agent", instructions: "", driver: { run() {} }, workspace: undefined, capabilities: [], tools: {} }\n' })

@@ -46,3 +46,20 @@ describe('agent memory verify', () => {
     expect(stdout).not.toContain('ok:')
   })
 })
+
+describe('agent memory compact', () => {
+  it('a log that does not exist or a --path outside the workspace exits 2 like verify; a corrupt log exits 1', async () => {
+    const missing = memoryCli(['compact', '--dir', mkdtempSync(join(tmpdir(), 'vam-cli-empty-'))])
+    expect(missing.stderr).toContain('MEMORY_LOG_NOT_FOUND')
+    expect(missing.status).toBe(2)
+    const outside = memoryCli(['compact', '--path', '../memory.jsonl'])
+    expect(outside.stderr).toContain('MEMORY_STORE_PATH_INVALID')
+    expect(outside.status).toBe(2)
+    const dir = await logWithTwoRecords()
+    const file = join(dir, 'memory', 'memory.jsonl')
+    writeFileSync(file, readFileSync(file, 'utf8').replace('second fact', 'second FACT'))
+    const corrupt = memoryCli(['compact', '--dir', dir])
+    expect(corrupt.stderr).toContain('MEMORY_LOG_CORRUPT')
+    expect(corrupt.status).toBe(1)
+  })
+})

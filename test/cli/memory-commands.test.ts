@@ -158,4 +158,49 @@ describe('agent dev --url', () => {
     expect(chat.stdout).toContain('Fix: start the dev server (`npm run dev`) and pass its address to --url')
     expect(chat.status).toBe(1)
   }, 120_000)
+
+  it('an address without the agent routes (a production prefix left out) or without the agent prints an actionable error and exits 1; with --token the banner names the token\'s user, not --user', async () => {
+    // Another OS process (the CLI runs with spawnSync): `/api/agents/agents/notes/runs` answers an
+    // unknown agent as the routes do, every other path h3's plain 404 of an app without those routes.
+    const { spawn } = await import('node:child_process')
+    const server = spawn(process.execPath, ['-e', [
+      `const server = require('node:http').createServer((request, response) => {`,
+      `  response.writeHead(404, { 'content-type': 'application/json' })`,
+      `  response.end(JSON.stringify(request.url.startsWith('/api/agents/') ? { error: { code: 'AGENT_NOT_FOUND', message: 'AGENT_NOT_FOUND: there is no agent named "notes". Fix: use a name from GET /agents', why: 'there is no agent named "notes"', fix: 'use a name from GET /agents' } } : { status: 404, message: 'Cannot find any route matching [POST] ' + request.url }))`,
+      `})`,
+      `server.listen(0, '127.0.0.1', () => console.log(server.address().port))`,
+    ].join('\n')], { stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      const port = await new Promise<number>(resolve => server.stdout!.once('data', (chunk: Buffer) => resolve(Number(String(chunk).trim()))))
+      // CONSOLA_LEVEL: consola prints no info lines (the banner) when it sees NODE_ENV=test.
+      const prefixLeftOut = runAgentCli(['dev', '--agent', 'notes', '--url', `http://127.0.0.1:${port}`, '--token', 't', '--root', root], { input: 'window seats\n', env: { CONSOLA_LEVEL: '3' } })
+      expect(prefixLeftOut.stdout).toContain(`[error] CLI_SERVER_NO_AGENT_ROUTES: http://127.0.0.1:${port}/__agents/agents/notes/runs answered HTTP 404 without an agent error`)
+      expect(prefixLeftOut.stdout).toContain('for example --url http://localhost:3000/api/agents')
+      expect(prefixLeftOut.stdout).not.toContain('INTERNAL_ERROR')
+      expect(prefixLeftOut.status).toBe(1)
+      // The server takes the user from the token: the banner does not claim the default --user.
+      expect(prefixLeftOut.stdout + prefixLeftOut.stderr).toContain('as the user of --token.')
+      const noSuchAgent = agentCli(['dev', '--agent', 'notes', '--url', `http://127.0.0.1:${port}/api/agents`, '--token', 't'], 'window seats\n')
+      expect(noSuchAgent.stdout).toContain('[error] AGENT_NOT_FOUND: there is no agent named "notes"')
+      expect(noSuchAgent.status).toBe(1)
+    } finally {
+      server.kill()
+    }
+  }, 120_000)
+})
+
+describe('agent memory erase --id', () => {
+  it('an id that is not in the user\'s scope exits 1 with MEMORY_RECORD_NOT_FOUND and erases nothing; in the right scope it erases, and a second time it is not found', () => {
+    const wrongUser = agentCli(['memory', 'erase', '--agent', 'notes', '--user', 'ben', '--id', 'mem_window', '--yes'])
+    expect(wrongUser.stderr).toContain('MEMORY_RECORD_NOT_FOUND: store agent, scope {"agent":"notes","user":"ben"} has no record "mem_window" to erase, so nothing was erased')
+    expect(wrongUser.stdout).not.toContain('erased 0 records')
+    expect(wrongUser.status).toBe(1)
+    expect(agentCli(['memory', 'list', '--agent', 'notes', '--user', 'ann']).stdout).toContain('The office window faces north')
+    const erased = agentCli(['memory', 'erase', '--agent', 'notes', '--user', 'ann', '--id', 'mem_window', '--yes'])
+    expect(erased.stdout).toContain('erased 1 record of store agent, scope {"agent":"notes","user":"ann"}: mem_window')
+    expect(erased.status).toBe(0)
+    const again = agentCli(['memory', 'erase', '--agent', 'notes', '--user', 'ann', '--id', 'mem_window', '--yes'])
+    expect(again.stderr).toContain('MEMORY_RECORD_NOT_FOUND')
+    expect(again.status).toBe(1)
+  }, 120_000)
 })

@@ -107,6 +107,12 @@ describe('memory() options are validated at definition time', () => {
     expect(catchError(() => memory({} as MemoryOptions)).code).toBe('MEMORY_STORES_REQUIRED')
   })
 
+  it('a misspelt stores key throws MEMORY_STORES_REQUIRED naming the unknown key it got', () => {
+    const error = catchError(() => memory({ store: { agent: writableStore() } } as unknown as MemoryOptions))
+    expect(error.code).toBe('MEMORY_STORES_REQUIRED')
+    expect(error.message).toContain('it got the unknown option "store" instead')
+  })
+
   it('an empty stores map throws MEMORY_STORES_REQUIRED', () => {
     expect(catchError(() => memory({ stores: {} })).code).toBe('MEMORY_STORES_REQUIRED')
   })

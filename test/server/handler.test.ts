@@ -106,6 +106,13 @@ describe('identity', () => {
     expect(await response.json()).toEqual({ identity: expect.objectContaining({ id: 'carol', tenant: 'acme' }) })
   })
 
+  test('jwtIdentity({ secret: process.env.JWT_SECRET }) with the variable unset says the secret is undefined and to set the variable', () => {
+    expect(() => jwtIdentity({ secret: process.env.VAM_UNSET_JWT_SECRET_FOR_TEST! })).toThrow(expect.objectContaining({
+      code: 'SERVER_OPTIONS_INVALID',
+      message: expect.stringContaining('jwtIdentity() got `secret: undefined`, as `process.env.JWT_SECRET` is when the variable is not set. Fix: set the environment variable'),
+    }))
+  })
+
   test('jwtIdentity needs exactly one of secret and jwks', () => {
     expect(() => jwtIdentity({})).toThrow(/SERVER_OPTIONS_INVALID/)
     expect(() => jwtIdentity({ secret: SECRET, jwks: { keys: [] } })).toThrow(/SERVER_OPTIONS_INVALID/)

@@ -79,6 +79,14 @@ test('an unknown option of the plugin is an error', () => {
   expect(() => agentMemory({ prefx: '/x' } as never)).toThrow(/PLUGIN_OPTIONS_INVALID/)
 })
 
+test('a prefix without a leading slash (no route would match) or "/" alone (every request would) is PLUGIN_OPTIONS_INVALID, as are a bad studio, users or root', () => {
+  for (const prefix of ['api', '/', '//', '']) expect(() => agentMemory({ prefix })).toThrow(expect.objectContaining({ code: 'PLUGIN_OPTIONS_INVALID', message: expect.stringContaining('agentMemory() option `prefix` must be a path below / starting with "/"') }))
+  expect(() => agentMemory({ studio: 'yes' } as never)).toThrow(/PLUGIN_OPTIONS_INVALID: agentMemory\(\) option `studio` must be true, false or \{ dir: string \}/)
+  expect(() => agentMemory({ users: ['ann', ''] })).toThrow(/option `users` must be an array of non-empty user ids/)
+  expect(() => agentMemory({ root: 5 } as never)).toThrow(/option `root` must be a non-empty folder path/)
+  for (const options of [{ prefix: '/api/agents' }, { prefix: '/api/' }, { studio: false }, { studio: { dir: 'x' } }, { users: [] }]) expect(() => agentMemory(options)).not.toThrow()
+})
+
 test('a vite build mounts no agent route and bundles nothing of the agents', async () => {
   const outDir = join(dir, 'dist')
   let configured = false

@@ -37,14 +37,25 @@ export function routesBase(url: string): string {
   return `${parsed.origin}${path === '' ? '/__agents' : path}`
 }
 
+function isErrorShape(value: unknown): value is AgentErrorShape {
+  return typeof value === 'object' && value !== null && typeof (value as { code?: unknown }).code === 'string' && typeof (value as { message?: unknown }).message === 'string'
+}
+
+/** The error of an answer without the routes' error shape: the address serves something, but not the agent routes. */
+function noAgentRoutes(url: string, base: string, status: number): AgentErrorShape {
+  return toErrorShape(agentError('CLI_SERVER_NO_AGENT_ROUTES', `${url} answered HTTP ${status} without an agent error: ${base} is not the base of the agent routes`, 'pass --url the dev server\'s address (its routes are under /__agents) or the full base of a production handler, prefix included, for example --url http://localhost:3000/api/agents', { url, status }))
+}
+
 /**
  * A chat with an agent served over HTTP. Each input line POSTs a run and prints its NDJSON events
  * with the same formatting as `agent dev` (text, `[tool]`, `[result]`, `[error]`,
  * `[approval]`); each approval request is asked inline and answered with a POST to the approval
  * route. `/exit` or end of input quits. HTTP errors print as `[error] CODE: ...`, never thrown.
  *
- * @returns `{ unreachable }`: true when some request could not reach the server at all
- * (`CLI_SERVER_UNREACHABLE`), so that a script can tell a chat that never ran (the CLI exits 1).
+ * @returns `{ unreachable }`: true when some request could not reach the agent at all: no server
+ * (`CLI_SERVER_UNREACHABLE`), no agent routes at the address (`CLI_SERVER_NO_AGENT_ROUTES`, for
+ * example a production handler's URL without its prefix) or no agent of that name
+ * (`AGENT_NOT_FOUND`), so that a script can tell a chat that never ran (the CLI exits 1).
  */
 export async function runRemoteChat(options: RemoteChatOptions): Promise<{ unreachable: boolean }> {
   const base = routesBase(options.url)
@@ -73,7 +84,10 @@ export async function runRemoteChat(options: RemoteChatOptions): Promise<{ unrea
     }
     if (!response.ok || !response.body) {
       const data = await response.json().catch(() => ({})) as { error?: AgentErrorShape }
-      line(`[error] ${formatError(data.error ?? toErrorShape(new Error(`HTTP ${response.status}`)))}`)
+      const error = isErrorShape(data.error) ? data.error : undefined
+      // No agent there (no agent routes at this address, or none of that name): the chat cannot run.
+      if (!error || error.code === 'AGENT_NOT_FOUND') unreachable = true
+      line(`[error] ${formatError(error ?? noAgentRoutes(url, base, response.status))}`)
       return approvals
     }
     const decoder = new TextDecoder()

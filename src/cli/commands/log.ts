@@ -34,6 +34,9 @@ async function existingLog(args: { dir: string; path: string }, writable: boolea
   return { workspace, path }
 }
 
+/** Codes of a compaction refused on the log's state (exit 1); any other error is a read or argument error (exit 2). */
+const COMPACTION_REFUSALS = new Set(['MEMORY_LOG_CORRUPT', 'MEMORY_LOG_BUSY'])
+
 function print(text: string): void {
   process.stdout.write(`${text}\n`)
 }
@@ -66,7 +69,9 @@ export const verifyCommand = defineCommand({
 
 /**
  * `agent memory compact [--dir D] [--path P]`: rewrites the log atomically (erased payloads
- * removed, torn tail dropped, chain kept). Exits 1 when the log does not verify (nothing written).
+ * removed, torn tail dropped, chain kept). Exits 1 when the log does not verify (nothing written)
+ * or other writers kept it busy, 2 on a read or argument error (a missing log, a bad `--path`),
+ * as `agent memory verify` does.
  */
 export const compactCommand = defineCommand({
   meta: { name: 'compact', description: 'Rewrite a memory log atomically: remove erased payloads, keep the chain' },
@@ -78,8 +83,9 @@ export const compactCommand = defineCommand({
       print(`compacted ${path}: ${result.lines} lines, ${result.bytesBefore} -> ${result.bytesAfter} bytes, ${result.erasedLines} erased payloads removed${result.rechained ? ', version 1 lines rewritten as version 2' : ''}`)
     }
     catch (error) {
-      consola.error(formatError(toErrorShape(error)))
-      process.exitCode = 1
+      const shape = toErrorShape(error)
+      consola.error(formatError(shape))
+      process.exitCode = COMPACTION_REFUSALS.has(shape.code) ? 1 : 2
     }
   },
 })

@@ -138,7 +138,13 @@ export const eraseCommand = defineCommand({
     const report = args.id !== undefined
       ? await (await retention()).hardDeleteMemoryRecord(opened.adapter, opened.target, args.id, options)
       : await (await retention()).eraseMemoryScope(opened.adapter, opened.target, options)
-    for (const line of formatErasure(report, `store ${opened.store}, scope ${JSON.stringify(opened.target.scope)}`)) print(line)
+    const where = `store ${opened.store}, scope ${JSON.stringify(opened.target.scope)}`
+    // An id that names nothing in this scope (another user's record, a typo) erased nothing: saying
+    // "erased 0 records" with exit 0 would let an erasure request pass as done.
+    if (args.id !== undefined && report.erased === 0) {
+      throw agentError('MEMORY_RECORD_NOT_FOUND', `${where} has no record "${args.id}" to erase, so nothing was erased (it belongs to another user, tenant or store, was erased already, or is mistyped)`, 'check --user, --tenant and --store (`agent memory list --agent <name> --user <id>` lists a scope\'s ids); a record erased already needs nothing more', { id: args.id, store: opened.store, scope: opened.target.scope })
+    }
+    for (const line of formatErasure(report, where)) print(line)
   }),
 })
 

@@ -244,6 +244,10 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
   }
   const hasString = options.connectionString !== undefined
   const hasPool = options.pool !== undefined
+  // `{ connectionString: process.env.DATABASE_URL! }` (the documented form) with the variable unset.
+  if (!hasString && !hasPool && Object.hasOwn(options, 'connectionString')) {
+    throw optionsError('`connectionString` is undefined, as `process.env.DATABASE_URL` is when the variable is not set', 'set the environment variable the app reads (for example DATABASE_URL=postgres://user@host:5432/db) before starting it, or pass the URL itself')
+  }
   if (hasString === hasPool) {
     throw optionsError('postgresMemoryStore() needs exactly one of `connectionString` and `pool`', 'pass { connectionString: "postgres://user@host:5432/db" }, or { pool } with a pg Pool your app owns')
   }

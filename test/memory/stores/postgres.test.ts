@@ -68,6 +68,13 @@ else {
       expect(() => postgresMemoryStore({ connectionString: ' ' })).toThrow(expect.objectContaining({ code: 'MEMORY_STORE_OPTIONS_INVALID' }))
     })
 
+    it('{ connectionString: process.env.DATABASE_URL } with the variable unset says the URL is undefined and to set the variable, not "exactly one of"', () => {
+      expect(() => postgresMemoryStore({ connectionString: process.env.VAM_UNSET_DATABASE_URL_FOR_TEST! })).toThrow(expect.objectContaining({
+        code: 'MEMORY_STORE_OPTIONS_INVALID',
+        message: expect.stringContaining('`connectionString` is undefined, as `process.env.DATABASE_URL` is when the variable is not set. Fix: set the environment variable'),
+      }))
+    })
+
     it('a pg Pool passed as the options themselves is refused with postgresMemoryStore({ pool }) as the fix, not a list of its private fields', () => {
       expect(() => postgresMemoryStore(admin as never)).toThrow(expect.objectContaining({
         code: 'MEMORY_STORE_OPTIONS_INVALID',
