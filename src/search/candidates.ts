@@ -197,7 +197,9 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
   }
   else {
     all = new Map([...terms, ...lent])
-    const inTop = new Set<number>(top.map(candidate => candidate.slot))
+    // The first pass's slots, marked in a per-slot scratch (unmarked at the end of this block).
+    const inTop = topMarks(slots.count)
+    for (const candidate of top) inTop[candidate.slot] = 1
     // Per slot, how many lent terms hold it; a lent term adds at most `lentMost` points.
     const hits = lentHits(slots.count)
     const norms = fieldNorms(state, params)
@@ -242,7 +244,7 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
       const found = reaching(needed, reachable!)
       for (let at = 0; at < found.length; at++) {
         const slot = found.slots[at]!
-        if (boundOf[found.masks[at]!]! + hits[slot]! * lentMost >= floor && !inTop.has(slot) && !kept.has(slot)) reached.push(slot)
+        if (boundOf[found.masks[at]!]! + hits[slot]! * lentMost >= floor && inTop[slot] === 0 && !kept.has(slot)) reached.push(slot)
       }
     }
     else {
@@ -256,11 +258,12 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
             const held = hits[slot]!
             if (held === 0) continue
             hits[slot] = 0
-            if (first.bound(slot) + held * lentMost >= floor && alive[slot] === 1 && !inTop.has(slot) && !kept.has(slot)) reached.push(slot)
+            if (first.bound(slot) + held * lentMost >= floor && alive[slot] === 1 && inTop[slot] === 0 && !kept.has(slot)) reached.push(slot)
           }
         }
       }
     }
+    for (const candidate of top) inTop[candidate.slot] = 0
     if (reachable !== undefined) {
       hits.fill(0, 0, slots.count)
       reachable.fill(0, 0, (slots.count + 31) >>> 5)
@@ -281,6 +284,13 @@ function byMatchMasks<D extends SearchDocument>(state: IndexState<D>, params: Bm
 const LENT_SLACK = 1 + 1e-9
 
 let hitScratch = new Uint16Array(1024)
+let topScratch = new Uint8Array(1024)
+
+/** A zeroed per-slot mark for `count` slots (the pass that sets marks clears them). */
+function topMarks(count: number): Uint8Array {
+  if (topScratch.length < count) topScratch = new Uint8Array(Math.max(count, topScratch.length * 2))
+  return topScratch
+}
 let reachedScratch = new Int32Array(32)
 
 /** A zeroed bitset of `count` slots (cleared by the pass that sets it). */

@@ -11,6 +11,8 @@
  */
 import type { Bm25fParams, FieldNorms } from './bm25f.ts'
 import { fieldNorms, idf, postingTf, termPoints } from './bm25f.ts'
+import { FIELDS } from './slots.ts'
+import { TF_BITS, TF_INLINE_MAX } from './vocabulary.ts'
 import { passesFilters } from './filters.ts'
 import type { CheckedQuery } from './query.ts'
 import type { ScoredSlot } from './slots.ts'
@@ -111,7 +113,25 @@ class PostingCursors<D extends SearchDocument> {
     const data = this.data
     const at = this.offset[list]!
     const slot = data[at]!
-    points[this.places[list]!] = termPoints(this.termIdfs[list]!, postingTf(this.norms, this.state.vocabulary, this.state.slots.lengths, data[at + 1]!, slot), this.norms.k1)
+    const packed = data[at + 1]!
+    const norms = this.norms
+    const c0 = packed & TF_INLINE_MAX
+    const c1 = (packed >>> TF_BITS) & TF_INLINE_MAX
+    const c2 = (packed >>> (2 * TF_BITS)) & TF_INLINE_MAX
+    const c3 = packed >>> (3 * TF_BITS)
+    if (c0 === TF_INLINE_MAX || c1 === TF_INLINE_MAX || c2 === TF_INLINE_MAX || c3 === TF_INLINE_MAX) {
+      points[this.places[list]!] = termPoints(this.termIdfs[list]!, postingTf(norms, this.state.vocabulary, this.state.slots.lengths, packed, slot), norms.k1)
+      return
+    }
+    // `termPoints(idf, postingTf(...), k1)` written out (the same operations in the same order):
+    // a double returned from a call that is not inlined is a heap number, and this runs per posting scored.
+    const lengths = this.state.slots.lengths
+    const field = slot * FIELDS
+    const tf = (c0 === 0 ? 0 : norms.w0 * c0 / (norms.base + norms.a0 * lengths[field]!))
+      + (c1 === 0 ? 0 : norms.w1 * c1 / (norms.base + norms.a1 * lengths[field + 1]!))
+      + (c2 === 0 ? 0 : norms.w2 * c2 / (norms.base + norms.a2 * lengths[field + 2]!))
+      + (c3 === 0 ? 0 : norms.w3 * c3 / (norms.base + norms.a3 * lengths[field + 3]!))
+    points[this.places[list]!] = this.termIdfs[list]! * tf * (norms.k1 + 1) / (tf + norms.k1)
   }
 
   /** Postings of cursor `list`'s term (tombstones included). */
@@ -318,7 +338,7 @@ export function scoreSlots<D extends SearchDocument>(state: IndexState<D>, param
  * takes slots in increasing order, any number of calls. `held`, when given, says per slot which
  * known terms (bit i: the i-th known term of `terms`) it holds: the others are not looked up.
  */
-export function slotScorer<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, counted: number): (slots: readonly number[], held?: readonly number[], into?: TopK<RankedSlot>) => RankedSlot[] {
+export function slotScorer<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, counted: number): (slots: ArrayLike<number>, held?: ArrayLike<number>, into?: TopK<RankedSlot>) => RankedSlot[] {
   let cursors: PostingCursors<D> | undefined
   return (slots, held, into) => {
     if (slots.length === 0) return []
@@ -335,7 +355,7 @@ let pointScratch = new Float64Array(16)
  * (what `into.push` of each would keep; nothing returned), a slot that cannot enter making no
  * object.
  */
-function scoreSlotsWith<D extends SearchDocument>(cursors: PostingCursors<D>, size: number, counted: number, slots: readonly number[], bases?: readonly number[], held?: readonly number[], into?: TopK<RankedSlot>): RankedSlot[] {
+function scoreSlotsWith<D extends SearchDocument>(cursors: PostingCursors<D>, size: number, counted: number, slots: ArrayLike<number>, bases?: readonly number[], held?: ArrayLike<number>, into?: TopK<RankedSlot>): RankedSlot[] {
   if (pointScratch.length < size) pointScratch = new Float64Array(Math.max(size, 2 * pointScratch.length))
   const points = pointScratch.subarray(0, size)
   const { current, count } = cursors
@@ -358,10 +378,21 @@ function scoreSlotsWith<D extends SearchDocument>(cursors: PostingCursors<D>, si
     // `into.push` keeps an item that beats the floor under `slots.compare`.
     const floor = into.floor()
     if (floor !== undefined && !(score > floor.score || (score === floor.score && (created[slot]! - created[floor.slot]! || positions[slot]! - positions[floor.slot]!) > 0))) continue
-    into.push({ slot, score, matched })
+    // The item a push left out is filled again for the next (only this function makes the heap's items).
+    let item = spare
+    if (item === undefined) item = { slot, score, matched }
+    else {
+      item.slot = slot
+      item.score = score
+      item.matched = matched
+    }
+    spare = into.push(item)
   }
   return out
 }
+
+/** An item of a `scoreSlotsWith` heap that the heap left out, to be filled again (searches are synchronous). */
+let spare: RankedSlot | undefined
 
 const summed = { score: 0, matched: 0 }
 

@@ -63,7 +63,9 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
   // (words repeat across the candidates: one lookup in a small map instead of two in the vocabulary's).
   const places = new Map<string, number>()
   let position = 0
-  let bonus = 0
+  // The bonus of the record being read: a double in a typed array, where a double in a variable
+  // the closures share is a new heap number at each write.
+  const bonus = new Float64Array(1)
   /** One token, of the term at place `at` among `ids` (-1: none of them). */
   const step = (at: number) => {
     if (at >= 0) {
@@ -72,7 +74,7 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
         const pair = other < at ? other * count + at : at * count + other
         if (found[pair] === 1) continue
         found[pair] = 1
-        bonus += params.proximityWeight * Math.min(idfs[at]!, idfs[other]!)
+        bonus[0] = bonus[0]! + params.proximityWeight * Math.min(idfs[at]!, idfs[other]!)
       }
       last[at] = position
     }
@@ -101,19 +103,22 @@ export function candidateScorer<D extends SearchDocument>(state: IndexState<D>, 
     const scanned = termScratch.numbers
     for (let token = 0; token < tokens; token++) step(numbers.indexOf(scanned[token]!))
   }
+  const readField = (field: string) => {
+    if (field === '') return
+    read(field)
+    // Fields are apart: no pair across them.
+    position += params.window + 1
+  }
   const nearBonus = (record: D): number => {
     last.fill(Number.NEGATIVE_INFINITY)
     found.fill(0)
-    bonus = 0
+    bonus[0] = 0
     position = 0
+    readField(text.title(record))
+    readField(text.content(record))
     const tags = text.tags(record)
-    for (const field of [text.title(record), text.content(record), tags.length === 0 ? '' : tags.join(' \n ')]) {
-      if (field === '') continue
-      read(field)
-      // Fields are apart: no pair across them.
-      position += params.window + 1
-    }
-    return bonus
+    if (tags.length > 0) readField(tags.length === 1 ? tags[0]! : tags.join(' \n '))
+    return bonus[0]!
   }
   const named = (record: D): boolean => {
     for (const tag of text.tags(record)) {

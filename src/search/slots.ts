@@ -114,7 +114,20 @@ export class Slots<D> {
     return [average(0), average(1), average(2), average(3)]
   }
 
-  /** The ranking order of two scored slots, lesser first: score, then creation time, then position (ties go to the newest). */
-  readonly compare = (a: ScoredSlot, c: ScoredSlot): number =>
-    a.score - c.score || this.created[a.slot]! - this.created[c.slot]! || this.positions[a.slot]! - this.positions[c.slot]!
+  /**
+   * The ranking order of two scored slots, lesser first: score, then creation time, then position
+   * (ties go to the newest). Only the sign is given (-1, 0 or 1): a small integer, where a
+   * difference of doubles returned from a call that is not inlined is a heap number per compare.
+   */
+  readonly compare = (a: ScoredSlot, c: ScoredSlot): number => {
+    // The signs of the differences, in the order of `a - c || ...` (a NaN difference, like 0, gives way to the next).
+    const score = a.score - c.score
+    if (score > 0) return 1
+    if (score < 0) return -1
+    const created = this.created[a.slot]! - this.created[c.slot]!
+    if (created > 0) return 1
+    if (created < 0) return -1
+    const position = this.positions[a.slot]! - this.positions[c.slot]!
+    return position > 0 ? 1 : position < 0 ? -1 : 0
+  }
 }

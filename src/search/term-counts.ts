@@ -51,7 +51,7 @@ const chosen = new Uint8Array(1 << 12)
  * slots holding fewer terms than some count can be left out; `undefined` when they cannot or when
  * more than `most` slots would be scored. `boundOf` gives each mask's bound.
  */
-export function topByTermCounts<D extends SearchDocument>(state: IndexState<D>, sets: readonly TermBitsets[], boundOf: Float64Array, pass: TopKPass, score: (slots: readonly number[], held?: readonly number[], into?: TopK<RankedSlot>) => RankedSlot[], most: number): CountedTop | undefined {
+export function topByTermCounts<D extends SearchDocument>(state: IndexState<D>, sets: readonly TermBitsets[], boundOf: Float64Array, pass: TopKPass, score: (slots: ArrayLike<number>, held?: ArrayLike<number>, into?: TopK<RankedSlot>) => RankedSlot[], most: number): CountedTop | undefined {
   const terms = sets.length
   if (terms < 2 || terms > MAX_TERMS) return undefined
   const { slots } = state
@@ -305,38 +305,63 @@ function grownMasks(values: Uint16Array): Uint16Array<ArrayBuffer> {
  * full, batches of about {@link FIRST_SHARE} × `limit` slots; then every mask that can still reach
  * the floor), until the next bound is below the floor. The slots scored, or -1 past `most`.
  */
-function scoreByBound(found: Candidates, boundOf: Float64Array, top: TopK<RankedSlot>, limit: number, score: (slots: readonly number[], held?: readonly number[], into?: TopK<RankedSlot>) => RankedSlot[], most: number): number {
+function scoreByBound(found: Candidates, boundOf: Float64Array, top: TopK<RankedSlot>, limit: number, score: (slots: ArrayLike<number>, held?: ArrayLike<number>, into?: TopK<RankedSlot>) => RankedSlot[], most: number): number {
   const { slots, masks, length } = found
-  const present: number[] = []
-  for (let at = 0; at < length; at++) if (perMask[masks[at]!]!++ === 0) present.push(masks[at]!)
-  present.sort((a, c) => boundOf[c]! - boundOf[a]!)
+  // The distinct masks, in decreasing order of bound (stable: ties in order of first slot).
+  let kinds = 0
+  for (let at = 0; at < length; at++) if (perMask[masks[at]!]!++ === 0) presentScratch[kinds++] = masks[at]!
+  const present = presentScratch
+  if (kinds > INSERTION_MOST) present.subarray(0, kinds).sort((a, c) => boundOf[c]! - boundOf[a]!)
+  else {
+    // A stable insertion sort: a few dozen masks as a rule, and no comparator returning doubles.
+    for (let at = 1; at < kinds; at++) {
+      const mask = present[at]!
+      const bound = boundOf[mask]!
+      let to = at
+      for (; to > 0 && boundOf[present[to - 1]!]! < bound; to--) present[to] = present[to - 1]!
+      present[to] = mask
+    }
+  }
+  if (batchScratch.length < length) {
+    batchScratch = new Int32Array(Math.max(length, 2 * batchScratch.length))
+    heldScratch = new Uint8Array(batchScratch.length)
+  }
+  const batch = batchScratch
+  const held = heldScratch
   let scored = 0
   let next = 0
   try {
-    while (next < present.length) {
+    while (next < kinds) {
       const floor = top.floor()
       if (floor !== undefined && boundOf[present[next]!]! < floor.score) break
       let taken = 0
       const from = next
-      while (next < present.length && (floor === undefined ? taken < FIRST_SHARE * limit : boundOf[present[next]!]! >= floor.score)) {
+      while (next < kinds && (floor === undefined ? taken < FIRST_SHARE * limit : boundOf[present[next]!]! >= floor.score)) {
         chosen[present[next]!] = 1
         taken += perMask[present[next++]!]!
       }
       if (scored + taken > most) return -1
       scored += taken
-      const batch: number[] = []
-      const held: number[] = []
+      let size = 0
       for (let at = 0; at < length; at++) {
         if (chosen[masks[at]!] !== 1) continue
-        batch.push(slots[at]!)
-        held.push(HELD[masks[at]!]!)
+        batch[size] = slots[at]!
+        held[size++] = HELD[masks[at]!]!
       }
       for (let at = from; at < next; at++) chosen[present[at]!] = 0
-      score(batch, held, top)
+      score(batch.subarray(0, size), held.subarray(0, size), top)
     }
     return scored
   }
   finally {
-    for (const mask of present) perMask[mask] = 0
+    for (let at = 0; at < kinds; at++) perMask[present[at]!] = 0
   }
 }
+
+/** Most distinct masks sorted by insertion (more by the built-in sort). */
+const INSERTION_MOST = 64
+
+// Per scoreByBound (searches are synchronous): its distinct masks, and a batch's slots and their held terms.
+const presentScratch = new Uint16Array(1 << (2 * MAX_TERMS))
+let batchScratch = new Int32Array(1024)
+let heldScratch = new Uint8Array(1024)

@@ -4,44 +4,59 @@
  *
  * A term is a pure function of its folded word (`stemWord`; a stop-word has none), so one table
  * of the process serves every index: a word's characters, hashed as they are scanned, find its
- * term number. Only a word not in the table yet is made a string, classified and added. The scan
+ * term, and the term its number. Only a word not in the table yet is made a string, classified
+ * and added (in a full window of slots it replaces a word, so the table is never emptied). Only
+ * the terms a caller asks for ({@link termNumber}: the query's) are numbered; every other term
+ * reads as {@link UNASKED_TERM}, so words met once (ids, amounts) add no numbers. The scan
  * follows the ASCII scanner of text.ts (`forEachSurface`) token for token; a property test
  * (test/search/term-numbers.test.ts) holds it to it.
  */
 import { ENGLISH_STOP_WORDS, MONTH_MAY, stemWord } from './text.ts'
 
 /**
- * Table slots (a power of two); the words a table holds before it is emptied at the next
- * {@link beginTermNumbers}; and the most it holds in between (a word met past that is classified
- * without being added), so that a probe stays short.
+ * Table slots (a power of two), and the slots a word may take from its hash on (a lookup reads
+ * at most these; a word met when all of them are taken replaces one, so the table is never
+ * emptied as a whole).
  */
 const CAPACITY = 1 << 15
-const MOST_WORDS = CAPACITY >> 1
-const FULL = (CAPACITY >> 2) * 3
+const WINDOW = 8
+/** Asked terms (numbered by {@link termNumber}) past which a new numbering starts at the next {@link beginTermNumbers}. */
+const MOST_ASKED = 1 << 16
 /** The number of a stop-word (no term). */
 const STOP = -1
+/**
+ * What {@link termNumbers} gives a token whose term was never asked for: no {@link termNumber}
+ * numbered it, so it is none of the terms a caller looks for (they ask for theirs first).
+ */
+export const UNASKED_TERM = -2
 
 /** One table per `irregular` setting (a word's term depends on it). */
 class WordTable {
   readonly hashes = new Int32Array(CAPACITY)
   /** Per slot: the folded word, or `undefined` when free. */
   readonly words: Array<string | undefined> = new Array<string | undefined>(CAPACITY).fill(undefined)
-  /** Per slot: the word's term number, or {@link STOP}. */
+  /** Per slot: the word's term, or `undefined` for a stop-word. */
+  readonly terms: Array<string | undefined> = new Array<string | undefined>(CAPACITY).fill(undefined)
+  /** Per slot: the term's number, {@link STOP} or {@link UNASKED_TERM}, as of {@link WordTable.resolved}. */
   readonly numbers = new Int32Array(CAPACITY)
-  size = 0
+  /** Per slot: the {@link asked} count its number was read at (another count: read it again). */
+  readonly resolved = new Int32Array(CAPACITY)
+  /** Which slot of a full window the next new word takes (turns, so the words replaced vary). */
+  turn = 0
   constructor(readonly irregular: boolean) {}
-
-  clear(): void {
-    this.words.fill(undefined)
-    this.size = 0
-  }
 }
 
 const tables = [new WordTable(true), new WordTable(false)] as const
-/** Term text -> number, for every term a table holds and every term asked for; emptied with the tables. */
+/**
+ * Term text -> number, for every term asked for ({@link termNumber}) in this numbering. A table
+ * slot keeps its word's term, not its number: after a new numbering, or once more terms are
+ * asked, it reads its number here again (one map lookup, no string, no stemming).
+ */
 let numbers = new Map<string, number>()
+/** Terms asked in this numbering, over all numberings (a slot's number holds while this stays its `resolved`). */
+let asked = 0
 
-/** Times the tables were emptied: numbers given before a change of it are void. */
+/** Numberings started before this one: numbers given before a change of it are void. */
 let generation = 0
 
 /** The current generation of term numbers (a number of {@link termNumber} is valid while this stays the same). */
@@ -49,25 +64,30 @@ export function termGeneration(): number {
   return generation
 }
 
-/** The process-wide number of index term `term`, valid while {@link termGeneration} stays the same. */
+/**
+ * The process-wide number of index term `term` (0 or more), valid while {@link termGeneration}
+ * stays the same; numbering a term not numbered yet makes {@link termNumbers} give it, instead of
+ * {@link UNASKED_TERM}, from then on.
+ */
 export function termNumber(term: string): number {
   let number = numbers.get(term)
   if (number === undefined) {
     number = numbers.size
     numbers.set(term, number)
+    asked = (asked + 1) | 0
   }
   return number
 }
 
 /**
- * Starts a use of term numbers (a search): empties the tables once they hold
- * {@link MOST_WORDS} words (a new {@link termGeneration}); numbers are never voided otherwise.
+ * Starts a use of term numbers (a search): starts a new numbering (a new {@link termGeneration})
+ * once {@link MOST_ASKED} terms were asked for in this one; numbers are never voided otherwise.
+ * The words' tables are kept either way.
  */
 export function beginTermNumbers(): void {
-  if (tables[0].size < MOST_WORDS && tables[1].size < MOST_WORDS && numbers.size < 4 * MOST_WORDS) return
-  tables[0].clear()
-  tables[1].clear()
+  if (numbers.size < MOST_ASKED) return
   numbers = new Map()
+  asked = (asked + 1) | 0
   generation++
 }
 
@@ -78,8 +98,9 @@ export interface TermBuffer {
 
 /**
  * Writes into `out` the term number of every token of `text` (the tokens `forEachSurface` gives,
- * in order; a token's term is `stemWord(surface, irregular)`) and returns how many, or -1 when
- * `text` is not ASCII (the caller takes the general path).
+ * in order; a token's term is `stemWord(surface, irregular)`; {@link UNASKED_TERM} for a term no
+ * {@link termNumber} numbered in this generation) and returns how many, or -1 when `text` is not
+ * ASCII (the caller takes the general path).
  */
 export function termNumbers(text: string, irregular: boolean, out: TermBuffer): number {
   const table = tables[irregular ? 0 : 1]
@@ -151,29 +172,48 @@ function runNumber(table: WordTable, text: string, start: number, end: number, u
   const { hashes, words } = table
   const size = end - start
   let slot = hash & (CAPACITY - 1)
-  for (;;) {
+  let free = -1
+  for (let probe = 0; probe < WINDOW; probe++, slot = (slot + 1) & (CAPACITY - 1)) {
     const word = words[slot]
-    if (word === undefined) break
-    if (hashes[slot] === hash && word.length === size && sameFolded(word, text, start)) return table.numbers[slot]!
-    slot = (slot + 1) & (CAPACITY - 1)
+    if (word === undefined) {
+      free = slot
+      break
+    }
+    if (hashes[slot] === hash && word.length === size && sameFolded(word, text, start)) return slotNumber(table, slot)
   }
   const slice = text.slice(start, end)
   const word = upper ? slice.toLowerCase() : slice
   // A number is its own term and never a stop-word: no stemming and no lookups for it (numbers
   // are the words most often met once: ids, amounts, dates).
-  const number = digits ? termNumber(word) : classify(table, word, false)
-  if (table.size < FULL) {
-    hashes[slot] = hash
-    words[slot] = word
-    table.numbers[slot] = number
-    table.size++
-  }
+  const term = digits ? word : termOf(table, word, false)
+  // A full window: the new word takes one of its slots (the table is never emptied).
+  if (free === -1) free = (hash + (table.turn = (table.turn + 1) & (WINDOW - 1))) & (CAPACITY - 1)
+  hashes[free] = hash
+  words[free] = word
+  table.terms[free] = term
+  table.resolved[free] = asked - 1
+  return slotNumber(table, free)
+}
+
+/** The number of the term of table slot `slot` (read again when terms were asked since it was last read). */
+function slotNumber(table: WordTable, slot: number): number {
+  if (table.resolved[slot] === asked) return table.numbers[slot]!
+  const term = table.terms[slot]
+  const number = term === undefined ? STOP : (numbers.get(term) ?? UNASKED_TERM)
+  table.numbers[slot] = number
+  table.resolved[slot] = asked
   return number
 }
 
-/** The number of a folded `word`, or {@link STOP} (`month`: a "May" that is the month, never the stop-word). */
+/** The number of a folded `word`, {@link STOP} or {@link UNASKED_TERM} (`month`: a "May" that is the month, never the stop-word). */
 function classify(table: WordTable, word: string, month: boolean): number {
-  return !month && ENGLISH_STOP_WORDS.has(word) ? STOP : termNumber(stemWord(word, table.irregular))
+  const term = termOf(table, word, month)
+  return term === undefined ? STOP : (numbers.get(term) ?? UNASKED_TERM)
+}
+
+/** The term of a folded `word`, or `undefined` for a stop-word (`month`: a "May" that is the month). */
+function termOf(table: WordTable, word: string, month: boolean): string | undefined {
+  return !month && ENGLISH_STOP_WORDS.has(word) ? undefined : stemWord(word, table.irregular)
 }
 
 /** Whether `text` from `start` folds to `word` (ASCII letters and digits, `word.length` of them). */

@@ -5,8 +5,13 @@ export class TopK<T> {
   private readonly heap: T[] = []
   constructor(readonly capacity: number, private readonly compare: (a: T, b: T) => number) {}
 
-  push(item: T): void {
-    if (this.capacity <= 0) return
+  /**
+   * Offers `item`; returns the item this leaves out (`item` itself when it does not enter, the
+   * evicted least when it does and the heap was full), else `undefined`. The heap holds no
+   * reference to a returned item: a caller that made it may fill it again for its next offer.
+   */
+  push(item: T): T | undefined {
+    if (this.capacity <= 0) return item
     const heap = this.heap
     if (heap.length < this.capacity) {
       heap.push(item)
@@ -19,9 +24,10 @@ export class TopK<T> {
         heap[parent] = swap
         at = parent
       }
-      return
+      return undefined
     }
-    if (this.compare(item, heap[0]!) <= 0) return
+    if (this.compare(item, heap[0]!) <= 0) return item
+    const evicted = heap[0]!
     heap[0] = item
     let at = 0
     for (;;) {
@@ -36,6 +42,7 @@ export class TopK<T> {
       heap[least] = swap
       at = least
     }
+    return evicted
   }
 
   /** The least kept item once the heap is full (an item must beat it to enter), else `undefined`. */

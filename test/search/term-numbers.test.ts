@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { beginTermNumbers, termNumber, termNumbers } from '../../src/search/term-numbers.ts'
+import { beginTermNumbers, termGeneration, termNumber, termNumbers, UNASKED_TERM } from '../../src/search/term-numbers.ts'
 import { forEachSurface, stemWord } from '../../src/search/text.ts'
 
 // ASCII text that exercises the scanner: words in any case, stop-words, "May" and "may", clitics,
@@ -29,15 +29,52 @@ describe('term numbers of an ASCII text', () => {
   it('are the terms of the tokens forEachSurface gives, in order, with and without irregular forms', () => {
     fc.assert(fc.property(asciiText, fc.boolean(), (text, irregular) => {
       beginTermNumbers()
-      // Twice: the first scan adds the words to the table, the second finds them there.
-      expect(scanned(text, irregular)).toEqual(expected(text, irregular))
-      expect(scanned(text, irregular)).toEqual(expected(text, irregular))
+      // The terms asked for first (a scan gives UNASKED_TERM for the others), then scanned twice:
+      // the first scan adds the words to the table, the second finds them there.
+      const terms = expected(text, irregular)
+      expect(scanned(text, irregular)).toEqual(terms)
+      expect(scanned(text, irregular)).toEqual(terms)
     }), { numRuns: 3000 })
   })
 
   it('keeps "May" with a capital as the month and drops the modal verb', () => {
     beginTermNumbers()
     expect(scanned('May 2023, we may go; MAY mAy', true)).toEqual([termNumber(stemWord('may')), termNumber('2023'), termNumber(stemWord('may'))])
+  })
+
+  it('give UNASKED_TERM for a term never asked for, and its number once it is asked, for the word already in the table', () => {
+    beginTermNumbers()
+    expect(scanned('quarkelstone 9080706', true)).toEqual([UNASKED_TERM, UNASKED_TERM])
+    const number = termNumber(stemWord('quarkelstone'))
+    expect(scanned('quarkelstone 9080706 Quarkelstone', true)).toEqual([number, UNASKED_TERM, number])
+    expect(scanned('9080706', true)).toEqual([UNASKED_TERM])
+    const digits = termNumber('9080706')
+    expect(scanned('9080706 quarkelstone', true)).toEqual([digits, number])
+  })
+
+  it('keep their numbers (no new generation) over more distinct words than the table holds, and read every word right after others took its slots', () => {
+    beginTermNumbers()
+    const generation = termGeneration()
+    const known = 'coffee garden sister beach train dinner'
+    const numbers = known.split(' ').map(word => termNumber(stemWord(word)))
+    expect(scanned(known, true)).toEqual(numbers)
+    // 40,000 numbers and 40,000 made-up words: more than the table's 32,768 slots, so windows
+    // fill and new words replace old ones (the old table was emptied at 16,384 words).
+    for (let chunk = 0; chunk < 80; chunk++) {
+      beginTermNumbers()
+      const words: string[] = []
+      for (let at = 0; at < 1000; at++) {
+        const n = chunk * 1000 + at
+        words.push(String(1_000_000 + n), `w${n.toString(36)}q`)
+      }
+      expect(scanned(words.join(' '), true)).toEqual(words.map(() => UNASKED_TERM))
+      expect(scanned(known, true)).toEqual(numbers)
+    }
+    expect(termGeneration()).toBe(generation)
+    expect(scanned(`${known} w1q 1000001`, true)).toEqual([...numbers, UNASKED_TERM, UNASKED_TERM])
+    expect(scanned('w1q', true)).toEqual([UNASKED_TERM])
+    const asked = [termNumber(stemWord('w1q')), termNumber('1000001')]
+    expect(scanned('w1q 1000001', true)).toEqual(asked)
   })
 
   it('are refused (-1) for a text with a character outside ASCII', () => {
