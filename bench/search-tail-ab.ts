@@ -1,7 +1,7 @@
 /**
  * The tail of search CPU time, two builds of the engine side by side in one process (issue 13's
- * one-scope six-word p95). A (default: /work/main's `src/memory/search-index.ts`, or the path in
- * `A`) and B (this tree's, or `B`) each index the records of `npm run bench` (bench/workload.ts)
+ * one-scope six-word p95). A (the `src/memory/search-index.ts` of another checkout, path in `A`, required)
+ * and B (this tree's, or `B`) each index the records of `npm run bench` (bench/workload.ts)
  * in two shapes: one scope of BENCH_RECORDS records (default 100,000), and 1,000 scopes of 100
  * (one index per scope, searched at scopes `n * 37 + round`, as the side-by-side does).
  *
@@ -11,7 +11,8 @@
  * over the rounds. Then, per subject alone: bytes allocated per search (the median growth of the
  * heap over one search, searches with a scavenge left out), scavenges per 1,000 searches
  * (PerformanceObserver 'gc' entries) and whether the answers (ids and scores) are identical.
- * Run with `node --expose-gc --import tsx bench/search-tail-ab.ts`; prints one JSON line.
+ * Run with `A=../main-worktree/src/memory/search-index.ts node --expose-gc --import tsx bench/search-tail-ab.ts`;
+ * prints one JSON line.
  */
 import { loadavg } from 'node:os'
 import { PerformanceObserver, constants } from 'node:perf_hooks'
@@ -21,7 +22,8 @@ import { record } from './search-corpus.ts'
 import { QUERIES, workloadContents } from './workload.ts'
 
 interface Index { update(record: MemoryRecord): void; search(query: { query: string }): Array<{ record: MemoryRecord; score: number }> }
-const paths = [process.env.A ?? '/work/main/src/memory/search-index.ts', process.env.B ?? new URL('../src/memory/search-index.ts', import.meta.url).pathname]
+if (process.env.A === undefined) throw new Error('set A to the src/memory/search-index.ts of the build to compare against (a git worktree of main, say)')
+const paths = [process.env.A, process.env.B ?? new URL('../src/memory/search-index.ts', import.meta.url).pathname]
 const modules = await Promise.all(paths.map(path => import(pathToFileURL(path).href) as Promise<{ createSearchIndex: () => Index }>))
 const size = Number(process.env.BENCH_RECORDS ?? 100000)
 const queries = Number(process.env.BENCH_QUERIES ?? 400)
