@@ -6,17 +6,20 @@
  * Ranked full-text search per scope that never loses a match: every record that the documented
  * substring rule (capability document) returns is still returned.
  */
-import type { Bm25fParams } from './bm25f.ts'
+import { scoreSlot, type Bm25fParams } from './bm25f.ts'
 import { rankedCandidates } from './candidates.ts'
 import type { FeedbackParams } from './feedback.ts'
 import { textOf } from './plain-text.ts'
+import { floorContenders } from './floor-words.ts'
 import { scoresOf } from './kept-scores.ts'
 import { checkQuery } from './query.ts'
 import { queryTerms } from './query-terms.ts'
 import { snippetOf } from './snippet.ts'
 import { decodeSnapshot, encodeSnapshot } from './snapshot.ts'
+import type { ScoredSlot } from './slots.ts'
 import { IndexState } from './state.ts'
 import { substringSearch } from './substring-index.ts'
+import { floorLacksWord, wordsFirstAtFloor } from './substring-rule.ts'
 import { candidateScorer, rerankBest, rerankOn, type RerankParams } from './rerank.ts'
 import type { Vocabulary } from './vocabulary.ts'
 import type { SearchDocument, SearchFeedbackOptions, SearchField, SearchHit, SearchIndex, SearchIndexOptions, SearchProximityOptions, SearchQuery, SearchSynonymOptions } from './types.ts'
@@ -159,7 +162,7 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     const slots = state.slots
     if (query.mode === 'substring') return substringSearch(state, checked).map(({ slot, score }) => ({ record: slots.records[slot]!, score }))
     // The substring rule's top `limit` first (it uses the score scratch), then the ranking.
-    const guaranteed = substringSearch(state, checked)
+    let guaranteed = substringSearch(state, checked)
     const terms = this.termsOf(query.query)
     // Nothing found by either rule (a word of other scopes, say): no ranking to set up.
     if (guaranteed.length === 0 && !holdsAny(state, terms)) return []
@@ -172,9 +175,16 @@ class RankedIndex<D extends SearchDocument> implements SearchIndex<D> {
     // every kept record scores 0.
     if (!holdsAny(state, terms)) ranked = []
     else if (room <= 0) {
-      // No place left for ranked-only records (feedback could only lend to records that cannot
-      // enter): score just the kept ones.
+      // The rule fills the page: no place for a record it does not find, and at its lowest score
+      // the records holding a word of the query go first (wordsFirstAtFloor). Scores of the page only.
       for (const [slot, score] of scoresOf(state, params, terms, kept)) scoreOf.set(slot, { score, matched: terms.size })
+      const holdsWord = (hit: ScoredSlot) => (scoreOf.get(hit.slot)?.score ?? 0) > 0
+      const substringOf = (hit: ScoredSlot) => hit.score
+      if (floorLacksWord(guaranteed, checked.limit, substringOf, holdsWord)) {
+        const contenders = floorContenders(state, checked, terms, guaranteed, checked.limit)
+        for (const { slot } of contenders) scoreOf.set(slot, scoreSlot(state, params, terms, slot))
+        guaranteed = wordsFirstAtFloor(guaranteed, checked.limit, substringOf, contenders, holdsWord, (a, c) => slots.compare(c, a))
+      }
       ranked = []
     }
     else {

@@ -64,3 +64,35 @@ export function substringScore<D extends SearchDocument>(record: D, needle: stri
   for (const tag of text.tags(record)) score += countLower(tag.toLowerCase(), needle)
   return score
 }
+
+/**
+ * A full page of the substring rule as ranked search keeps it: at the page's lowest score, a
+ * record holding a word of the query (`holdsWord`: one of the ranking's terms, as folded and
+ * stemmed) goes before one holding the query only inside longer words, then the rule's order
+ * (`before`: newest first). The hits of `page` (the rule's top `limit`, best first) above that
+ * score stay; the places left go to the first, in that order, of the page's hits at that score
+ * and of the `contenders` (records not on the page that pass the filters) whose substring score
+ * `substringOf` is that score too. Every record kept could be on the rule's page under another
+ * order of its ties, which the capability document leaves open. A page shorter than `limit`
+ * holds every record the rule finds and is returned as it is.
+ *
+ * Example: `tea`, limit 10, eleven records holding it once: ten newer ones in `team`, an older
+ * `green tea`. The rule's page is the ten `team` records; ranked search gives `green tea` a place.
+ */
+export function wordsFirstAtFloor<T>(page: readonly T[], limit: number, substringOf: (item: T) => number, contenders: Iterable<T>, holdsWord: (item: T) => boolean, before: (a: T, b: T) => number): T[] {
+  if (page.length < limit || page.length === 0) return [...page]
+  const floor = substringOf(page[page.length - 1]!)
+  const kept: T[] = []
+  const tied: T[] = []
+  for (const item of page) (substringOf(item) > floor ? kept : tied).push(item)
+  for (const item of contenders) if (substringOf(item) === floor) tied.push(item)
+  tied.sort((a, b) => Number(holdsWord(b)) - Number(holdsWord(a)) || before(a, b))
+  return [...kept, ...tied.slice(0, limit - kept.length)]
+}
+
+/** Whether a full page of the rule (`limit` hits, best first) has a hit at its lowest score that `holdsWord` says holds no word of the query: only then can {@link wordsFirstAtFloor} change it. */
+export function floorLacksWord<T>(page: readonly T[], limit: number, substringOf: (item: T) => number, holdsWord: (item: T) => boolean): boolean {
+  if (page.length < limit || page.length === 0) return false
+  const floor = substringOf(page[page.length - 1]!)
+  return page.some(item => substringOf(item) === floor && !holdsWord(item))
+}

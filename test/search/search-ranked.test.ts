@@ -7,6 +7,7 @@ import { hybridSearch } from '../../src/memory/hybrid-search.ts'
 import { inMemoryMemoryStore } from '../../src/memory/stores/in-memory.ts'
 import type { MemoryRecord, MemoryRecordInput, MemoryStoreAdapter, MemoryTarget } from '../../src/memory/types.ts'
 import { record } from '../fixtures/records.ts'
+import { expectDocumentedPage } from '../helpers/substring-page.ts'
 
 
 function indexOf(records: MemoryRecord[]) {
@@ -77,7 +78,7 @@ describe('ranked search (createSearchIndex)', () => {
     expect(hits[0]!.score).toBeGreaterThan(hits[2]!.score)
   })
 
-  it('every record the substring rule returns is also returned by ranked search (same filters and limit)', () => {
+  it('ranked search returns the substring rule\'s page up to the order of its ties: every hit above the page\'s lowest score, and as many at it (same filters and limit)', () => {
     const text = fc.string({ unit: fc.constantFrom('a', 'b', 'ab', 'the ', 'tea ', 'steam ', 'É', ' '), maxLength: 12 })
     const arbitraryRecord = fc.record({
       content: text,
@@ -95,12 +96,25 @@ describe('ranked search (createSearchIndex)', () => {
     })
     fc.assert(fc.property(fc.array(arbitraryRecord, { maxLength: 25 }), query, (records, search) => {
       const clean = Object.fromEntries(Object.entries(search).filter(([, value]) => value !== undefined)) as unknown as import('../../src/memory/types.ts').MemorySearchQuery & { limit: number }
-      const ranked = ids(indexOf(records).search(clean))
-      for (const id of ids(searchRecords(records, clean))) expect(ranked).toContain(id)
+      const ranked = indexOf(records).search(clean)
+      expectDocumentedPage(ranked, records, clean)
       expect(ranked.length).toBeLessThanOrEqual(clean.limit)
       const active = new Set(records.filter(item => item.status === 'active').map(item => item.id))
-      for (const id of ranked) expect(active.has(id)).toBe(true)
+      for (const id of ids(ranked)) expect(active.has(id)).toBe(true)
     }))
+  })
+
+  it('a full page of the substring rule gives its places at the lowest score to the most relevant records: "tea" finds the older "green tea" among ten newer "team" records', () => {
+    const tea = record({ content: 'I drink green tea every morning', createdAt: '2024-01-01T00:00:00Z' })
+    const teams = Array.from({ length: 10 }, (_, i) => record({ content: `meeting with the sales team number ${i}`, createdAt: `2024-02-${String(i + 1).padStart(2, '0')}T00:00:00Z` }))
+    const records = [tea, ...teams]
+    expect(ids(searchRecords(records, { query: 'tea' }))).not.toContain(tea.id)
+    const hits = indexOf(records).search({ query: 'tea' })
+    expect(hits).toHaveLength(10)
+    expect(hits[0]!.record.id).toBe(tea.id)
+    // The page's hits above its lowest score keep their places.
+    const twice = record({ content: 'the team and the steam room', createdAt: '2023-01-01T00:00:00Z' })
+    expect(ids(indexOf([...records, twice]).search({ query: 'tea' }))).toEqual(expect.arrayContaining([tea.id, twice.id]))
   })
 
   it('mode "substring" gives exactly the documented rule', () => {
