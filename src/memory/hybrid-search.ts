@@ -12,6 +12,8 @@
  */
 import type { EmbeddingModel } from 'ai'
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, recordMatchesFilters } from '../search/search.ts'
+import { floorLacksWord, wordsFirstAtFloor } from '../search/substring-rule.ts'
+import { parseInstant } from '../instant.ts'
 import { searchRecords } from './search-index.ts'
 import { memoryVectorStore, recordVectors, type MemoryVectorStore, type RecordVectors } from './vectors-store.ts'
 import { eventTimeBounds, hasEventTimeFilter, searchWithEventTime, withinEventTime, withoutEventTime } from './event-time.ts'
@@ -102,7 +104,8 @@ export function adapterVectors(adapter: MemoryStoreAdapter, model: EmbeddingMode
  * less is no candidate); then the records within `neighbourSpan` of a candidate in the scope's
  * creation order, on its event day and passing the filters, get `neighbourShare` × its score
  * (neighbour-share.ts). Filters apply before the limit; the records the substring rule returns
- * are always kept (as in ranked search); superseded and deleted records never appear.
+ * are always kept, at the page's lowest substring score those holding a word of the query first
+ * (as in ranked search); superseded and deleted records never appear.
  *
  * The scope's active records and vector index are kept between searches (hybrid-scope.ts): with
  * the adapter's `changes`, a search reads only what changed since the last one (cost: the
@@ -155,7 +158,17 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
   const order = [...fused.values()].sort((a, b) => b.score - a.score)
   // Without the change signal the scope was read whole: the substring rule runs over it, as ranked search keeps it.
   const guaranteedHits = substring ? await substring : searchRecords([...scope.records.values()].filter(passes), { ...base, limit, mode: 'substring' })
-  const guaranteed = new Set(guaranteedHits.map(hit => hit.record.id))
+  // At the page's lowest substring score, records holding a word of the query (a full-text score above 0) go first, as ranked search keeps the page.
+  const lexicalScore = new Map(lexical.map(hit => [hit.record.id, hit.score]))
+  const onPage = new Set(guaranteedHits.map(hit => hit.record.id))
+  const holdsWord = (hit: MemorySearchHit) => (lexicalScore.get(hit.record.id) ?? 0) > 0
+  const documentedOf = (record: MemoryRecord) => searchRecords([record], { ...base, limit: 1 })[0]?.score ?? 0
+  const contenders = floorLacksWord(guaranteedHits, limit, hit => hit.score, holdsWord)
+    ? lexical.filter(hit => hit.score > 0 && !onPage.has(hit.record.id) && passes(hit.record)).map(hit => ({ record: hit.record, score: documentedOf(hit.record) }))
+    : []
+  const createdOf = (hit: MemorySearchHit) => parseInstant(hit.record.createdAt) ?? 0
+  const page = wordsFirstAtFloor(guaranteedHits, limit, hit => hit.score, contenders, holdsWord, (a, b) => createdOf(b) - createdOf(a))
+  const guaranteed = new Set(page.map(hit => hit.record.id))
   const chosen = order.filter(entry => guaranteed.has(entry.hit.record.id)).slice(0, limit)
   for (const entry of order) {
     if (chosen.length >= limit) break

@@ -22,6 +22,7 @@ import { sameContent } from '../../dedupe.ts'
 import { sameScope } from '../../scope.ts'
 import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, snippetOf } from '../../../search/search.ts'
 import { searchRecords } from '../../search-index.ts'
+import { floorLacksWord, wordsFirstAtFloor } from '../../../search/substring-rule.ts'
 import { forEachSurface, tokenize } from '../../../search/text.ts'
 import { synonymsOf } from '../../../search/synonyms.ts'
 import type { MemoryRecord, MemorySearchHit, MemorySearchQuery, MemoryTarget } from '../../types.ts'
@@ -858,6 +859,39 @@ function scorePostings(postings: readonly SqlPosting[], frequency: ReadonlyMap<s
   return [...scores].sort((a, b) => b[1].score - a[1].score || b[1].createdMs - a[1].createdMs || b[0] - a[0])
 }
 
+/**
+ * A full substring page as the default ranking keeps it (`wordsFirstAtFloor`): at its lowest
+ * substring score, records holding a word of the query (a ranking score above 0) go first, then
+ * the newest. The contenders are ranked records not on the page, read newest first, a page at a
+ * time, until `limit` of them pass the filters at that substring score; their ranking scores
+ * join `scoreOf`.
+ */
+async function wordsFirstPage(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number, page: MemorySearchHit[], ranked: RankedRecords['ranked'], read: Map<number, MemoryRecord>, rankScore: (record: MemoryRecord) => number, scoreOf: Map<string, number>): Promise<MemorySearchHit[]> {
+  const substringOf = (hit: MemorySearchHit) => hit.score
+  const holdsWord = (hit: MemorySearchHit) => rankScore(hit.record) > 0
+  if (!floorLacksWord(page, limit, substringOf, holdsWord)) return page
+  const floor = page[page.length - 1]!.score
+  const onPage = new Set(page.map(hit => hit.record.id))
+  const newest = ranked.filter(([, { id, score }]) => score > 0 && !onPage.has(id)).sort((a, b) => b[1].createdMs - a[1].createdMs || b[0] - a[0])
+  const contenders: MemorySearchHit[] = []
+  for (let at = 0, size = Math.max(limit * 2, 20); at < newest.length && contenders.length < limit; at += size, size *= 2) {
+    const slice = newest.slice(at, at + size)
+    const missing = slice.filter(([seq]) => !read.has(seq)).map(([seq]) => seq)
+    const records = missing.length > 0 ? await backend.bySeq(partition, missing) : new Map<number, MemoryRecord>()
+    for (const [seq, { score }] of slice) {
+      const record = read.get(seq) ?? records.get(seq)
+      // The rule's own count (filters included) of this one record.
+      const substring = record ? searchRecords([record], { ...query, limit: 1 })[0]?.score ?? 0 : 0
+      if (record && substring === floor && contenders.length < limit) {
+        contenders.push({ record, score: substring })
+        scoreOf.set(record.id, score)
+      }
+    }
+  }
+  const createdOf = (hit: MemorySearchHit) => parseInstant(hit.record.createdAt) ?? 0
+  return wordsFirstAtFloor(page, limit, substringOf, contenders, holdsWord, (a, b) => createdOf(b) - createdOf(a))
+}
+
 /** The substring rule's hits and the best other ranked records that pass the filters, merged into the top `limit`. */
 async function mergeRanked(backend: SqlBackend, partition: string, query: MemorySearchQuery, limit: number, bySubstring: MemorySearchHit[], { ranked, records: read, score: scoreOutside }: RankedRecords, wanted: number, words: readonly string[], needle: string): Promise<MemorySearchHit[]> {
   const kept = new Set(bySubstring.map(hit => hit.record.id))
@@ -877,7 +911,9 @@ async function mergeRanked(backend: SqlBackend, partition: string, query: Memory
   }
   // Scores of kept records ranked below the pages read.
   for (const [, { id, score }] of ranked) if (kept.has(id) && !scoreOf.has(id)) scoreOf.set(id, score)
-  const merged = [...bySubstring.map(hit => ({ record: hit.record, score: scoreOf.get(hit.record.id) ?? scoreOutside?.(hit.record) ?? 0 })), ...others]
+  const rankScore = (record: MemoryRecord) => scoreOf.get(record.id) ?? scoreOutside?.(record) ?? 0
+  const page = wanted <= 0 ? await wordsFirstPage(backend, partition, query, limit, bySubstring, ranked, read, rankScore, scoreOf) : bySubstring
+  const merged = [...page.map(hit => ({ record: hit.record, score: rankScore(hit.record) })), ...others]
   merged.sort((a, b) => b.score - a.score || (parseInstant(b.record.createdAt) ?? 0) - (parseInstant(a.record.createdAt) ?? 0))
   const wantedTerms = new Set(words)
   return merged.slice(0, limit).map(({ record, score }) => ({ record, score: Math.round(score * 1e4) / 1e4, snippet: snippetOf(record.content, wantedTerms, needle) }))
