@@ -17,7 +17,7 @@ import { agentError } from '../../../errors.ts'
 import { formatMemoryLine, parseMemoryLine, strippedMemoryLine } from '../../event-log.ts'
 import { hash53, contentKey, contentKeyHash } from '../../dedupe.ts'
 import { recordDateWords, searchableContent, searchableTags } from '../../kinds.ts'
-import { cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, newRecordId, parseInstant, partitionKey, rememberDrafts, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
+import { cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, lineDraftOf, newRecordId, parseInstant, partitionKey, rememberDrafts, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
 import { sameContent } from '../../dedupe.ts'
 import { sameScope } from '../../scope.ts'
 import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, snippetOf } from '../../../search/search.ts'
@@ -320,7 +320,8 @@ export function foldLines(text: string): { events: SqlEventRow[]; records: SqlRe
  * record after the event.
  *
  * @throws AgentError `MEMORY_WRITE_CONFLICT` when an event cannot apply (nothing is written),
- * `MEMORY_SQL_V1_ERASE` when an erased record has lines of log format version 1.
+ * `MEMORY_SQL_V1_ERASE` when an erased record has lines of log format version 1;
+ * `MEMORY_SQL_HEADER_TEXT_ERASE` when one has lines with `audit.approvalReason` in their header (written before it moved to the payload).
  */
 export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], known: Map<string, SqlStoredRecord>, { hash, terms }: { hash: (text: string) => string; terms: boolean }): Promise<MemoryRecord[]> {
   if (drafts.length === 1 && known.size === 0 && drafts[0]!.type === 'remember') return [await commitRemember(tx, drafts[0]!, hash, terms)]
@@ -396,9 +397,19 @@ function overlayLookup(changed: ReadonlyMap<string, { record: MemoryRecord }>, k
   return id => changed.get(id)?.record ?? known.get(id)?.record
 }
 
+/** Whether a line holds in its header free text a line now holds in its payload (`audit.approvalReason` of a line written before the move): the chain's digest covers it. */
+function heldInHeader(line: string): boolean {
+  if (!line.includes('"approvalReason":')) return false
+  const value = JSON.parse(line) as MemoryEventDraft
+  return lineDraftOf(value) !== value
+}
+
 /** Compaction of one erased record: the payload leaves every line of it (headers and digests stay, so the chain verifies). */
 async function stripRecordLines(tx: SqlWriteTx, id: string, hash: (text: string) => string): Promise<void> {
   for (const { seq, line } of await tx.eventLines(id)) {
+    if (heldInHeader(line)) {
+      throw agentError('MEMORY_SQL_HEADER_TEXT_ERASE', `record "${id}" has lines written before the approval reason left the line's header (audit.approvalReason, covered by the chain's digest)`, 'export the log (exportLog), compact it with `agent memory compact` (which re-chains it with the reason in the payload), and import it into a new database', { recordId: id })
+    }
     const stripped = strippedMemoryLine(line, hash)
     if (stripped === undefined) {
       if ((JSON.parse(line) as { v: number }).v === 1) {
