@@ -51,8 +51,8 @@ describe('agent help', { timeout: 240_000 }, () => {
     expect(agent('memory', 'list', '--help').stdout).toMatch(/--user=<user>\s+User id the agent runs for \(Default: demo\)/)
   })
 
-  it('a flag the command does not take is an error: agent memory verify --agent support exits 2 naming it', () => {
-    const { stderr, status } = agent('memory', 'verify', '--agent', 'support')
+  it('a flag the command does not take is an error: agent memory compact --agent support exits 2 naming it', () => {
+    const { stderr, status } = agent('memory', 'compact', '--agent', 'support')
     expect(status).toBe(2)
     expect(stderr).toContain('CLI_UNKNOWN_OPTION: unknown option --agent')
   })
