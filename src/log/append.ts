@@ -30,7 +30,7 @@ export function appendEvents<State, Draft extends LogEventDraft, Result>(handle:
   }
   touchPartitions(handle, partitions)
   const release = handle.workspace.lockNow?.(handle.lockKey)
-  if (release === undefined) return handle.workspace.withLock(handle.lockKey, () => writeLocked(handle, build, partitions)).then(paced)
+  if (release === undefined) return handle.workspace.withLock(handle.lockKey, () => writeLocked(handle, build, partitions)).then(writeTurns.pace)
   let written: Result[] | Promise<Result[]>
   try {
     written = writeNow(handle, build, partitions)
@@ -41,20 +41,13 @@ export function appendEvents<State, Draft extends LogEventDraft, Result>(handle:
   }
   if (!(written instanceof Promise)) {
     release()
-    return writeTurns.due() ? writeTurns.take().then(() => written) : Promise.resolve(written)
+    // A write that completes in this turn makes `for (...) await write(...)` a loop of
+    // microtasks, which no timer or I/O callback could enter: a turn once 10 ms of work ran
+    // (src/log/turns.ts), given after the lock is released, so other writers go on meanwhile.
+    return Promise.resolve(writeTurns.pace(written))
   }
   written.then(release, release)
-  return written.then(paced)
-}
-
-/**
- * The results of a write, after a turn of the event loop when 10 ms (`TURN_MS`) of work ran since
- * the last one: a write that completes in this turn (the fs workspace under its lease) makes
- * `for (...) await write(...)` a loop of microtasks, which no timer or I/O callback could enter.
- * The turn is given after the lock is released, so other writers go on meanwhile.
- */
-function paced<Result>(results: Result): Result | Promise<Result> {
-  return writeTurns.due() ? writeTurns.take().then(() => results) : results
+  return written.then(writeTurns.pace)
 }
 
 /**

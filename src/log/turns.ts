@@ -16,6 +16,8 @@ export interface Turns {
   maybe(): Promise<void>
   /** Gives the event loop a turn now (`setImmediate`, or `setTimeout(0)` where there is none) and restarts the clock. */
   take(): Promise<void>
+  /** `value` itself, or after a turn when one is {@link Turns.due}: what a write resolves with (`.then(turns.pace)`). */
+  pace<T>(value: T): T | Promise<T>
 }
 
 /**
@@ -33,12 +35,14 @@ export function turns(ms = TURN_MS): Turns {
       await new Promise(resolve => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)))
       since = Date.now()
     },
+    pace: value => (clock.due() ? clock.take().then(() => value) : value),
   }
   return clock
 }
 
 /**
- * The process's clock for writes: one for every log of the process, since they share its event
- * loop (a burst spread over many logs or stores stalls it as one burst does).
+ * The process's clock for writes: one for every log and store of the process (the JSONL log's
+ * appends, the SQL stores' writes), since they share its event loop (a burst spread over many
+ * logs or stores stalls it as one burst does).
  */
 export const writeTurns: Turns = turns()

@@ -14,6 +14,7 @@
  * reads only the rows it needs (the chain head, the records it names, the duplicate candidates).
  */
 import { agentError } from '../../../errors.ts'
+import { writeTurns } from '../../../log/turns.ts'
 import { formatMemoryLine, parseMemoryLine, strippedMemoryLine } from '../../event-log.ts'
 import { hash53, contentKey, contentKeyHash } from '../../dedupe.ts'
 import { recordDateWords, searchableContent, searchableTags } from '../../kinds.ts'
@@ -441,6 +442,9 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
   // How commitDrafts writes: the chain's hash, and whether the rows carry their terms.
   const writing = { hash: options.hash, terms: !backend.deferredTerms }
   const scopeSizes = new ScopeSizes()
+  // better-sqlite3 writes synchronously: an awaited loop of writes would run in microtasks only,
+  // so a write resolves after a turn of the event loop once 10 ms of work ran (src/log/turns.ts).
+  const write = <T>(task: (tx: SqlWriteTx) => Promise<T>): Promise<T> => backend.write(task).then(writeTurns.pace)
 
   async function findDuplicate(tx: SqlWriteTx, target: MemoryTarget, input: { kind: string; content: string }, supersedes: readonly string[]): Promise<MemoryRecord | undefined> {
     const partition = partitionKey(target.store, target.scope)
@@ -461,7 +465,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       const at = currentInstant()
       const recordId = timeOrderedRecordId()
       const supersedes = input.supersedes && input.supersedes.length > 0 ? [...new Set(input.supersedes)] : []
-      const outcome = await backend.write<{ duplicate: MemoryRecord } | { record: MemoryRecord }>(async (tx) => {
+      const outcome = await write<{ duplicate: MemoryRecord } | { record: MemoryRecord }>(async (tx) => {
         if (appendOptions.duplicates === 'skip') {
           const duplicate = await findDuplicate(tx, target, input, supersedes)
           if (duplicate) return { duplicate }
@@ -487,7 +491,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       target = scopedTarget(target)
       const audit = checkDeleteOptions(deleteOptions)
       if (typeof id !== 'string') return undefined
-      return backend.write(async (tx) => {
+      return write(async (tx) => {
         const known = await tx.records([id])
         const existing = inScope(known.get(id), target)
         if (!existing || existing.status === 'deleted') return undefined
@@ -500,7 +504,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       target = scopedTarget(target)
       const audit = checkDeleteOptions(deleteOptions)
       if (typeof id !== 'string') return false
-      const erased = await backend.write(async (tx) => {
+      const erased = await write(async (tx) => {
         const known = await tx.records([id])
         const existing = inScope(known.get(id), target)
         if (!existing) return false
@@ -516,7 +520,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       target = scopedTarget(target)
       const partition = partitionKey(target.store, target.scope)
       let erasing = false
-      const written = await backend.write(async (tx) => {
+      const written = await write(async (tx) => {
         const drafts = await build(scopeView(tx, partition))
         erasing = drafts.some(draft => draft.type === 'erase')
         if (drafts.length === 0) return []
