@@ -7,6 +7,7 @@
  * read and the write is built again against them.
  */
 import { agentError } from '../errors.ts'
+import { writeTurns } from './turns.ts'
 import { scheduleCheckpoint } from './checkpoint-schedule.ts'
 import { settleWhole } from './checkpoint.ts'
 import { evictPartitions, touchPartitions } from './eviction.ts'
@@ -29,8 +30,7 @@ export function appendEvents<State, Draft extends LogEventDraft, Result>(handle:
   }
   touchPartitions(handle, partitions)
   const release = handle.workspace.lockNow?.(handle.lockKey)
-  // The lock's promise as it is: no promise of this function's own to adopt it.
-  if (release === undefined) return handle.workspace.withLock(handle.lockKey, () => writeLocked(handle, build, partitions))
+  if (release === undefined) return handle.workspace.withLock(handle.lockKey, () => writeLocked(handle, build, partitions)).then(writeTurns.pace)
   let written: Result[] | Promise<Result[]>
   try {
     written = writeNow(handle, build, partitions)
@@ -41,10 +41,13 @@ export function appendEvents<State, Draft extends LogEventDraft, Result>(handle:
   }
   if (!(written instanceof Promise)) {
     release()
-    return Promise.resolve(written)
+    // A write that completes in this turn makes `for (...) await write(...)` a loop of
+    // microtasks, which no timer or I/O callback could enter: a turn once 10 ms of work ran
+    // (src/log/turns.ts), given after the lock is released, so other writers go on meanwhile.
+    return Promise.resolve(writeTurns.pace(written))
   }
   written.then(release, release)
-  return written
+  return written.then(writeTurns.pace)
 }
 
 /**

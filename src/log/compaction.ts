@@ -25,7 +25,7 @@ import { serializeEvent } from './line-writer.ts'
 import { preparePartitions, sync } from './replay.ts'
 import { quarantineTail } from './torn-tail.ts'
 import { utf8Length } from './utf8.ts'
-import type { LogEvent, LogEventDraft, LogEventSchema, LogFold, MemoryLogCompaction } from './types.ts'
+import type { LogEvent, LogEventDraft, LogEventSchema, MemoryLogCompaction } from './types.ts'
 
 /** The rewritten log: its text, and the position of its last line. */
 interface Rewrite { text: string; erasedLines: number; changed: boolean; lastDigest: string | null; lastLineStart: number }
@@ -64,8 +64,9 @@ export async function compactHandle<State, Draft extends LogEventDraft>(handle: 
         const bytes = (await workspace.readBytes(key, 0)) ?? EMPTY
         if (bytes.length !== bytesBefore) continue
         const source = utf8Decoder.decode(bytes)
-        rechain = handle.hasV1 && bytes.length > 0 && rechainNeeded(handle, source)
-        rewrite = rechain ? await rechained(handle, source, hash) : await stripped(handle, source, hash)
+        const strippedOnly = await stripped(handle, source, hash)
+        rechain = strippedOnly === 'rechain'
+        rewrite = strippedOnly === 'rechain' ? await rechained(handle, source, hash) : strippedOnly
       }
       if (!rewrite.changed) return { lines: handle.lines, bytesBefore, bytesAfter: bytesBefore, erasedLines: 0, rechained: false }
       previous = rechain ? undefined : { id: handle.seen?.id, bytesBefore, rewrite }
@@ -137,6 +138,7 @@ async function catchUp(handle: LogHandle<any, any, any>, from: number, rewrite: 
   const added = utf8Decoder.decode(bytes)
   if (added.includes(`"type":"${handle.fold.schema.eraseType}"`)) return undefined
   const more = await stripped(handle, added, hash)
+  if (more === 'rechain') return undefined
   const base = utf8Length(rewrite.text)
   return {
     text: rewrite.text + more.text,
@@ -164,24 +166,28 @@ function namesErased(text: string, isErased: (id: string) => boolean): boolean {
   return false
 }
 
-/** Whether the line's event is one whose payload compaction removes. */
-function toStrip(fold: LogFold<any, any, any>, event: LogEvent<any> & Record<string, unknown>, isErased: (id: string) => boolean): boolean {
-  return isErased(event.recordId) && event.type !== fold.schema.eraseType && !event.erased
+/** Whether the line's event is one whose payload compaction removes: every line of an erased record, its erase event's among them (its reason may quote the record). */
+function toStrip(event: LogEvent<any> & Record<string, unknown>, isErased: (id: string) => boolean): boolean {
+  return isErased(event.recordId) && !event.erased
 }
 
-/** A log holding version 1 lines is re-chained when any of its lines loses its payload. */
-function rechainNeeded(handle: LogHandle<any, any, any>, source: string): boolean {
-  const isErased = erasedTest(handle)
-  let start = 0
-  for (let end = source.indexOf('\n'); end !== -1; start = end + 1, end = source.indexOf('\n', start)) {
-    const text = source.slice(start, end)
-    if (namesErased(text, isErased) && toStrip(handle.fold, JSON.parse(text) as LogEvent<any> & Record<string, unknown>, isErased)) return true
-  }
-  return false
+/**
+ * Whether a line of an erased record (stripped now, or before) asks for the log to be re-chained:
+ * the log holds version 1 lines (their digests cover the payload) and the line loses its payload,
+ * or its header holds free text the schema now writes in the payload
+ * ({@link LogEventSchema.lineDraft}: a line written before the move).
+ */
+function needsRechain(handle: LogHandle<any, any, any>, event: LogEvent<any> & Record<string, unknown>, isErased: (id: string) => boolean): boolean {
+  if (handle.hasV1 && toStrip(event, isErased)) return true
+  const lineDraft = handle.fold.schema.lineDraft
+  return isErased(event.recordId) && lineDraft !== undefined && lineDraft(event) !== event
 }
 
-/** The log (or lines of it) with the lines of erased records stripped, every other line kept byte for byte. */
-async function stripped(handle: LogHandle<any, any, any>, source: string, hash: (text: string) => string | Promise<string>): Promise<Rewrite> {
+/**
+ * The log (or lines of it) with the lines of erased records stripped, every other line kept byte
+ * for byte; `'rechain'` when one of those lines asks for the log to be re-chained ({@link needsRechain}).
+ */
+async function stripped(handle: LogHandle<any, any, any>, source: string, hash: (text: string) => string | Promise<string>): Promise<Rewrite | 'rechain'> {
   const { fold } = handle
   const isErased = erasedTest(handle)
   const parts: string[] = []
@@ -193,7 +199,8 @@ async function stripped(handle: LogHandle<any, any, any>, source: string, hash: 
     let text = source.slice(start, end)
     if (namesErased(text, isErased)) {
       const event = JSON.parse(text) as LogEvent<any> & Record<string, unknown>
-      if (toStrip(fold, event, isErased)) {
+      if (needsRechain(handle, event, isErased)) return 'rechain'
+      if (toStrip(event, isErased)) {
         // Runs of unchanged lines are copied as one slice of the source.
         if (start > kept) parts.push(source.slice(kept, start))
         const value = { ...event } as Record<string, unknown>
@@ -221,7 +228,7 @@ async function rechained(handle: LogHandle<any, any, any>, source: string, hash:
   let prev: string | null = null
   for (const [index, text] of source.split('\n').slice(0, -1).entries()) {
     const event = JSON.parse(text) as LogEvent<any> & Record<string, unknown>
-    const strip = toStrip(fold, event, isErased)
+    const strip = toStrip(event, isErased)
     const { v: _v, seq: _seq, prev: _prev, digest: _digest, more, payloadDigest: _payloadDigest, erased: wasErased, ...draft } = event
     const rebuilt: { line: string; digest: string } = await serializeEvent(fold.schema, draft as unknown as LogEventDraft, index + 1, prev, more === true, hash)
     const value = JSON.parse(rebuilt.line) as Record<string, unknown>

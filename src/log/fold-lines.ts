@@ -47,7 +47,8 @@ export function foldLines<State, Draft extends LogEventDraft>(handle: LogHandle<
   for (const item of committed) {
     const { event, line } = item
     if (doomed.has(event.recordId) && event.type !== eraseType) continue
-    if (event.erased) continue
+    // An erased line was folded before it lost its payload; an erase event's own (stripped too) still erases.
+    if (event.erased && event.type !== eraseType) continue
     if (kept) {
       const key = partitions!.of(event)
       if (kept.has(key)) {

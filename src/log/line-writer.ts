@@ -74,7 +74,7 @@ export interface SerializedEvent<Draft> {
  * through `interned`.
  */
 export function serializeEvent<Draft extends LogEventDraft>(schema: LogEventSchema, draft: Draft, seq: number, prev: string | null, more: boolean, hash: LineHash, interned?: Map<string, unknown>, version: 2 | 3 = LINE_VERSION): SerializedEvent<Draft> | Promise<SerializedEvent<Draft>> {
-  const source = draft as Draft & Record<string, unknown>
+  const source = (schema.lineDraft ? schema.lineDraft(draft) : draft) as Draft & Record<string, unknown>
   const layout = layoutsOf(schema)[draft.type]!
   const { fields, prefixes, parts, defaults, defaultValues, sameAs, chain, lastJson } = layout
   let payload = ''

@@ -60,6 +60,14 @@ export interface LogEventSchema {
   payloadDefaults?: Readonly<Record<string, unknown>>
   /** Payload members a version 3 line leaves out when they equal another member of the event (`{ createdAt: 'at' }`), put back on read. Default: none. */
   payloadSameAs?: Readonly<Record<string, string>>
+  /**
+   * The draft as its line holds it: moves free text a writer put in a header member (which the
+   * chain's digests cover, so erasure cannot remove it) into a payload member, which erasure
+   * removes. Returns `draft` itself when there is nothing to move; never mutates it. A line whose
+   * event this would change (written before the move existed) is re-chained when compaction
+   * strips it, as a version 1 line is. Default: none (drafts are written as given).
+   */
+  lineDraft?: <Draft extends LogEventDraft>(draft: Draft) => Draft
 }
 
 /** Why a write cannot apply: the draft that conflicts and the reason. */

@@ -31,6 +31,7 @@ import { createSearchIndex, restoreSearchIndex, searchIndexFormat, type MemorySe
 import { recordColumns, recordsOfColumns } from './record-columns.ts'
 import { emptyRecordState, forgetDuplicates, partitionKey, rankCreated, ranksById, type MemoryCheckpointOrder, type MemoryCheckpointSection, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRecord } from './types.ts'
+import { turns } from '../log/turns.ts'
 
 /** Restores a partition's index from its snapshot over the partition's records; throws when it does not fit. */
 export type MemorySearchIndexRestore = (snapshot: MemorySearchIndexSnapshot, records: readonly MemoryRecord[]) => MemorySearchIndex
@@ -606,23 +607,6 @@ function decodeDirectory(text: string, start: number, stamp: Record<string, unkn
   return state
 }
 
-/** Longest run of checkpoint work between two turns of the event loop, in ms. */
-const TURN_MS = 10
-
-/**
- * Gives the event loop a turn once {@link TURN_MS} of work ran since the last one, so that a
- * checkpoint of a large state does not stall the process (reads and other work run between slices).
- */
-function turns() {
-  let since = Date.now()
-  return {
-    async maybe(): Promise<void> {
-      if (Date.now() - since < TURN_MS) return
-      await new Promise(resolve => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)))
-      since = Date.now()
-    },
-  }
-}
 
 /**
  * The state of a checkpoint text (line 2). A partition whose index the checkpoint holds (line 3,

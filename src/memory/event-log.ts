@@ -14,6 +14,7 @@ import {
   eventConflict,
   foldEvent,
   HEADER_FIELDS,
+  lineDraftOf,
   markErased,
   parseMemoryEvent,
   PAYLOAD_DEFAULTS,
@@ -51,6 +52,7 @@ export const memoryFold: LogFold<MemoryRecordState, MemoryEventDraft, MemoryReco
     internedField: 'scope',
     payloadDefaults: PAYLOAD_DEFAULTS,
     payloadSameAs: { createdAt: 'at' },
+    lineDraft: lineDraftOf,
   },
   parse: parseMemoryEvent,
   empty: () => emptyRecordState(createSearchIndex),
@@ -137,15 +139,15 @@ export function formatMemoryLine(draft: MemoryEventDraft, seq: number, prev: str
 
 /**
  * The line of an erased record's event with its payload removed (`erased: true`), as compaction
- * writes it; `undefined` for a version 1 line (its digest covers the payload), an erase event
- * or a line already stripped. A version 3 line gets its `payloadDigest` (SHA-256 of
+ * writes it (the erase event's own line too: its `reason` and `approvalReason` may quote the
+ * record); `undefined` for a version 1 line (its digest covers the payload) or a line already stripped. A version 3 line gets its `payloadDigest` (SHA-256 of
  * `node:crypto`, `hash` or the one `sha256HexSync()` found).
  *
  * @throws TypeError for a version 3 line where no synchronous SHA-256 is known.
  */
 export function strippedMemoryLine(line: string, hash: ((text: string) => string) | undefined = knownSyncHash()): string | undefined {
   const value = JSON.parse(line) as Record<string, unknown>
-  if ((value.v !== 2 && value.v !== 3) || value.erased || value.type === memoryFold.schema.eraseType) return undefined
+  if ((value.v !== 2 && value.v !== 3) || value.erased) return undefined
   if (value.v === 3 && !hash) throw new TypeError('strippedMemoryLine needs a synchronous SHA-256 for a version 3 line (await sha256HexSync() first)')
   stripPayload(memoryFold.schema, value, hash ? payloadDigestOf(memoryFold.schema, value, hash) as string | undefined : undefined)
   return canonicalJson(value)

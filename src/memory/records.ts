@@ -11,7 +11,7 @@
 import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryRecordContent, MemoryRecordInput, MemoryScope, MemoryTarget } from './types.ts'
 import { contentKey, contentKeyHash } from './dedupe.ts'
 import { sameScope, scopeKey, scopeSlot, validateScope } from './scope.ts'
-import type { LogLineChain } from '../log/types.ts'
+import type { LogEventDraft, LogLineChain } from '../log/types.ts'
 import type { MemorySearchIndex } from './search-index.ts'
 import { noteChange } from './change-journal.ts'
 import { isInstant, parseInstant } from '../instant.ts'
@@ -52,6 +52,8 @@ export interface MemoryRememberDraft extends MemoryEventHead, MemoryRecordConten
   createdAt: string
   /** Event time (an instant or a calendar date), when given. */
   occurredAt?: string
+  /** `audit.approvalReason` as the line holds it (a payload member, so erasure removes it): see {@link lineDraftOf}. */
+  approvalReason?: string
 }
 
 /** Marks an active record superseded by a newer record of the same store and scope. */
@@ -64,6 +66,8 @@ export interface MemorySupersedeDraft extends MemoryEventHead {
 export interface MemoryDeleteDraft extends MemoryEventHead {
   type: 'delete'
   reason?: string
+  /** `audit.approvalReason` as the line holds it: see {@link lineDraftOf}. */
+  approvalReason?: string
 }
 
 /**
@@ -75,6 +79,8 @@ export interface MemoryDeleteDraft extends MemoryEventHead {
 export interface MemoryEraseDraft extends MemoryEventHead {
   type: 'erase'
   reason?: string
+  /** `audit.approvalReason` as the line holds it: see {@link lineDraftOf}. */
+  approvalReason?: string
 }
 
 /** An event before the log gives it a place in the chain. */
@@ -313,10 +319,25 @@ function indexOfPartition(state: MemoryRecordState, key: string): MemorySearchIn
 
 /** Names of the payload fields of each event type (format version 2 digests them apart from the header). */
 export const PAYLOAD_FIELDS: Readonly<Record<MemoryEventType, readonly string[]>> = {
-  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers', 'supersedes', 'provenance', 'createdAt', 'occurredAt'],
+  remember: ['kind', 'content', 'title', 'tags', 'metadata', 'pinned', 'confidence', 'episode', 'keywords', 'topics', 'rawExtract', 'recallTriggers', 'supersedes', 'provenance', 'createdAt', 'occurredAt', 'approvalReason'],
   supersede: ['supersededBy'],
-  delete: ['reason'],
-  erase: ['reason'],
+  delete: ['reason', 'approvalReason'],
+  erase: ['reason', 'approvalReason'],
+}
+
+/**
+ * The draft as its line holds it ({@link LogEventSchema.lineDraft}): `audit.approvalReason`, free
+ * text a person or the model wrote (it may quote the record), leaves the header `audit` (covered
+ * by the chain's digest) for the payload member `approvalReason` (covered by `payloadDigest`,
+ * removed by erasure); a replay puts it back into the record's `audit`. A `supersede` draft
+ * drops it: the `remember` line of the newer record holds it, and a supersede line belongs to the
+ * older record, whose erasure is not the newer one's. `draft` itself when there is no reason.
+ */
+export function lineDraftOf<Draft extends LogEventDraft>(draft: Draft): Draft {
+  const audit = (draft as unknown as { audit?: MemoryAudit }).audit
+  if (audit?.approvalReason === undefined) return draft
+  const { approvalReason, ...rest } = audit
+  return (draft.type === 'supersede' ? { ...draft, audit: rest } : { ...draft, audit: rest, approvalReason }) as Draft
 }
 
 /**
@@ -435,7 +456,7 @@ export function foldEvent(previous: MemoryRecord | undefined, event: MemoryEvent
     if (event.recallTriggers !== undefined) record.recallTriggers = event.recallTriggers
     record.supersedes = event.supersedes
     record.provenance = event.provenance
-    record.audit = event.audit
+    record.audit = event.approvalReason !== undefined ? { ...event.audit, approvalReason: event.approvalReason } : event.audit
     record.createdAt = event.createdAt
     if (event.occurredAt !== undefined) record.occurredAt = event.occurredAt
     record.updatedAt = event.at
@@ -580,6 +601,7 @@ export function parseMemoryEvent(value: Record<string, unknown>, erased: boolean
       if (!isObject(value.provenance)) return 'provenance is not an object'
       if (!isInstant(value.createdAt)) return 'createdAt is not an ISO 8601 instant'
       if (value.occurredAt !== undefined && !isInstant(value.occurredAt)) return 'occurredAt is not an ISO 8601 instant or date'
+      if (value.approvalReason !== undefined && typeof value.approvalReason !== 'string') return 'approvalReason is not a string'
       // One string for equal instants, as most lines have them.
       if (value.createdAt === value.at) value.createdAt = value.at
       break
@@ -589,6 +611,7 @@ export function parseMemoryEvent(value: Record<string, unknown>, erased: boolean
     case 'delete':
     case 'erase':
       if (value.reason !== undefined && typeof value.reason !== 'string') return 'reason is not a string'
+      if (value.approvalReason !== undefined && typeof value.approvalReason !== 'string') return 'approvalReason is not a string'
       break
     default:
       return `unknown event type ${JSON.stringify(value.type)}`

@@ -35,7 +35,7 @@ export interface MemoryAudit {
   threadId?: string
   user?: string
   approver?: string
-  /** Reason the approver gave when approving the write (tool writes after an approval). */
+  /** Reason the approver gave when approving the write (tool writes after an approval). Free text: a log line holds it as its payload member `approvalReason`, which erasure removes. */
   approvalReason?: string
   /** `tool`, `api`, `cli`, `import` or `retention` (expiry by `retention.maxItems` / `maxAge`). */
   via: string

@@ -65,8 +65,8 @@ describe('agent help', { timeout: 240_000 }, () => {
     for (const result of [missingAgent, missingQuery, unknown]) expect(result.stdout + result.stderr).not.toMatch(ANSI)
   })
 
-  it('a flag the command does not take is an error: agent memory verify --agent support exits 2 naming it', () => {
-    const { stderr, status } = agent('memory', 'verify', '--agent', 'support')
+  it('a flag the command does not take is an error: agent memory compact --agent support exits 2 naming it', () => {
+    const { stderr, status } = agent('memory', 'compact', '--agent', 'support')
     expect(status).toBe(2)
     expect(stderr).toContain('CLI_UNKNOWN_OPTION: unknown option --agent')
   })

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { runAgentCli, type AgentCliResult } from '../helpers/agent-cli.ts'
 import { REPO_ROOT } from './locomo.ts'
+import { postgresTestDatabases } from '../helpers/postgres.ts'
 
 // Each test launches the CLI as child processes, 1.2-1.6 s of CPU each (tsx loading src/): at a load
 // of 15-20 on two cores a launch takes 5-8 s of wall time, so several exceed vitest's 30 s. Every
@@ -203,4 +204,99 @@ describe('agent memory erase --id', () => {
     expect(again.stderr).toContain('MEMORY_RECORD_NOT_FOUND')
     expect(again.status).toBe(1)
   }, 120_000)
+})
+
+const postgres = await postgresTestDatabases('vam_cli_verify')
+
+describe('agent memory verify --agent', () => {
+  let sqliteFile = ''
+
+  /** An agent module of the project at `root` with these stores (source text of each store's options). */
+  function writeAgent(name: string, imports: string, stores: string) {
+    writeFileSync(join(root, 'server', 'agents', `${name}.ts`), [
+      `import { createWorkspace, defineAgent } from ${JSON.stringify(join(REPO_ROOT, 'src/index.ts'))}`,
+      `import { ${imports} } from ${JSON.stringify(join(REPO_ROOT, 'src/capabilities/index.ts'))}`,
+      `const scope = ({ user }) => (user ? { agent: '${name}', user: user.id } : undefined)`,
+      `export default defineAgent({ name: '${name}', driver: { run() {} }, workspace: createWorkspace({ dir: '.agent/${name}' }), capabilities: [memory({ stores: { ${stores} } })] })`,
+    ].join('\n'))
+  }
+
+  beforeAll(async () => {
+    // `checked`: a JSONL store and a SQLite store, one record each, written through the stores' own API.
+    sqliteFile = join(root, '.agent', 'checked.db')
+    mkdirSync(join(root, '.agent'), { recursive: true })
+    writeAgent('checked', 'memory, sqliteMemoryStore, workspaceJsonlMemoryStore', `agent: { adapter: workspaceJsonlMemoryStore(), scope }, facts: { adapter: sqliteMemoryStore({ file: '.agent/checked.db' }), scope }`)
+    writeAgent('ephemeral', 'inMemoryMemoryStore, memory', `agent: { adapter: inMemoryMemoryStore(), scope }`)
+    const { workspaceJsonlMemoryStore, sqliteMemoryStore } = await import('../../src/capabilities/index.ts')
+    const { createWorkspace } = await import('../../src/index.ts')
+    const target = { store: 'agent', scope: { agent: 'checked', user: 'ann' } }
+    const jsonl = workspaceJsonlMemoryStore().create({ store: 'agent', agent: 'checked', workspace: createWorkspace({ dir: join(root, '.agent', 'checked') }), writable: true })
+    await jsonl.append(target, { kind: 'semantic', content: 'ann likes green tea' }, { audit: { via: 'cli' } })
+    const sqlite = sqliteMemoryStore({ file: sqliteFile })
+    await sqlite.create().append({ store: 'facts', scope: target.scope }, { kind: 'semantic', content: 'ann lives in Oslo' }, { audit: { via: 'cli' } })
+    await sqlite.close()
+    const pg = postgres
+    if (pg.reachable) {
+      const url = await pg.fresh()
+      const store = (await import('../../src/capabilities/index.ts')).postgresMemoryStore({ connectionString: url })
+      const adapter = store.create()
+      for (const content of ['bob plays chess', 'bob rides a bike']) await adapter.append({ store: 'agent', scope: { agent: 'pg', user: 'bob' } }, { kind: 'semantic', content }, { audit: { via: 'cli' } })
+      await store.close()
+      writeAgent('pg', 'memory, postgresMemoryStore', `agent: { adapter: postgresMemoryStore({ connectionString: ${JSON.stringify(url)} }), scope }`)
+    }
+  })
+
+  it('checks every store of the agent: the JSONL log in its workspace and the SQLite store\'s event table, one line each, exit 0', () => {
+    const { stdout, stderr, status } = agentCli(['memory', 'verify', '--agent', 'checked'])
+    expect(stderr).toBe('')
+    expect(status).toBe(0)
+    expect(stdout.trim().split('\n')).toEqual([
+      'ok: store "agent" (workspace-jsonl): 1 line verify in memory/memory.jsonl',
+      'ok: store "facts" (sqlite): 1 line verify in sqlite event table',
+    ])
+  })
+
+  it('a changed line in the SQLite event table exits 1 naming the store and the line; --store picks that store only', async () => {
+    const Database = (await import('better-sqlite3')).default
+    const db = new Database(sqliteFile)
+    db.prepare('UPDATE memory_events SET line = replace(line, \'Oslo\', \'Bergen\')').run()
+    db.close()
+    try {
+      const { stdout, status } = agentCli(['memory', 'verify', '--agent', 'checked', '--store', 'facts'])
+      expect(status).toBe(1)
+      expect(stdout).toMatch(/^BAD: store "facts" \(sqlite\): line 1 of sqlite event table: .+ \(1 lines\)$/m)
+      expect(stdout).not.toContain('store "agent"')
+    }
+    finally {
+      const undo = new Database(sqliteFile)
+      undo.prepare('UPDATE memory_events SET line = replace(line, \'Bergen\', \'Oslo\')').run()
+      undo.close()
+    }
+  })
+
+  it('a Postgres store of the agent: its event table verifies', (context) => {
+    if (!postgres.reachable) return context.skip()
+    const { stdout, status } = agentCli(['memory', 'verify', '--agent', 'pg'])
+    expect(status).toBe(0)
+    expect(stdout.trim()).toBe('ok: store "agent" (postgres): 2 lines verify in postgres event table')
+  })
+
+  it('a store that keeps no log (in memory) exits 2 with MEMORY_VERIFY_UNSUPPORTED saying what verify checks', () => {
+    const { stdout, stderr, status } = agentCli(['memory', 'verify', '--agent', 'ephemeral'])
+    expect(status).toBe(2)
+    expect(stderr).toContain('MEMORY_VERIFY_UNSUPPORTED')
+    expect(stderr).toContain('store "agent" (in-memory)')
+    expect(stderr).toContain('workspace JSONL logs and stores whose factory has verify() (SQLite, Postgres)')
+    expect(stdout).not.toContain('ok:')
+  })
+
+  it('--dir beside --agent, and an unknown --store, exit 2 naming the problem', () => {
+    const both = agentCli(['memory', 'verify', '--agent', 'checked', '--dir', root])
+    expect(both.status).toBe(2)
+    expect(both.stderr).toContain('CLI_INVALID_OPTION')
+    const unknown = agentCli(['memory', 'verify', '--agent', 'checked', '--store', 'nope'])
+    expect(unknown.status).toBe(2)
+    expect(unknown.stderr).toContain('MEMORY_STORE_UNKNOWN')
+    expect(unknown.stderr).toContain('facts')
+  })
 })

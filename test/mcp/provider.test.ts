@@ -79,7 +79,7 @@ describe('provider-backed driver: the MCP bridge over Streamable HTTP', () => {
     expect(result.status).toBe('completed')
     expect(results[0]).toMatchObject({ structuredContent: { action: 'created' } })
     expect(jsonlLines(workspace)).toHaveLength(1)
-    expect(jsonlLines(workspace)[0]).toMatchObject({ content: 'Alice is vegetarian', audit: { via: 'tool', approver: 'alice', approvalReason: 'yes', runId: request.approval.runId, user: 'alice' } })
+    expect(jsonlLines(workspace)[0]).toMatchObject({ content: 'Alice is vegetarian', approvalReason: 'yes', audit: { via: 'tool', approver: 'alice', runId: request.approval.runId, user: 'alice' } })
     expect(events.map((event) => event.type)).toEqual(['start', 'tool-call', 'approval-request', 'approval-decision', 'tool-result', 'finish'])
 
     const again = await resolveApproval(agent, request.approval.id, { approved: true }).result

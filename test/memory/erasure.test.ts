@@ -13,7 +13,8 @@ import { listApprovals, resolveApproval } from '../../src/agent/approvals.ts'
 import { defineAgent } from '../../src/agent/define.ts'
 import { runAgent } from '../../src/agent/run.ts'
 import { history, memory, openHistory, openMemoryStore, workspaceHistoryStore, workspaceJsonlMemoryStore } from '../../src/capabilities/index.ts'
-import { verifyLog } from '../../src/memory/event-log.ts'
+import { sha256HexSync, serializeEvent } from '../../src/log/index.ts'
+import { memoryFold, verifyLog } from '../../src/memory/event-log.ts'
 import { eraseMemoryScope, hardDeleteMemoryRecord } from '../../src/memory/retention.ts'
 import type { MemoryLogStoreAdapter } from '../../src/memory/stores/workspace-jsonl.ts'
 import { scriptedModel } from '../../src/testing/index.ts'
@@ -117,7 +118,7 @@ describe('erasure erases every copy', () => {
     expect(report.copies.removed).toContain(`memory:${basename(leftover)}`)
   })
 
-  it('an approval decided with a reason that quotes the text: the erasure scrubs the reason from the approval file and from its decision claim, both still pass their integrity check', async () => {
+  it('an approval decided with a reason that quotes the text: the erasure removes the reason from the log line, scrubs it from the approval file and its decision claim, and the log still verifies', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vam-erase-'))
     folders.push(dir)
     const agent = defineAgent({
@@ -134,11 +135,67 @@ describe('erasure erases every copy', () => {
     expect(filesHolding(dir, SECRET)).toContain(claim)
     const anns = await openMemoryStore(agent, { user: ann })
     const report = await eraseMemoryScope(anns.adapter, anns.target, { audit: { via: 'api', user: 'ann' } })
-    // The log keeps the erased line's audit (the approval reason among it): it is in the chain's digest (docs/security.md).
-    expect(filesHolding(dir, SECRET)).toEqual(['memory/memory.jsonl'])
+    expect(filesHolding(dir, SECRET)).toEqual([])
+    // The whole reason leaves the log line, not only the quoted part: it is free text about the record.
+    expect(filesHolding(dir, 'fine, keep').filter(file => file.startsWith('memory/'))).toEqual([])
     expect(report.copies.scrubbed.map(copy => copy.key)).toContain(claim.replaceAll('/', ':'))
     const [approval] = await listApprovals(agent, { user: ann })
     expect(approval).toMatchObject({ id, status: 'approved', decision: { approved: true, reason: 'fine, keep "[erased]"' } })
+    const [line] = readFileSync(join(dir, 'memory/memory.jsonl'), 'utf8').split('\n').map(text => JSON.parse(text || 'null'))
+    expect(line).toMatchObject({ type: 'remember', erased: true, audit: { via: 'tool', user: 'ann' } })
+    expect(line.audit.approvalReason).toBeUndefined()
+    expect(await verifyLog(createWorkspace({ dir }), 'memory:memory.jsonl')).toMatchObject({ ok: true, lines: 2 })
+  })
+
+  it('memory_delete through approvals on a hardDelete store: the write\'s approval reason, the delete\'s approval reason and the delete reason, each quoting the text, are in no file and the log verifies', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-erase-'))
+    folders.push(dir)
+    const store = { adapter: workspaceJsonlMemoryStore(), scope: ({ user }: { user?: { id: string } }) => (user ? { agent: 'support', user: user.id } : undefined), write: { mode: 'tool' as const, policy: 'require-approval' as const }, retention: { hardDelete: true } }
+    const build = (steps: Parameters<typeof scriptedModel>[0]) => defineAgent({ name: 'support', driver: { model: scriptedModel(steps) }, workspace: createWorkspace({ dir }), capabilities: [memory({ stores: { agent: store } })] })
+    const ann = { id: 'ann' }
+    const writer = build([remember(SECRET, 'c1'), { text: 'Saved.' }])
+    const asked = await runAgent(writer, { input: 'remember it', threadId: 't1', user: ann }).result
+    expect((await resolveApproval(writer, asked.approvals[0]!.id, { approved: true, reason: `yes, remember that ${SECRET}`, user: ann }).result).status).toBe('completed')
+    const anns = await openMemoryStore(writer, { user: ann })
+    const [record] = await anns.adapter.export(anns.target)
+    expect(record!.audit.approvalReason).toBe(`yes, remember that ${SECRET}`)
+    const eraser = build([{ text: 'Forgetting.', toolCalls: [{ toolName: 'memory_delete', input: { id: record!.id, reason: `the user no longer wants "${SECRET}" kept` }, toolCallId: 'd1' }] }, { text: 'Done.' }])
+    const deleting = await runAgent(eraser, { input: 'forget it', threadId: 't2', user: ann }).result
+    expect((await resolveApproval(eraser, deleting.approvals[0]!.id, { approved: true, reason: `ok, drop ${SECRET}`, user: ann }).result).status).toBe('completed')
+    expect(await anns.adapter.read(anns.target, record!.id)).toBeUndefined()
+    expect(filesHolding(dir, SECRET)).toEqual([])
+    for (const words of ['yes, remember that', 'no longer wants', 'ok, drop']) expect(filesHolding(dir, words).filter(file => file.startsWith('memory/'))).toEqual([])
+    const lines = readFileSync(join(dir, 'memory/memory.jsonl'), 'utf8').trim().split('\n').map(text => JSON.parse(text) as Record<string, unknown>)
+    expect(lines.map(line => [line.type, line.erased])).toEqual([['remember', true], ['erase', true]])
+    expect(await verifyLog(createWorkspace({ dir }), 'memory:memory.jsonl')).toMatchObject({ ok: true, lines: 2 })
+    // A fresh process replays the stripped erase line as an erasure: the id stays erased.
+    const fresh = await openMemoryStore(build([]), { user: ann })
+    expect(await fresh.adapter.read(fresh.target, record!.id)).toBeUndefined()
+    await expect(fresh.adapter.export(fresh.target)).resolves.toEqual([])
+  })
+
+  it('a log written before the approval reason left the header (audit.approvalReason in the digest): erasing its record re-chains the log, the reason is in no file, and it verifies', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-erase-'))
+    folders.push(dir)
+    const workspace = createWorkspace({ dir })
+    // The lines as the earlier writer made them: the schema without the move of the reason into the payload.
+    const earlier = { ...memoryFold.schema, lineDraft: undefined }
+    const hash = (await sha256HexSync())!
+    const scope = { agent: 'support', user: 'ann' }
+    const head = { store: 'agent', scope, version: 1, at: '2026-01-01T00:00:00.000Z', kind: 'semantic', tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: '2026-01-01T00:00:00.000Z' }
+    const first = serializeEvent(earlier, { ...head, type: 'remember', recordId: 'mem_a', content: SECRET, audit: { via: 'tool', user: 'ann', approver: 'ann', approvalReason: `keep ${SECRET}` } }, 1, null, false, hash) as { line: string; digest: string }
+    const second = serializeEvent(earlier, { ...head, type: 'remember', recordId: 'mem_b', content: KEPT, audit: { via: 'api' } }, 2, first.digest, false, hash) as { line: string; digest: string }
+    await workspace.append('memory:memory.jsonl', `${first.line}\n${second.line}\n`)
+    expect(JSON.parse(first.line).audit.approvalReason).toBe(`keep ${SECRET}`)
+    const adapter = workspaceJsonlMemoryStore().create({ workspace, store: 'agent', agent: 'support', writable: true }) as MemoryLogStoreAdapter
+    const target = { store: 'agent', scope }
+    expect((await adapter.read(target, 'mem_a'))?.audit.approvalReason).toBe(`keep ${SECRET}`)
+    expect(await hardDeleteMemoryRecord(adapter, target, 'mem_a', { audit: { via: 'api' } })).toMatchObject({ erased: 1 })
+    expect(filesHolding(dir, SECRET)).toEqual([])
+    expect(filesHolding(dir, 'keep ')).toEqual([])
+    expect(await verifyLog(workspace, 'memory:memory.jsonl')).toMatchObject({ ok: true, lines: 3 })
+    const reopened = workspaceJsonlMemoryStore().create({ workspace: createWorkspace({ dir }), store: 'agent', agent: 'support', writable: true })
+    expect((await reopened.export(target)).map(record => record.content)).toEqual([KEPT])
   })
 
   it('memory_delete with retention.hardDelete inside a run: the run saving its transcript afterwards does not write the erased text back', async () => {

@@ -350,12 +350,24 @@ const accessByPartition = new Map<string, LogAccessOptions>()
  * otherwise fall on that search. The scopes written in one turn share one idle task and one
  * look at the log (`peek`); when the log changed meanwhile or a scope was dropped, nothing is
  * done and the next search takes the updates in as before. A write followed by a search
- * in the same turn still has that search take it in.
+ * in the same turn still has that search take it in. While writes keep coming (a burst, which
+ * gives the event loop a turn every 10 ms, `writeTurns`), the task waits until a look
+ * {@link SETTLE_RECHECK_MS} later finds no new write, or {@link SETTLE_MAX_WAIT_MS} went by, so
+ * that a scope takes a burst's updates in a few batches (each batch grows its posting arenas
+ * once) instead of one per turn.
  */
 function indexSettler(log: MemoryLog): (target: MemoryTarget) => void {
   const written = new Set<string>()
   let scheduled = false
+  let writes = 0
+  let seen = 0
+  let since = 0
   const settle = () => {
+    if (writes !== seen && Date.now() - since < SETTLE_MAX_WAIT_MS) {
+      seen = writes
+      setTimeout(settle, SETTLE_RECHECK_MS)
+      return
+    }
     scheduled = false
     const keys = [...written]
     written.clear()
@@ -376,13 +388,21 @@ function indexSettler(log: MemoryLog): (target: MemoryTarget) => void {
   }
   return (target) => {
     written.add(partitionKey(target.store, target.scope))
+    writes++
     if (scheduled) return
     scheduled = true
+    seen = writes
+    since = Date.now()
     onIdle(settle)
   }
 }
 
 const NO_PARTITION: LogAccessOptions = { partitions: [] }
+
+/** How long after a look that found new writes the idle index task looks again (ms). */
+const SETTLE_RECHECK_MS = 2
+/** Longest the idle index task waits for writes to stop (ms): a steady stream of writes is settled this often. */
+const SETTLE_MAX_WAIT_MS = 1000
 
 const onIdle: (task: () => void) => void = typeof setImmediate === 'function' ? (task) => { setImmediate(task) } : (task) => { setTimeout(task, 0) }
 

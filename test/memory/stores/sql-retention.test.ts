@@ -12,8 +12,9 @@ import { createStorage } from 'unstorage'
 import memoryDriver from 'unstorage/drivers/memory'
 import { afterAll, describe, expect, it } from 'vitest'
 import { resolveMemoryStore } from '../../../src/memory/capability.ts'
-import { verifyLog } from '../../../src/memory/event-log.ts'
-import { applyMemoryRetention, eraseMemoryScope, exportMemoryScope, importMemoryScope } from '../../../src/memory/retention.ts'
+import { sha256HexSync, serializeEvent } from '../../../src/log/index.ts'
+import { memoryFold, verifyLog } from '../../../src/memory/event-log.ts'
+import { applyMemoryRetention, eraseMemoryScope, exportMemoryScope, hardDeleteMemoryRecord, importMemoryScope } from '../../../src/memory/retention.ts'
 import { parseMemoryOptions } from '../../../src/memory/schemas.ts'
 import { postgresMemoryStore } from '../../../src/memory/stores/postgres.ts'
 import { versionsNotRemovable } from '../../../src/memory/stores/postgres/erasure-vacuum.ts'
@@ -31,7 +32,7 @@ const note = (content: string, extra: Partial<MemoryRecordInput> = {}): MemoryRe
 
 /** One SQL store under test: its factory and every byte of it an erasure must reach. */
 interface SqlStoreUnderTest {
-  factory: MemoryStoreFactory & { exportLog(): Promise<string>; verify(): Promise<{ ok: boolean }> }
+  factory: MemoryStoreFactory & { exportLog(): Promise<string>; importLog(text: string): Promise<number>; verify(): Promise<{ ok: boolean }> }
   adapter: MemoryStoreAdapter
   /** Every row of every table as text (SQLite: also the database file and its WAL, as latin1). */
   dump(): Promise<string>
@@ -197,6 +198,32 @@ function sqlRetentionSuite(name: string, open: () => Promise<SqlStoreUnderTest>)
       expect(copied).toHaveLength(5)
       expect(copied.filter(record => ids.has(record.id))).toEqual([])
       expect((await active(adapter, other)).sort()).toEqual(['Lives in Tromsø', 'Reset a password'])
+    })
+
+    it('hardDeleteMemoryRecord of a record written after an approval: the approval reasons and the erase reason that quote it are in no row, and the chain verifies', async () => {
+      const { factory, adapter, dump } = await open()
+      const written = await adapter.append(target, note('zebracorn vault code 4471'), { audit: { via: 'tool', user: 'ann', approver: 'ann', approvalReason: 'keep the zebracorn vault code' } })
+      expect((await adapter.read(target, written.id))?.audit).toEqual({ via: 'tool', user: 'ann', approver: 'ann', approvalReason: 'keep the zebracorn vault code' })
+      await adapter.append(target, note('fresh note of today'), api)
+      expect(await dump()).toContain('keep the zebracorn')
+      const report = await hardDeleteMemoryRecord(adapter, target, written.id, { audit: { via: 'tool', user: 'ann', approver: 'ann', approvalReason: 'erase the quagmirella code' }, reason: 'asked to forget the yeti-phrase code' })
+      expect(report).toMatchObject({ erased: 1, ids: [written.id] })
+      const text = await dump()
+      for (const words of ['zebracorn', 'quagmirella', 'yeti-phrase']) expect(text.includes(words)).toBe(false)
+      expect(await active(adapter)).toEqual(['fresh note of today'])
+      expect(await factory.verify()).toMatchObject({ ok: true, lines: 3 })
+    })
+
+    it('hardDelete of a record whose imported lines hold the approval reason in their header (an earlier writer) fails with MEMORY_SQL_HEADER_TEXT_ERASE and changes nothing', async () => {
+      const { factory, adapter } = await open()
+      const earlier = { ...memoryFold.schema, lineDraft: undefined }
+      const hash = (await sha256HexSync())!
+      const draft = { type: 'remember' as const, recordId: 'mem_0123456789abcdef0123456789abcdef', store: 'agent', scope: ANN, version: 1, at: '2026-01-01T00:00:00.000Z', kind: 'semantic', content: 'zebracorn vault code', tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, createdAt: '2026-01-01T00:00:00.000Z', audit: { via: 'tool', approvalReason: 'keep the zebracorn code' } }
+      const { line } = serializeEvent(earlier, draft, 1, null, false, hash) as { line: string }
+      expect(await factory.importLog(`${line}\n`)).toBe(1)
+      await expect(hardDeleteMemoryRecord(adapter, target, draft.recordId, { audit: { via: 'api' } })).rejects.toMatchObject({ code: 'MEMORY_SQL_HEADER_TEXT_ERASE' })
+      expect((await adapter.read(target, draft.recordId))?.content).toBe('zebracorn vault code')
+      expect(await factory.verify()).toMatchObject({ ok: true, lines: 1 })
     })
   })
 }

@@ -828,3 +828,31 @@ describe('sqliteMemoryStore substring rule', () => {
     expect((await adapter.search(alice, { query: 'AB', mode: 'substring' })).map(hit => hit.record.id)).toEqual([across.id])
   })
 })
+
+describe('sqliteMemoryStore and the event loop', () => {
+  it('an awaited loop of 2,000 appends (better-sqlite3 writes synchronously) lets interval and timeout callbacks run while it goes on', async () => {
+    const adapter = store().create()
+    await adapter.append(alice, { kind: 'semantic', content: 'the first note opens the database' }, { audit })
+    let ticks = 0
+    let timeoutRan = false
+    const interval = setInterval(() => ticks++, 1)
+    setTimeout(() => (timeoutRan = true), 0)
+    const started = Date.now()
+    let ticksAtEnd: number
+    let timeoutRanAtEnd: boolean
+    try {
+      for (let index = 0; index < 2_000; index++) await adapter.append(alice, { kind: 'semantic', content: `note number ${index} of the burst` }, { audit })
+    }
+    finally {
+      ticksAtEnd = ticks
+      timeoutRanAtEnd = timeoutRan
+      clearInterval(interval)
+    }
+    const elapsed = Date.now() - started
+    expect(elapsed).toBeGreaterThan(20)
+    expect(timeoutRanAtEnd).toBe(true)
+    expect(ticksAtEnd).toBeGreaterThanOrEqual(Math.floor(elapsed / 100))
+    expect(ticksAtEnd).toBeGreaterThan(0)
+    expect(await adapter.export(alice)).toHaveLength(2_001)
+  })
+})

@@ -369,3 +369,35 @@ describe('workspaceJsonlMemoryStore replay', () => {
     }), { numRuns: 40 })
   })
 })
+
+describe('workspace JSONL store and the event loop', () => {
+  it('an awaited loop of 5,000 appends lets interval and timeout callbacks run while it goes on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vam-turns-'))
+    folders.push(dir)
+    const adapter = workspaceJsonlMemoryStore().create(context(createWorkspace({ dir })))
+    await adapter.append(alice, { kind: 'semantic', content: 'the first note opens the log' }, { audit })
+    let ticks = 0
+    let timeoutRan = false
+    const interval = setInterval(() => ticks++, 1)
+    setTimeout(() => (timeoutRan = true), 0)
+    const started = Date.now()
+    let ticksAtEnd: number
+    let timeoutRanAtEnd: boolean
+    try {
+      for (let index = 0; index < 5_000; index++) await adapter.append(alice, { kind: 'semantic', content: `note number ${index} of the burst` }, { audit })
+    }
+    finally {
+      // Read before anything else awaits: only turns the loop itself gave count.
+      ticksAtEnd = ticks
+      timeoutRanAtEnd = timeoutRan
+      clearInterval(interval)
+    }
+    const elapsed = Date.now() - started
+    expect(elapsed).toBeGreaterThan(20)
+    expect(timeoutRanAtEnd).toBe(true)
+    // At most one turn per 10 ms of work is given, so at least one tick per few tens of ms ran.
+    expect(ticksAtEnd).toBeGreaterThanOrEqual(Math.floor(elapsed / 100))
+    expect(ticksAtEnd).toBeGreaterThan(0)
+    expect(await adapter.export(alice)).toHaveLength(5_001)
+  })
+})

@@ -14,10 +14,11 @@
  * reads only the rows it needs (the chain head, the records it names, the duplicate candidates).
  */
 import { agentError } from '../../../errors.ts'
+import { writeTurns } from '../../../log/turns.ts'
 import { formatMemoryLine, parseMemoryLine, strippedMemoryLine } from '../../event-log.ts'
 import { hash53, contentKey, contentKeyHash } from '../../dedupe.ts'
 import { recordDateWords, searchableContent, searchableTags } from '../../kinds.ts'
-import { cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, newRecordId, parseInstant, partitionKey, rememberDrafts, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
+import { cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent, lineDraftOf, newRecordId, parseInstant, partitionKey, rememberDrafts, type MemoryEventDraft, type MemoryRecordState } from '../../records.ts'
 import { sameContent } from '../../dedupe.ts'
 import { sameScope } from '../../scope.ts'
 import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, snippetOf } from '../../../search/search.ts'
@@ -321,7 +322,8 @@ export function foldLines(text: string): { events: SqlEventRow[]; records: SqlRe
  * record after the event.
  *
  * @throws AgentError `MEMORY_WRITE_CONFLICT` when an event cannot apply (nothing is written),
- * `MEMORY_SQL_V1_ERASE` when an erased record has lines of log format version 1.
+ * `MEMORY_SQL_V1_ERASE` when an erased record has lines of log format version 1;
+ * `MEMORY_SQL_HEADER_TEXT_ERASE` when one has lines with `audit.approvalReason` in their header (written before it moved to the payload).
  */
 export async function commitDrafts(tx: SqlWriteTx, drafts: MemoryEventDraft[], known: Map<string, SqlStoredRecord>, { hash, terms }: { hash: (text: string) => string; terms: boolean }): Promise<MemoryRecord[]> {
   if (drafts.length === 1 && known.size === 0 && drafts[0]!.type === 'remember') return [await commitRemember(tx, drafts[0]!, hash, terms)]
@@ -397,9 +399,19 @@ function overlayLookup(changed: ReadonlyMap<string, { record: MemoryRecord }>, k
   return id => changed.get(id)?.record ?? known.get(id)?.record
 }
 
+/** Whether a line holds in its header free text a line now holds in its payload (`audit.approvalReason` of a line written before the move): the chain's digest covers it. */
+function heldInHeader(line: string): boolean {
+  if (!line.includes('"approvalReason":')) return false
+  const value = JSON.parse(line) as MemoryEventDraft
+  return lineDraftOf(value) !== value
+}
+
 /** Compaction of one erased record: the payload leaves every line of it (headers and digests stay, so the chain verifies). */
 async function stripRecordLines(tx: SqlWriteTx, id: string, hash: (text: string) => string): Promise<void> {
   for (const { seq, line } of await tx.eventLines(id)) {
+    if (heldInHeader(line)) {
+      throw agentError('MEMORY_SQL_HEADER_TEXT_ERASE', `record "${id}" has lines written before the approval reason left the line's header (audit.approvalReason, covered by the chain's digest)`, 'export the log (exportLog), compact it with `agent memory compact` (which re-chains it with the reason in the payload), and import it into a new database', { recordId: id })
+    }
     const stripped = strippedMemoryLine(line, hash)
     if (stripped === undefined) {
       if ((JSON.parse(line) as { v: number }).v === 1) {
@@ -431,6 +443,9 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
   // How commitDrafts writes: the chain's hash, and whether the rows carry their terms.
   const writing = { hash: options.hash, terms: !backend.deferredTerms }
   const scopeSizes = new ScopeSizes()
+  // better-sqlite3 writes synchronously: an awaited loop of writes would run in microtasks only,
+  // so a write resolves after a turn of the event loop once 10 ms of work ran (src/log/turns.ts).
+  const write = <T>(task: (tx: SqlWriteTx) => Promise<T>): Promise<T> => backend.write(task).then(writeTurns.pace)
 
   async function findDuplicate(tx: SqlWriteTx, target: MemoryTarget, input: { kind: string; content: string }, supersedes: readonly string[]): Promise<MemoryRecord | undefined> {
     const partition = partitionKey(target.store, target.scope)
@@ -451,7 +466,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       const at = currentInstant()
       const recordId = timeOrderedRecordId()
       const supersedes = input.supersedes && input.supersedes.length > 0 ? [...new Set(input.supersedes)] : []
-      const outcome = await backend.write<{ duplicate: MemoryRecord } | { record: MemoryRecord }>(async (tx) => {
+      const outcome = await write<{ duplicate: MemoryRecord } | { record: MemoryRecord }>(async (tx) => {
         if (appendOptions.duplicates === 'skip') {
           const duplicate = await findDuplicate(tx, target, input, supersedes)
           if (duplicate) return { duplicate }
@@ -477,7 +492,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       target = scopedTarget(target)
       const audit = checkDeleteOptions(deleteOptions)
       if (typeof id !== 'string') return undefined
-      return backend.write(async (tx) => {
+      return write(async (tx) => {
         const known = await tx.records([id])
         const existing = inScope(known.get(id), target)
         if (!existing || existing.status === 'deleted') return undefined
@@ -490,7 +505,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       target = scopedTarget(target)
       const audit = checkDeleteOptions(deleteOptions)
       if (typeof id !== 'string') return false
-      const erased = await backend.write(async (tx) => {
+      const erased = await write(async (tx) => {
         const known = await tx.records([id])
         const existing = inScope(known.get(id), target)
         if (!existing) return false
@@ -506,7 +521,7 @@ export function sqlMemoryAdapter(backend: SqlBackend, options: SqlAdapterOptions
       target = scopedTarget(target)
       const partition = partitionKey(target.store, target.scope)
       let erasing = false
-      const written = await backend.write(async (tx) => {
+      const written = await write(async (tx) => {
         const drafts = await build(scopeView(tx, partition))
         erasing = drafts.some(draft => draft.type === 'erase')
         if (drafts.length === 0) return []
