@@ -36,14 +36,14 @@ const stores: Array<[string, () => Promise<MemoryStoreAdapter>]> = [
   ['sqliteMemoryStore', async () => {
     const factory = sqliteMemoryStore({ file: join(tempDir(), 'memory.db') })
     closers.push(() => factory.close())
-    return factory.create(context())
+    return factory.create()
   }],
 ]
 if (databases.reachable) {
   stores.push(['postgresMemoryStore', async () => {
     const factory = postgresMemoryStore({ connectionString: await databases.fresh() })
     databases.onClose(() => factory.close())
-    return factory.create(context())
+    return factory.create()
   }])
 }
 else it.skip(`postgresMemoryStore: ${POSTGRES_SKIP_HINT}`, () => {})
