@@ -12,6 +12,7 @@ import { workspaceJsonlMemoryStore } from '../../../src/memory/stores/workspace-
 import type { MemoryAudit, MemoryStoreAdapter, MemoryStoreContext, MemoryTarget } from '../../../src/memory/types.ts'
 import type { Workspace } from '../../../src/workspace/types.ts'
 import { createWorkspace } from '../../../src/workspace/workspace.ts'
+import { expectTurnsDuring } from '../../helpers/event-loop-turns.ts'
 
 const audit: MemoryAudit = { via: 'tool', agent: 'support', runId: 'run_1', threadId: 'thread_1', user: 'alice' }
 const alice: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }
@@ -376,28 +377,9 @@ describe('workspace JSONL store and the event loop', () => {
     folders.push(dir)
     const adapter = workspaceJsonlMemoryStore().create(context(createWorkspace({ dir })))
     await adapter.append(alice, { kind: 'semantic', content: 'the first note opens the log' }, { audit })
-    let ticks = 0
-    let timeoutRan = false
-    const interval = setInterval(() => ticks++, 1)
-    setTimeout(() => (timeoutRan = true), 0)
-    const started = Date.now()
-    let ticksAtEnd: number
-    let timeoutRanAtEnd: boolean
-    try {
+    await expectTurnsDuring(async () => {
       for (let index = 0; index < 5_000; index++) await adapter.append(alice, { kind: 'semantic', content: `note number ${index} of the burst` }, { audit })
-    }
-    finally {
-      // Read before anything else awaits: only turns the loop itself gave count.
-      ticksAtEnd = ticks
-      timeoutRanAtEnd = timeoutRan
-      clearInterval(interval)
-    }
-    const elapsed = Date.now() - started
-    expect(elapsed).toBeGreaterThan(20)
-    expect(timeoutRanAtEnd).toBe(true)
-    // At most one turn per 10 ms of work is given, so at least one tick per few tens of ms ran.
-    expect(ticksAtEnd).toBeGreaterThanOrEqual(Math.floor(elapsed / 100))
-    expect(ticksAtEnd).toBeGreaterThan(0)
+    })
     expect(await adapter.export(alice)).toHaveLength(5_001)
   })
 })

@@ -875,6 +875,23 @@ function scorePostings(postings: readonly SqlPosting[], frequency: ReadonlyMap<s
 }
 
 /**
+ * The records of `entries` (scored, in the caller's order) with their scores, read a page at a
+ * time as the caller asks for more: the first page twice `limit` (at least 20), each next one
+ * twice the last; records already `read` are not read again, a record gone since is skipped.
+ */
+async function* recordsInOrder(backend: SqlBackend, partition: string, entries: RankedRecords['ranked'], read: ReadonlyMap<number, MemoryRecord>, limit: number): AsyncGenerator<{ record: MemoryRecord; score: number }> {
+  for (let at = 0, page = Math.max(limit * 2, 20); at < entries.length; at += page, page *= 2) {
+    const slice = entries.slice(at, at + page)
+    const missing = slice.filter(([seq]) => !read.has(seq)).map(([seq]) => seq)
+    const records = missing.length > 0 ? await backend.bySeq(partition, missing) : new Map<number, MemoryRecord>()
+    for (const [seq, { score }] of slice) {
+      const record = read.get(seq) ?? records.get(seq)
+      if (record) yield { record, score }
+    }
+  }
+}
+
+/**
  * A full substring page as the default ranking keeps it (`wordsFirstAtFloor`): at its lowest
  * substring score, records holding a word of the query (a ranking score above 0) go first, then
  * the newest. The contenders are ranked records not on the page, read newest first, a page at a
@@ -889,19 +906,13 @@ async function wordsFirstPage(backend: SqlBackend, partition: string, query: Mem
   const onPage = new Set(page.map(hit => hit.record.id))
   const newest = ranked.filter(([, { id, score }]) => score > 0 && !onPage.has(id)).sort((a, b) => b[1].createdMs - a[1].createdMs || b[0] - a[0])
   const contenders: MemorySearchHit[] = []
-  for (let at = 0, size = Math.max(limit * 2, 20); at < newest.length && contenders.length < limit; at += size, size *= 2) {
-    const slice = newest.slice(at, at + size)
-    const missing = slice.filter(([seq]) => !read.has(seq)).map(([seq]) => seq)
-    const records = missing.length > 0 ? await backend.bySeq(partition, missing) : new Map<number, MemoryRecord>()
-    for (const [seq, { score }] of slice) {
-      const record = read.get(seq) ?? records.get(seq)
-      // The rule's own count (filters included) of this one record.
-      const substring = record ? searchRecords([record], { ...query, limit: 1 })[0]?.score ?? 0 : 0
-      if (record && substring === floor && contenders.length < limit) {
-        contenders.push({ record, score: substring })
-        scoreOf.set(record.id, score)
-      }
-    }
+  for await (const { record, score } of recordsInOrder(backend, partition, newest, read, limit)) {
+    // The rule's own count (filters included) of this one record.
+    const substring = searchRecords([record], { ...query, limit: 1 })[0]?.score ?? 0
+    if (substring !== floor) continue
+    contenders.push({ record, score: substring })
+    scoreOf.set(record.id, score)
+    if (contenders.length === limit) break
   }
   const createdOf = (hit: MemorySearchHit) => parseInstant(hit.record.createdAt) ?? 0
   return wordsFirstAtFloor(page, limit, substringOf, contenders, holdsWord, (a, b) => createdOf(b) - createdOf(a))
@@ -912,16 +923,14 @@ async function mergeRanked(backend: SqlBackend, partition: string, query: Memory
   const kept = new Set(bySubstring.map(hit => hit.record.id))
   const scoreOf = new Map<string, number>()
   const others: MemorySearchHit[] = []
-  // Records in rank order, a page at a time, until enough pass the filters.
-  for (let at = 0, page = Math.max(limit * 2, 20); at < ranked.length && others.length < wanted; at += page, page *= 2) {
-    const slice = ranked.slice(at, at + page)
-    const missing = slice.filter(([seq]) => !read.has(seq)).map(([seq]) => seq)
-    const records = missing.length > 0 ? await backend.bySeq(partition, missing) : new Map<number, MemoryRecord>()
-    for (const [seq, { score }] of slice) {
-      const record = read.get(seq) ?? records.get(seq)
-      if (!record) continue
+  // Records in rank order until enough pass the filters.
+  if (wanted > 0) {
+    for await (const { record, score } of recordsInOrder(backend, partition, ranked, read, limit)) {
       if (kept.has(record.id)) scoreOf.set(record.id, score)
-      else if (others.length < wanted && recordMatchesFilters(record, query)) others.push({ record, score })
+      else if (recordMatchesFilters(record, query)) {
+        others.push({ record, score })
+        if (others.length === wanted) break
+      }
     }
   }
   // Scores of kept records ranked below the pages read.

@@ -49,6 +49,8 @@ export class FtsTail {
   /** This connection committed records since the index was last seen complete. */
   private dirty = true
   private timer: ReturnType<typeof setTimeout> | undefined
+  /** When this connection last committed records (ms): the idle timer waits until {@link INDEX_DELAY_MS} after it. */
+  private lastWrite = 0
 
   /**
    * @param dataVersion the connection's `PRAGMA data_version` (another connection's commit changes it, this one's does not)
@@ -61,12 +63,23 @@ export class FtsTail {
   /** This connection committed new records: they are indexed before its next search, or on an idle turn. */
   wrote(): void {
     this.dirty = true
-    if (this.timer !== undefined) return
+    this.lastWrite = Date.now()
+    if (this.timer === undefined) this.arm(INDEX_DELAY_MS)
+  }
+
+  /**
+   * The idle timer: it fires `ms` from now and, while writes keep coming (a burst, whose writes
+   * give the event loop turns, src/log/turns.ts), waits again until {@link INDEX_DELAY_MS} passed
+   * without one, so that a burst is indexed as one tail. One timer per burst, not one per write.
+   */
+  private arm(ms: number): void {
     this.timer = setTimeout(() => {
+      const quiet = Date.now() - this.lastWrite
+      if (quiet < INDEX_DELAY_MS) return this.arm(INDEX_DELAY_MS - quiet)
       this.timer = undefined
       // A failure (another process holding the lock) leaves the tail to the next search.
       this.idle(() => { try { this.catchUp() } catch {} })
-    }, INDEX_DELAY_MS)
+    }, ms)
     this.timer.unref?.()
   }
 
