@@ -63,6 +63,13 @@ async function setup() {
   return { dir, agent, ann, anns, bens, pendingId: pending.approvals[0]!.id, conversation }
 }
 
+
+/** A scripted agent per call whose one tool-write store `agent` (per-user scope) erases on delete (`retention.hardDelete`), writing with `policy`, in the workspace folder `dir`. */
+function hardDeleteAgent(dir: string, policy: 'allow' | 'require-approval') {
+  const store = { adapter: workspaceJsonlMemoryStore(), scope: ({ user }: { user?: { id: string } }) => (user ? { agent: 'support', user: user.id } : undefined), write: { mode: 'tool' as const, policy }, retention: { hardDelete: true } }
+  return (steps: Parameters<typeof scriptedModel>[0]) => defineAgent({ name: 'support', driver: { model: scriptedModel(steps) }, workspace: createWorkspace({ dir }), capabilities: [memory({ stores: { agent: store } })] })
+}
+
 describe('erasure erases every copy', () => {
   it('eraseMemoryScope leaves no byte of the erased text anywhere in the workspace, reports every copy, and keeps other users\' records', async () => {
     const { dir, agent, ann, anns, bens, pendingId, conversation } = await setup()
@@ -150,8 +157,7 @@ describe('erasure erases every copy', () => {
   it('memory_delete through approvals on a hardDelete store: the write\'s approval reason, the delete\'s approval reason and the delete reason, each quoting the text, are in no file and the log verifies', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vam-erase-'))
     folders.push(dir)
-    const store = { adapter: workspaceJsonlMemoryStore(), scope: ({ user }: { user?: { id: string } }) => (user ? { agent: 'support', user: user.id } : undefined), write: { mode: 'tool' as const, policy: 'require-approval' as const }, retention: { hardDelete: true } }
-    const build = (steps: Parameters<typeof scriptedModel>[0]) => defineAgent({ name: 'support', driver: { model: scriptedModel(steps) }, workspace: createWorkspace({ dir }), capabilities: [memory({ stores: { agent: store } })] })
+    const build = hardDeleteAgent(dir, 'require-approval')
     const ann = { id: 'ann' }
     const writer = build([remember(SECRET, 'c1'), { text: 'Saved.' }])
     const asked = await runAgent(writer, { input: 'remember it', threadId: 't1', user: ann }).result
@@ -201,8 +207,7 @@ describe('erasure erases every copy', () => {
   it('memory_delete with retention.hardDelete inside a run: the run saving its transcript afterwards does not write the erased text back', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vam-erase-'))
     folders.push(dir)
-    const store = { adapter: workspaceJsonlMemoryStore(), scope: ({ user }: { user?: { id: string } }) => (user ? { agent: 'support', user: user.id } : undefined), write: { mode: 'tool' as const, policy: 'allow' as const }, retention: { hardDelete: true } }
-    const build = (steps: Parameters<typeof scriptedModel>[0]) => defineAgent({ name: 'support', driver: { model: scriptedModel(steps) }, workspace: createWorkspace({ dir }), capabilities: [memory({ stores: { agent: store } })] })
+    const build = hardDeleteAgent(dir, 'allow')
     const ann = { id: 'ann' }
     const first = build([remember(SECRET, 'c1'), { text: 'Saved.' }])
     const events = []
