@@ -14,7 +14,7 @@ import type { EmbeddingModel } from 'ai'
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, recordMatchesFilters } from '../search/search.ts'
 import { floorLacksWord, wordsFirstAtFloor } from '../search/substring-rule.ts'
 import { parseInstant } from '../instant.ts'
-import { searchRecords } from './search-index.ts'
+import { searchRecords, substringScoreOf } from './search-index.ts'
 import { memoryVectorStore, recordVectors, type MemoryVectorStore, type RecordVectors } from './vectors-store.ts'
 import { eventTimeBounds, hasEventTimeFilter, searchWithEventTime, withinEventTime, withoutEventTime } from './event-time.ts'
 import { cloneRecord } from './records.ts'
@@ -103,9 +103,9 @@ export function adapterVectors(adapter: MemoryStoreAdapter, model: EmbeddingMode
  * records that pass the filters, `occurredAfter` / `occurredBefore` included; similarity 0 or
  * less is no candidate); then the records within `neighbourSpan` of a candidate in the scope's
  * creation order, on its event day and passing the filters, get `neighbourShare` × its score
- * (neighbour-share.ts). Filters apply before the limit; the records the substring rule returns
- * are always kept, at the page's lowest substring score those holding a word of the query first
- * (as in ranked search); superseded and deleted records never appear.
+ * (neighbour-share.ts). Filters apply before the limit; the substring rule's page is kept as
+ * ranked search keeps it (at its lowest score, records holding a word of the query first:
+ * `wordsFirstAtFloor`); superseded and deleted records never appear.
  *
  * The scope's active records and vector index are kept between searches (hybrid-scope.ts): with
  * the adapter's `changes`, a search reads only what changed since the last one (cost: the
@@ -162,9 +162,8 @@ export async function hybridSearch(adapter: MemoryStoreAdapter, target: MemoryTa
   const lexicalScore = new Map(lexical.map(hit => [hit.record.id, hit.score]))
   const onPage = new Set(guaranteedHits.map(hit => hit.record.id))
   const holdsWord = (hit: MemorySearchHit) => (lexicalScore.get(hit.record.id) ?? 0) > 0
-  const documentedOf = (record: MemoryRecord) => searchRecords([record], { ...base, limit: 1 })[0]?.score ?? 0
   const contenders = floorLacksWord(guaranteedHits, limit, hit => hit.score, holdsWord)
-    ? lexical.filter(hit => hit.score > 0 && !onPage.has(hit.record.id) && passes(hit.record)).map(hit => ({ record: hit.record, score: documentedOf(hit.record) }))
+    ? lexical.filter(hit => hit.score > 0 && !onPage.has(hit.record.id) && passes(hit.record)).map(hit => ({ record: hit.record, score: substringScoreOf(hit.record, base) }))
     : []
   const createdOf = (hit: MemorySearchHit) => parseInstant(hit.record.createdAt) ?? 0
   const page = wordsFirstAtFloor(guaranteedHits, limit, hit => hit.score, contenders, holdsWord, (a, b) => createdOf(b) - createdOf(a))

@@ -59,3 +59,12 @@ export function restoreSearchIndex(snapshot: unknown, records: readonly MemoryRe
 export function searchRecords(records: readonly MemoryRecord[], query: SearchQuery): MemorySearchHit[] {
   return searchDocuments(records, query, MEMORY_SEARCH_TEXT)
 }
+
+/**
+ * The documented rule's score of one record for `query`, its filters included: the number of
+ * occurrences of the query {@link searchRecords} counts, 0 when the record fails a filter or holds
+ * none.
+ */
+export function substringScoreOf(record: MemoryRecord, query: SearchQuery): number {
+  return searchRecords([record], { ...query, limit: 1 })[0]?.score ?? 0
+}

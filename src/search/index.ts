@@ -3,8 +3,9 @@
  * (state.ts: slots, vocabulary, runs) and operations (bm25f.ts, feedback.ts, query-terms.ts,
  * substring-index.ts, snapshot.ts) behind the {@link SearchIndex} interface.
  *
- * Ranked full-text search per scope that never loses a match: every record that the documented
- * substring rule (capability document) returns is still returned.
+ * Ranked full-text search per scope that keeps the documented substring rule's page (capability
+ * document) up to the order of its ties: every hit above the page's lowest score, and at that
+ * score the records holding a word of the query first (`wordsFirstAtFloor`).
  */
 import { scoreSlot, type Bm25fParams } from './bm25f.ts'
 import { rankedCandidates } from './candidates.ts'

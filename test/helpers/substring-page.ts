@@ -1,5 +1,5 @@
 import { expect } from 'vitest'
-import { searchRecords } from '../../src/memory/search-index.ts'
+import { searchRecords, substringScoreOf } from '../../src/memory/search-index.ts'
 import type { MemoryRecord, MemorySearchQuery } from '../../src/memory/types.ts'
 
 /**
@@ -13,7 +13,6 @@ export function expectDocumentedPage(ranked: ReadonlyArray<{ record: MemoryRecor
   const floor = documented.at(-1)?.score ?? 0
   const full = documented.length === query.limit
   for (const hit of documented) if (!full || hit.score > floor) expect(ids.has(hit.record.id), `${hit.record.id} (substring score ${hit.score}) is on the ranked page`).toBe(true)
-  const substringOf = (record: MemoryRecord) => searchRecords([record], { ...query, limit: 1 })[0]?.score ?? 0
-  const atFloor = ranked.filter(hit => floor > 0 && substringOf(hit.record) === floor).length
+  const atFloor = ranked.filter(hit => floor > 0 && substringScoreOf(hit.record, query) === floor).length
   expect(atFloor).toBeGreaterThanOrEqual(documented.filter(hit => hit.score === floor).length)
 }

@@ -22,7 +22,7 @@ import { cloneRecord, currentInstant, emptyRecordState, eventConflict, foldEvent
 import { sameContent } from '../../dedupe.ts'
 import { sameScope } from '../../scope.ts'
 import { DEFAULT_SEARCH_INDEX_OPTIONS, DEFAULT_SEARCH_LIMIT, recordMatchesFilters, snippetOf } from '../../../search/search.ts'
-import { searchRecords } from '../../search-index.ts'
+import { searchRecords, substringScoreOf } from '../../search-index.ts'
 import { floorLacksWord, wordsFirstAtFloor } from '../../../search/substring-rule.ts'
 import { forEachSurface, tokenize } from '../../../search/text.ts'
 import { synonymsOf } from '../../../search/synonyms.ts'
@@ -907,8 +907,7 @@ async function wordsFirstPage(backend: SqlBackend, partition: string, query: Mem
   const newest = ranked.filter(([, { id, score }]) => score > 0 && !onPage.has(id)).sort((a, b) => b[1].createdMs - a[1].createdMs || b[0] - a[0])
   const contenders: MemorySearchHit[] = []
   for await (const { record, score } of recordsInOrder(backend, partition, newest, read, limit)) {
-    // The rule's own count (filters included) of this one record.
-    const substring = searchRecords([record], { ...query, limit: 1 })[0]?.score ?? 0
+    const substring = substringScoreOf(record, query)
     if (substring !== floor) continue
     contenders.push({ record, score: substring })
     scoreOf.set(record.id, score)
