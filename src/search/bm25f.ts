@@ -92,7 +92,8 @@ export function rank<D extends SearchDocument>(state: IndexState<D>, params: Bm2
 
 /**
  * Adds the BM25F points of `terms` to the scores of `into` (a ranking of this index still in the
- * scratch); returns it. With `countMatches`, `scratch.matched` counts the terms found per slot;
+ * scratch); returns it. With `countMatches`, `scratch.matched` counts the terms found per slot
+ * (without it, a slot first reached here holds 0 of the query's terms: lent terms are not counted);
  * `changed` receives every slot given points (once per term holding it).
  */
 export function accumulate<D extends SearchDocument>(state: IndexState<D>, params: Bm25fParams, terms: ReadonlyMap<string, number>, into: ScoredSlots, countMatches = false, changed?: number[]): ScoredSlots {
@@ -123,7 +124,7 @@ export function accumulate<D extends SearchDocument>(state: IndexState<D>, param
         if (stamps[slot] !== stamp) {
           stamps[slot] = stamp
           scores[slot] = points
-          matched[slot] = 1
+          matched[slot] = countMatches ? 1 : 0
           touched.push(slot)
         }
         else {

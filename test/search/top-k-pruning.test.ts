@@ -204,6 +204,25 @@ describe('top-k pruning', () => {
     }), { numRuns: 150 })
   })
 
+  it('a record only a lent term reaches holds none of the query terms, by every first pass', () => {
+    // Ten records of the query's words share "n17"; feedback lends it, and it reaches "garden n17".
+    const docs = [
+      ...Array.from({ length: 10 }, () => ({ content: ['river', 'paddle', 'n17'], tags: [], day: 0, removed: false })),
+      { content: ['garden', 'n17'], tags: [], day: 1, removed: false },
+    ]
+    const state = build(docs)
+    const terms = queryTerms(state.vocabulary, 'river paddle', SYNONYM_WEIGHT)
+    const checked = checkQuery({ query: 'river paddle' })
+    const feedback = { ...lending, weight: 0.5, maxShare: 1 }
+    for (const pass of ['exhaustive', 'max-score', 'match-masks'] as const) {
+      const { ranked } = rankedCandidates(state, params, feedback, terms, checked, new Set(), 12, pass)
+      const garden = ranked.find(candidate => candidate.slot === 10)
+      expect(garden, pass).toMatchObject({ matched: 0 })
+      expect(garden!.score, pass).toBeGreaterThan(0)
+      expect(ranked.filter(candidate => candidate.slot !== 10).map(candidate => candidate.matched), pass).toEqual(Array(10).fill(2))
+    }
+  })
+
   it('scoring given slots seeks every posting list to the same postings as scoring each slot alone, over lists of thousands of postings in blocks of up to 512', () => {
     // Lists of every density (a word in most records, in one of ten, in a few): the slots asked
     // lie a few postings ahead, a block ahead, or past a list's end.
