@@ -16,3 +16,10 @@ export function idsByText(texts: readonly string[]): Map<string, number> {
   for (let id = 0; id < texts.length; id++) map.set(texts[id]!, id)
   return map
 }
+
+/** Bits set in a 32-bit word. */
+export function popcount(word: number): number {
+  word -= (word >>> 1) & 0x55555555
+  word = (word & 0x33333333) + ((word >>> 2) & 0x33333333)
+  return Math.imul((word + (word >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24
+}

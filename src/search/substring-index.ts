@@ -7,6 +7,7 @@
  * Any other query is verified against the text of the records holding its rarest run piece (or
  * of every record when it has no letter or digit).
  */
+import { popcount } from './arrays.ts'
 import { passesFilters } from './filters.ts'
 import { holderBitset } from './holder-bitsets.ts'
 import { IMPACT_MIN_POSTINGS } from './impact-order.ts'
@@ -207,7 +208,7 @@ const INTERSECT_RATIO = 16
  * the whole needle's only piece. The holders of the rarest pieces' runs are intersected; a piece
  * no run fits means no record holds the needle.
  */
-function phraseCandidates<D extends SearchDocument>(state: IndexState<D>, needle: string): number[] | undefined {
+function phraseCandidates<D extends SearchDocument>(state: IndexState<D>, needle: string): ArrayLike<number> | undefined {
   const { slots, runs } = state
   const pieces: Array<{ runs: number[]; postings: number }> = []
   // Pieces with other characters on both sides first: each is one run, looked up (none: no holder).
@@ -253,7 +254,7 @@ const PRECHECK_POSTINGS = 1024
  * rarest ones (at most {@link MAX_INTERSECTED} in all, each within {@link INTERSECT_RATIO} of the
  * rarest), as (slot, most occurrences) pairs.
  */
-function intersected(slots: Slots<unknown>, runs: RunIndex, pieces: ReadonlyArray<{ runs: number[]; postings: number }>): number[] {
+function intersected(slots: Slots<unknown>, runs: RunIndex, pieces: ReadonlyArray<{ runs: number[]; postings: number }>): ArrayLike<number> {
   const alive = slots.alive
   const rarest = pieces[0]!
   if (pieces.length >= 2 && rarest.postings >= (slots.count + 31) >>> 5 && rarest.runs.length <= MAX_LOOKED_UP_RUNS) return intersectedBitsets(slots, runs, pieces)
@@ -304,11 +305,14 @@ let andScratch = new Int32Array(32)
 /**
  * {@link intersected} for long lists (the rarest piece has a posting per 32 slots or more, and at
  * most {@link MAX_LOOKED_UP_RUNS} runs): the holders' bitsets (holder-bitsets.ts) of every piece
- * of at most that many runs are ANDed, one word per 32 slots and run; a slot left holds them all,
- * and its bound is its occurrences of the rarest piece's runs. Pieces of more runs are left to
- * verification.
+ * of at most that many runs are ANDed, one word per 32 slots and run; a slot left holds them all.
+ * Its bound is its occurrences of the rarest piece's runs, looked up, when at most
+ * {@link LOOKED_UP_CANDIDATES} slots are left; else the least occurrences of any piece ANDed,
+ * summed in one pass over each piece's postings (a phrase most records hold then verifies only the
+ * records that can enter the page). Pieces of more runs are left to verification. The pairs are
+ * in slot order, in a buffer the next search reuses.
  */
-function intersectedBitsets(slots: Slots<unknown>, runs: RunIndex, pieces: ReadonlyArray<{ runs: number[]; postings: number }>): number[] {
+function intersectedBitsets(slots: Slots<unknown>, runs: RunIndex, pieces: ReadonlyArray<{ runs: number[]; postings: number }>): Int32Array {
   const words = (slots.count + 31) >>> 5
   if (andScratch.length < words) andScratch = new Int32Array(Math.max(words, andScratch.length * 2))
   const all = andScratch
@@ -333,18 +337,76 @@ function intersectedBitsets(slots: Slots<unknown>, runs: RunIndex, pieces: Reado
     }
   }
   const alive = slots.alive
-  const rarest = pieces[0]!.runs
-  const out: number[] = []
-  for (let word = 0; word < words; word++) {
-    for (let found = all[word]!; found !== 0; found &= found - 1) {
-      const slot = (word << 5) | (31 - Math.clz32(found & -found))
-      if (alive[slot] === 0) continue
+  let held = 0
+  for (let word = 0; word < words; word++) if (all[word] !== 0) held += popcount(all[word]!)
+  if (held <= LOOKED_UP_CANDIDATES) {
+    // Few: each bound looked up in the rarest piece's runs.
+    const out = new Int32Array(2 * held)
+    let length = 0
+    forEachSet(all, words, (slot) => {
+      if (alive[slot] === 0) return
       let bound = 0
-      for (const run of rarest) bound += Math.max(0, runs.postings.lookup(run, slot))
-      out.push(slot, bound)
-    }
+      for (const run of pieces[0]!.runs) bound += Math.max(0, runs.postings.lookup(run, slot))
+      out[length++] = slot
+      out[length++] = bound
+    })
+    return out.subarray(0, length)
   }
-  return out
+  // Many: a needle's occurrences in a record are at most its occurrences of any one piece (each
+  // needle occurrence holds its own occurrence of the piece), so the bound is the least over the
+  // pieces intersected, each summed over its runs in one pass over their postings.
+  const data = runs.postings.data
+  const bounds = boundScratch(0, slots.count)
+  const sums = boundScratch(1, slots.count)
+  let first = true
+  for (const piece of pieces) {
+    if (piece.runs.length > MAX_LOOKED_UP_RUNS) continue
+    const into = first ? bounds : sums
+    for (const run of piece.runs) {
+      const ranges = runs.postings.blocks(run, blockScratch)
+      for (let range = 0; range < ranges.length; range += 2) {
+        for (let pair = ranges[range]!, end = ranges[range + 1]!; pair < end; pair += 2) {
+          const slot = data[pair]!
+          if (((all[slot >>> 5]! >>> (slot & 31)) & 1) !== 0) into[slot]! += data[pair + 1]!
+        }
+      }
+    }
+    if (!first) forEachSet(all, words, (slot) => {
+      if (sums[slot]! < bounds[slot]!) bounds[slot] = sums[slot]!
+      sums[slot] = 0
+    })
+    first = false
+  }
+  // Into a kept buffer: it is read by the search that asked, before any other search runs.
+  if (candidateScratch.length < 2 * slots.live) candidateScratch = new Int32Array(Math.max(2 * slots.live, candidateScratch.length * 2))
+  const out = candidateScratch
+  let length = 0
+  forEachSet(all, words, (slot) => {
+    if (alive[slot] !== 0) {
+      out[length++] = slot
+      out[length++] = bounds[slot]!
+    }
+    bounds[slot] = 0
+  })
+  return out.subarray(0, length)
+}
+
+let candidateScratch = new Int32Array(32)
+/** Most candidates of {@link intersectedBitsets} whose bounds are looked up (a search through a list's blocks each) rather than summed in passes over every piece's postings. */
+const LOOKED_UP_CANDIDATES = 256
+
+/** Calls `visit` with each slot set in the first `words` words of `bits`, in slot order. */
+function forEachSet(bits: Int32Array, words: number, visit: (slot: number) => void): void {
+  for (let word = 0; word < words; word++) {
+    for (let found = bits[word]!; found !== 0; found &= found - 1) visit((word << 5) | (31 - Math.clz32(found & -found)))
+  }
+}
+
+/** Two per-slot sums of piece counts (each read back to 0 by the pass that reads it). */
+const boundScratches = [new Int32Array(32), new Int32Array(32)]
+function boundScratch(which: 0 | 1, count: number): Int32Array {
+  if (boundScratches[which]!.length < count) boundScratches[which] = new Int32Array(Math.max(count, boundScratches[which]!.length * 2))
+  return boundScratches[which]!
 }
 
 /** Most runs of a piece left out of the intersection for which each candidate is looked up in them. */

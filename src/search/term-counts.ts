@@ -13,6 +13,7 @@
  * other slot can enter, so the top is exact. When the slots of `c` terms or more cannot fill the
  * heap, `c` is lowered, and below 2 the try gives way to the full pass.
  */
+import { popcount } from './arrays.ts'
 import { filtersNothing, passesFilters } from './filters.ts'
 import type { RankedSlot, TopKPass } from './max-score.ts'
 import type { IndexState } from './state.ts'
@@ -179,12 +180,6 @@ function atLeast(least: number, b0: number, b1: number, b2: number): number {
     case 5: return b2 & (b1 | b0)
     default: return b2 & b1
   }
-}
-
-function popcount(word: number): number {
-  word -= (word >>> 1) & 0x55555555
-  word = (word & 0x33333333) + ((word >>> 2) & 0x33333333)
-  return (Math.imul((word + (word >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24)
 }
 
 /**

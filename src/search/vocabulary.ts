@@ -1,4 +1,4 @@
-import { grow, idsByText, withRoom } from './arrays.ts'
+import { grow, idsByText, popcount, withRoom } from './arrays.ts'
 import { PairLists } from './postings.ts'
 import { FIELDS } from './slots.ts'
 import { cachedStem, stemWord } from './text.ts'
@@ -346,8 +346,3 @@ function letterMask(word: string): number {
   return mask
 }
 
-function popcount(value: number): number {
-  value -= (value >>> 1) & 0x55555555
-  value = (value & 0x33333333) + ((value >>> 2) & 0x33333333)
-  return (((value + (value >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
-}

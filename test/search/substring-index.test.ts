@@ -58,6 +58,36 @@ describe('search index: substring rule from runs', () => {
     }), { numRuns: 300 })
   })
 
+  it('mode "substring" equals the documented rule for needles of several words whose words records repeat, with records removed and others written between searches', () => {
+    // A record may hold a word of the needle many times and the needle once (or not at all): a
+    // record's bound is the least count of a needle's piece, never more than the needle's count.
+    const PHRASE_WORDS = ['coffee', 'garden', 'sister', 'beach']
+    const content = fc.array(fc.constantFrom(...PHRASE_WORDS), { minLength: 1, maxLength: 10 }).map(words => words.join(' '))
+    const needle = fc.tuple(fc.array(fc.constantFrom(...PHRASE_WORDS), { minLength: 2, maxLength: 4 }), fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 2 }))
+      .map(([words, cutStart, cutEnd]) => words.join(' ').slice(cutStart, words.join(' ').length - cutEnd))
+    const batch = fc.array(fc.tuple(content, fc.boolean()), { minLength: 1, maxLength: 80 })
+    fc.assert(fc.property(fc.array(batch, { minLength: 2, maxLength: 4 }), needle, fc.integer({ min: 1, max: 6 }), (batches, query, limit) => {
+      const index = createSearchIndex()
+      const current = new Map<string, MemoryRecord>()
+      for (const [at, texts] of batches.entries()) {
+        for (const [n, [text, removed]] of texts.entries()) {
+          const item = record({ content: text, createdAt: `2024-01-0${1 + ((at + n) % 4)}T00:00:00Z` })
+          current.set(item.id, item)
+          index.update(item)
+          // Removed right away or a batch later: the slots of removed records are reused.
+          if (removed) {
+            const older = [...current.values()].find(old => old.status === 'active' && old.id !== item.id) ?? item
+            const gone = { ...older, status: 'deleted' as const }
+            current.set(gone.id, gone)
+            index.update(gone)
+          }
+        }
+        const records = [...current.values()]
+        expect(index.search({ query, limit, mode: 'substring' }).map(hit => [hit.record.id, hit.score])).toEqual(searchRecords(records, { query, limit }).map(hit => [hit.record.id, hit.score]))
+      }
+    }), { numRuns: 300 })
+  })
+
   it('a query that occurs inside a longer word finds it, counting every occurrence', () => {
     const index = createSearchIndex()
     const inside = record({ content: 'The coffeehouse sold COFFEE and coffee beans' })
