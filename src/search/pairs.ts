@@ -33,11 +33,6 @@ export class CharacterPairs {
     return true
   }
 
-  /** Whether the bits are made (for the list last taken). */
-  get started(): boolean {
-    return this.bits !== undefined
-  }
-
   /** Takes in the new texts of `texts` when the bits are made for it (a new run is taken while its text is at hand), else nothing. */
   extend(texts: readonly string[]): void {
     if (this.bits !== undefined && this.of === texts) this.take(texts)
