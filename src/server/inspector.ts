@@ -2,7 +2,8 @@
  * The memory inspector: what the dev playground and the production handler show of an agent's
  * memory, always for one identity. Records come through the store adapter API (`export`,
  * `search`, `read`), so the inspector sees exactly what the agent's tools see for that user; the
- * raw JSONL lines come from the workspace and are filtered to the same store and scope.
+ * raw log lines (store-log.ts: the workspace JSONL file, or a SQL store's event rows) are filtered
+ * to the same store and scope.
  */
 import { agentError } from '../errors.ts'
 import type { MemoryCapability } from '../memory/capability.ts'
@@ -12,6 +13,7 @@ import { parseMemoryOptions, type MemoryStoreConfig } from '../memory/schemas.ts
 import { sameScope } from '../memory/scope.ts'
 import type { AgentCapability, AgentDefinition } from '../agent/types.ts'
 import type { MemoryRecord, MemoryScope, MemorySearchHit } from '../memory/types.ts'
+import { keepsLog, storeLog } from './store-log.ts'
 import type { AgentIdentity } from './types.ts'
 
 /** One memory store of an agent as seen by one identity. */
@@ -22,7 +24,7 @@ export interface InspectorStore {
   /** The scope resolved for this identity; `null` when the scope function switched the store off. */
   scope: MemoryScope | null
   writeMode: 'off' | 'tool'
-  /** True when the store keeps a JSONL log whose lines and digests can be shown and verified. */
+  /** True when the store keeps an event log whose lines and digests can be shown and verified (a workspace JSONL file, or a SQLite or Postgres event table). */
   hasLog: boolean
 }
 
@@ -55,12 +57,6 @@ function adapterKind(config: MemoryStoreConfig): string {
   return typeof kind === 'string' ? kind : 'adapter'
 }
 
-/** Workspace key of a store's JSONL log, or `undefined` when it keeps none. */
-export function logKey(agent: AgentDefinition, config: MemoryStoreConfig): string | undefined {
-  const adapter = config.adapter as { kind?: unknown; key?: unknown }
-  return adapter.kind === 'workspace-jsonl' && typeof adapter.key === 'string' && agent.workspace ? adapter.key : undefined
-}
-
 /**
  * The agent's memory stores with the scope each resolves to for `identity` (the same resolution
  * an invocation makes). An agent without `memory()` has none.
@@ -74,7 +70,7 @@ export async function listStores(agent: AgentDefinition, identity: AgentIdentity
     } catch (error) {
       if ((error as { code?: unknown }).code !== 'MEMORY_SCOPE_OFF') throw error
     }
-    stores.push({ name: config.name, kind: adapterKind(config), scope, writeMode: config.writeMode, hasLog: logKey(agent, config) !== undefined })
+    stores.push({ name: config.name, kind: adapterKind(config), scope, writeMode: config.writeMode, hasLog: keepsLog(agent, config) })
   }
   return stores
 }
@@ -155,9 +151,9 @@ function configOf(agent: AgentDefinition, store: string): MemoryStoreConfig {
  * unparseable line is left out here and reported by {@link verifyStoreLog}.
  */
 export async function scopeLogLines(agent: AgentDefinition, opened: ResolvedMemoryStore): Promise<InspectorLogLine[] | undefined> {
-  const key = logKey(agent, configOf(agent, opened.store))
-  if (!key || !agent.workspace) return undefined
-  const text = (await agent.workspace.readText(key)) ?? ''
+  const log = await storeLog(agent, configOf(agent, opened.store))
+  if (!log) return undefined
+  const text = (await log.workspace.readText(log.key)) ?? ''
   const complete = text.slice(0, text.lastIndexOf('\n') + 1)
   const lines: InspectorLogLine[] = []
   complete.split('\n').forEach((line, index) => {
@@ -184,13 +180,14 @@ export async function scopeLogLines(agent: AgentDefinition, opened: ResolvedMemo
   return lines
 }
 
-/** Result of {@link verifyStoreLog}: `verifyLog` of the whole file plus its workspace key. */
+/** Result of {@link verifyStoreLog}: `verifyLog` of the whole log plus where it is (a workspace key, or `event table` for a SQL store). */
 export interface StoreLogVerification extends MemoryLogVerification {
   key: string
 }
 
-function noLog(store: string) {
-  return agentError('MEMORY_LOG_UNAVAILABLE', `memory store "${store}" keeps no JSONL log in the agent workspace`, 'lines and verification exist only for workspaceJsonlMemoryStore() stores', { store })
+/** `MEMORY_LOG_UNAVAILABLE`: the store keeps no event log (an in-memory store, a plain adapter). */
+export function noLog(store: string) {
+  return agentError('MEMORY_LOG_UNAVAILABLE', `memory store "${store}" keeps no event log (an in-memory store or a plain adapter)`, 'lines and verification exist for workspaceJsonlMemoryStore(), sqliteMemoryStore() and postgresMemoryStore() stores', { store })
 }
 
 /**
@@ -201,9 +198,9 @@ function noLog(store: string) {
  * @throws `MEMORY_LOG_UNAVAILABLE` for a store without a JSONL log.
  */
 export async function verifyStoreLog(agent: AgentDefinition, opened: ResolvedMemoryStore): Promise<StoreLogVerification> {
-  const key = logKey(agent, configOf(agent, opened.store))
-  if (!key || !agent.workspace) throw noLog(opened.store)
-  return { key, ...(await verifyLog(agent.workspace, key)) }
+  const log = await storeLog(agent, configOf(agent, opened.store))
+  if (!log) throw noLog(opened.store)
+  return { key: log.source === 'workspace' ? log.key : log.source, ...(await verifyLog(log.workspace, log.key)) }
 }
 
 /** Lines of the store's log for the identity's scope. @throws `MEMORY_LOG_UNAVAILABLE` without a log. */

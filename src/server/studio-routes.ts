@@ -15,7 +15,8 @@ import { importMemoryScope } from '../memory/retention.ts'
 import type { ResolvedMemoryStore } from '../memory/open-store.ts'
 import type { MemoryRecord } from '../memory/types.ts'
 import { foldText, stemWord, tokenize } from '../search/text.ts'
-import { logKey, storeConfigs } from './inspector.ts'
+import { noLog, storeConfigs } from './inspector.ts'
+import { storeLog, type StoreLog } from './store-log.ts'
 import { studioAsset } from './studio-assets.ts'
 import { journalRun, listThreads, readJournal } from './studio-journal.ts'
 import { logScopes, pageScopeLines, recordLines, scopeKey } from './studio-log.ts'
@@ -167,9 +168,9 @@ export async function versionChain(store: ResolvedMemoryStore, record: MemoryRec
   return [...older.sort((a, b) => a.createdAt.localeCompare(b.createdAt)), record, ...newer]
 }
 
-function logKeyOf(agent: AgentDefinition, store: string): string | undefined {
+function logOf(agent: AgentDefinition, store: string): Promise<StoreLog | undefined> {
   const config = storeConfigs(agent).find(candidate => candidate.name === store)
-  return config ? logKey(agent, config) : undefined
+  return config ? storeLog(agent, config) : Promise.resolve(undefined)
 }
 
 /**
@@ -181,11 +182,11 @@ export async function discoverScopeUsers(agents: AgentSource): Promise<string[]>
   const users = new Set<string>()
   for (const name of await agents.list()) {
     const agent = await agents.load(name).catch(() => undefined)
-    if (!agent?.workspace) continue
+    if (!agent) continue
     for (const store of storeConfigs(agent).map(config => config.name)) {
-      const key = logKeyOf(agent, store)
-      if (!key) continue
-      for (const found of await logScopes(agent.workspace, key, store)) if (typeof found.scope.user === 'string') users.add(found.scope.user)
+      const log = await logOf(agent, store).catch(() => undefined)
+      if (!log) continue
+      for (const found of await logScopes(log.workspace, log.key, store)) if (typeof found.scope.user === 'string') users.add(found.scope.user)
     }
   }
   return [...users].sort()
@@ -227,9 +228,9 @@ export function registerStudioRoutes(kit: StudioRouteKit): void {
 
   app.get(`${prefix}/agents/:agent/stores/:store/scopes`, route(async (event, identity) => {
     const { agent, store } = await opened(event, identity)
-    const key = logKeyOf(agent, store.store)
+    const log = await logOf(agent, store.store)
     const own = scopeKey(store.store, store.target.scope)
-    const found = key && agent.workspace ? await logScopes(agent.workspace, key, store.store) : []
+    const found = log ? await logScopes(log.workspace, log.key, store.store) : []
     // In production only the identity's own scope is named; the dev studio lists every scope of the log.
     const scopes = kit.mode === 'dev' ? found : found.filter(entry => scopeKey(entry.store, entry.scope) === own)
     return { store: store.store, current: store.target.scope, scopes }
@@ -245,20 +246,20 @@ export function registerStudioRoutes(kit: StudioRouteKit): void {
     const { agent, store } = await opened(event, identity)
     const { record } = await kit.recordDetail(agent, store, param(event, 'id'))
     const versions = await versionChain(store, record)
-    const key = logKeyOf(agent, store.store)
-    const events = key && agent.workspace ? await recordLines(agent.workspace, key, store.store, store.target.scope, new Set(versions.map(version => version.id))) : []
+    const log = await logOf(agent, store.store)
+    const events = log ? await recordLines(log.workspace, log.key, store.store, store.target.scope, new Set(versions.map(version => version.id))) : []
     return { id: record.id, versions, events }
   }))
 
   app.get(`${prefix}/agents/:agent/stores/:store/lines`, route(async (event, identity) => {
     const { agent, store } = await opened(event, identity)
-    const key = logKeyOf(agent, store.store)
-    if (!key || !agent.workspace) throw agentError('MEMORY_LOG_UNAVAILABLE', `memory store "${store.store}" keeps no JSONL log in the agent workspace`, 'lines and verification exist only for workspaceJsonlMemoryStore() stores', { store: store.store })
+    const log = await logOf(agent, store.store)
+    if (!log) throw noLog(store.store)
     const page = query(event, linesQuerySchema)
-    const first = await pageScopeLines(agent.workspace, key, store.store, store.target.scope, { offset: 0, limit: 0 })
+    const first = await pageScopeLines(log.workspace, log.key, store.store, store.target.scope, { offset: 0, limit: 0 })
     // Without an offset, the last page (the newest lines).
     const offset = page.offset ?? Math.max(0, first.total - page.limit)
-    return { store: store.store, scope: store.target.scope, ...await pageScopeLines(agent.workspace, key, store.store, store.target.scope, { offset, limit: page.limit }) }
+    return { store: store.store, scope: store.target.scope, ...await pageScopeLines(log.workspace, log.key, store.store, store.target.scope, { offset, limit: page.limit }) }
   }))
 
   app.post(`${prefix}/agents/:agent/stores/:store/import`, route(async (event, identity) => {

@@ -19,7 +19,7 @@ export function Log(props: { api: Api; agent: string; store: StoreView | undefin
     api.lines(agent, store, offset, LINES_PER_PAGE).then(setPage, failure => setStatus({ text: failureText(failure), error: true }))
   }, [agent, store, offset, props.version, changes])
 
-  if (!props.store?.hasLog) return html`<p class="muted">Store ${store} keeps no JSONL log in the agent workspace: there are no lines to show or verify.</p>`
+  if (!props.store?.hasLog) return html`<p class="muted">Store ${store} keeps no event log (an in-memory store or a plain adapter): there are no lines to show or verify.</p>`
 
   const verify = async () => {
     try {

@@ -22,9 +22,7 @@ import { agentError, isAgentError } from '../../errors.ts'
 import { importOptional } from '../../optional-dependency.ts'
 import { sha256HexSync } from '../../log/digest.ts'
 import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
-import { createStorage } from 'unstorage'
-import memoryDriver from 'unstorage/drivers/memory'
-import { createWorkspace } from '../../workspace/workspace.ts'
+import { scratchLogWorkspace, SCRATCH_LOG_KEY } from '../../workspace/scratch.ts'
 import type { MemoryRecord, MemoryStoreFactory, MemoryTarget } from '../types.ts'
 import { checkTarget } from './workspace-jsonl.ts'
 import { partitionKey } from '../records.ts'
@@ -320,7 +318,7 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
     exportLog: () => run(pool, async client => linesText(client)),
     async importLog(text) {
       if (typeof text !== 'string') throw agentError('MEMORY_LOG_CORRUPT', 'importLog() needs the text of a JSONL log', 'pass the file\'s text, for example readFileSync(path, "utf8")')
-      const verification = await verifyLog(await scratch(text), SCRATCH_KEY)
+      const verification = await verifyLog(await scratchLogWorkspace(text), SCRATCH_LOG_KEY)
       if (!verification.ok || verification.torn) {
         const why = verification.firstBad ? `line ${verification.firstBad.line} fails verification: ${verification.firstBad.reason}` : `it ends in an unfinished write at line ${verification.torn!.line}`
         throw agentError('MEMORY_LOG_CORRUPT', `the JSONL log given to importLog() ${why}`, 'import a complete, verified log (verifyLog() reports the first bad line); nothing was imported', { ...(verification.firstBad ?? {}) })
@@ -337,7 +335,7 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
     },
     async verify() {
       const text = await run(pool, async client => linesText(client))
-      return verifyLog(await scratch(text), SCRATCH_KEY)
+      return verifyLog(await scratchLogWorkspace(text), SCRATCH_LOG_KEY)
     },
     async close() {
       const opened = ready
@@ -345,14 +343,6 @@ export function postgresMemoryStore(options: PostgresMemoryStoreOptions): Postgr
       if (opened && !options.pool) await (await opened.catch(() => undefined))?.end()
     },
   }
-}
-
-const SCRATCH_KEY = 'memory:memory.jsonl'
-
-async function scratch(text: string) {
-  const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
-  if (text !== '') await workspace.append(SCRATCH_KEY, text)
-  return workspace
 }
 
 function missingHash(): never {

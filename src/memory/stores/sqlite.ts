@@ -24,13 +24,10 @@
 import * as crypto from 'node:crypto'
 import { resolve } from 'node:path'
 import type Database from 'better-sqlite3'
-import { createStorage } from 'unstorage'
-import memoryDriver from 'unstorage/drivers/memory'
 import { agentError, isAgentError } from '../../errors.ts'
 import { nativeAddonLoadError, requireOptional } from '../../optional-dependency.ts'
 import { verifyLog, type MemoryLogVerification } from '../event-log.ts'
-import { createWorkspace } from '../../workspace/workspace.ts'
-import type { Workspace } from '../../workspace/types.ts'
+import { scratchLogWorkspace, SCRATCH_LOG_KEY } from '../../workspace/scratch.ts'
 import type { MemoryRecord, MemoryStoreFactory } from '../types.ts'
 import { foldLines, recordHaystack, sqlMemoryAdapter, type SqlBackend, type SqlPartitionStats, type SqlStoreAdapter, type SqlEventRow, type SqlRecordRow, type SqlStoredRecord, type SqlWriteTx } from './sql/core.ts'
 import { laterSeqs, recordOfLines } from './sqlite/lines.ts'
@@ -93,7 +90,6 @@ export interface SqliteMemoryStoreFactory extends MemoryStoreFactory {
 /** Default of {@link SqliteMemoryStoreOptions.busyTimeoutMs}, in milliseconds. */
 export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000
 
-const SCRATCH_KEY = 'memory:memory.jsonl'
 const OPTION_KEYS = new Set(['file', 'busyTimeoutMs'])
 /** Field numbers of the FTS5 columns, as `SqlPosting.field` counts them. */
 const FIELDS = { title: 0, content: 1, tags: 2, dates: 3 } as const
@@ -142,7 +138,7 @@ export function sqliteMemoryStore(options: SqliteMemoryStoreOptions): SqliteMemo
     importLog: text => exclusive(handle(), h => importRows(h, text)),
     async verify() {
       const text = await exclusive(handle(), async h => linesText(h))
-      return verifyLog(await scratchWorkspace(text), SCRATCH_KEY)
+      return verifyLog(await scratchLogWorkspace(text), SCRATCH_LOG_KEY)
     },
     async close() {
       const open = handles.get(file)
@@ -816,7 +812,7 @@ async function importRows(handle: SqliteHandle, text: string): Promise<number> {
   if (typeof text !== 'string') {
     throw agentError('MEMORY_LOG_CORRUPT', 'importLog() needs the text of a JSONL log', 'pass the file\'s text, for example readFileSync(path, "utf8")')
   }
-  const verification = await verifyLog(await scratchWorkspace(text), SCRATCH_KEY)
+  const verification = await verifyLog(await scratchLogWorkspace(text), SCRATCH_LOG_KEY)
   if (!verification.ok || verification.torn) {
     const why = verification.firstBad ? `line ${verification.firstBad.line} fails verification: ${verification.firstBad.reason}` : `it ends in an unfinished write at line ${verification.torn!.line}`
     throw agentError('MEMORY_LOG_CORRUPT', `the JSONL log given to importLog() ${why}`, 'import a complete, verified log (verifyLog() reports the first bad line); nothing was imported', { ...(verification.firstBad ?? {}) })
@@ -836,12 +832,6 @@ async function importRows(handle: SqliteHandle, text: string): Promise<number> {
   })
 }
 
-/** A private in-memory workspace holding `text`, to run `verifyLog` on it. */
-async function scratchWorkspace(text: string): Promise<Workspace> {
-  const workspace = createWorkspace({ storage: createStorage({ driver: memoryDriver() }) })
-  if (text !== '') await workspace.append(SCRATCH_KEY, text)
-  return workspace
-}
 
 /** Runs a SQLite call, turning its errors into AgentErrors with a fix. */
 function query<T>(handle: SqliteHandle, call: () => T): T {
