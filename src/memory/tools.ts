@@ -205,14 +205,30 @@ async function recordsFingerprint(store: ActiveMemoryStore, ids: readonly string
   return `${store.name}/${parts.join(',')}`
 }
 
-/** Whether a validated write input is bound to fail in `execute` (checked before asking for approval). */
+/**
+ * Whether a validated write input is bound to fail in `execute` (checked before asking for
+ * approval). A scope that cannot be read (a log with a corrupt line, a database that fails) fails
+ * every write: execute then raises that store's error instead of the user approving in vain.
+ */
 async function writeCannotSucceed(store: ActiveMemoryStore, tool: string, input: unknown, context: ToolExecutionContext): Promise<boolean> {
+  try {
+    return await writeBoundToFail(store, tool, input, context)
+  }
+  catch {
+    return true
+  }
+}
+
+async function writeBoundToFail(store: ActiveMemoryStore, tool: string, input: unknown, context: ToolExecutionContext): Promise<boolean> {
   if (tool === 'memory_remember' || tool === `remember_${store.name}`) {
     const { kind, supersedes } = input as Partial<MemoryRememberInput>
     if (store.allowKinds !== undefined && typeof kind === 'string' && !store.allowKinds.includes(kind)) return true
     // The quality filter runs before approval (a rejected write is never put to the user).
     if (await qualityRejection(store, input as MemoryRememberInput, context)) return true
-    return !(await allActive(store, supersedes ?? []))
+    if (supersedes !== undefined && supersedes.length > 0) return !(await allActive(store, supersedes))
+    // Nothing superseded: the scope is still read (an id no record has), and a read that throws fails the write.
+    await store.adapter.read(targetOf(store), SCOPE_PROBE_ID)
+    return false
   }
   if (tool === 'memory_delete') {
     // Active and superseded records can be deleted (memory_read still shows a superseded one); deleted and unknown ids cannot.
@@ -223,6 +239,9 @@ async function writeCannotSucceed(store: ActiveMemoryStore, tool: string, input:
   }
   return false
 }
+
+/** An id no record has: reading it opens the scope and nothing else. */
+const SCOPE_PROBE_ID = 'mem_scope_probe'
 
 async function allActive(store: ActiveMemoryStore, ids: readonly string[]): Promise<boolean> {
   const records = await Promise.all(ids.map((id) => store.adapter.read(targetOf(store), id)))

@@ -2,7 +2,7 @@
  * memory() write approvals end to end: real host (runAgent, resolveApproval), a scripted AI SDK
  * model or a custom-run driver, and the workspace JSONL store on the unstorage fs driver.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -168,6 +168,25 @@ describe('memory write approval with the JSONL store', () => {
     expect(result.status).toBe('completed')
     expect(events.find((e) => e.type === 'tool-error')).toMatchObject({ toolName: 'memory_remember', error: { code: 'MEMORY_STORE_UNKNOWN' } })
     expect(events.some((e) => e.type === 'approval-request')).toBe(false)
+  })
+
+  it('a gated remember into a scope whose log has a line edited by hand is a tool error (MEMORY_LOG_CORRUPT), not an approval request, and the file is unchanged', async () => {
+    const workspace = fsWorkspace()
+    for (const content of ['Alice prefers phone calls', 'Alice lives in Lyon']) {
+      await finish(runAgent(customAgent(workspace, [['memory_remember', { kind: 'profile', content }]], [], { agent: gated('allow') }), { input: 'save', user: { id: 'alice' } }))
+    }
+    const file = join(workspace.dir, 'memory/memory.jsonl')
+    writeFileSync(file, readFileSync(file, 'utf8').replace('phone calls', 'text messages'))
+    const before = readFileSync(file, 'utf8')
+    const agent = modelAgent(workspace, [
+      { toolCalls: [{ toolName: 'memory_remember', input: { kind: 'profile', content: 'Alice has a dog' } }] },
+      { text: 'The memory log is damaged.' },
+    ])
+    const { events, result } = await finish(runAgent(agent, { input: 'remember my dog', user: { id: 'alice' } }))
+    expect(result.status).toBe('completed')
+    expect(events.some((e) => e.type === 'approval-request')).toBe(false)
+    expect(events.find((e) => e.type === 'tool-error')).toMatchObject({ toolName: 'memory_remember', error: { code: 'MEMORY_LOG_CORRUPT' } })
+    expect(readFileSync(file, 'utf8')).toBe(before)
   })
 
   it('50 parallel remembers into one scope give 50 records and 50 lines', async () => {
