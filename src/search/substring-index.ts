@@ -336,25 +336,35 @@ function intersectedBitsets(slots: Slots<unknown>, runs: RunIndex, pieces: Reado
       all[word]! &= any
     }
   }
-  const alive = slots.alive
   let held = 0
   for (let word = 0; word < words; word++) if (all[word] !== 0) held += popcount(all[word]!)
-  if (held <= LOOKED_UP_CANDIDATES) {
-    // Few: each bound looked up in the rarest piece's runs.
-    const out = new Int32Array(2 * held)
-    let length = 0
-    forEachSet(all, words, (slot) => {
-      if (alive[slot] === 0) return
-      let bound = 0
-      for (const run of pieces[0]!.runs) bound += Math.max(0, runs.postings.lookup(run, slot))
-      out[length++] = slot
-      out[length++] = bound
-    })
-    return out.subarray(0, length)
-  }
-  // Many: a needle's occurrences in a record are at most its occurrences of any one piece (each
-  // needle occurrence holds its own occurrence of the piece), so the bound is the least over the
-  // pieces intersected, each summed over its runs in one pass over their postings.
+  return held <= LOOKED_UP_CANDIDATES ? lookedUpBounds(slots, runs, pieces[0]!.runs, all, held) : leastPieceBounds(slots, runs, pieces, all)
+}
+
+/** The live slots set in `all` (`held` of them, dead ones included) with their occurrences of the rarest piece's runs, each looked up. */
+function lookedUpBounds(slots: Slots<unknown>, runs: RunIndex, rarest: readonly number[], all: Int32Array, held: number): Int32Array {
+  const alive = slots.alive
+  const out = new Int32Array(2 * held)
+  let length = 0
+  forEachSet(all, (slots.count + 31) >>> 5, (slot) => {
+    if (alive[slot] === 0) return
+    let bound = 0
+    for (const run of rarest) bound += Math.max(0, runs.postings.lookup(run, slot))
+    out[length++] = slot
+    out[length++] = bound
+  })
+  return out.subarray(0, length)
+}
+
+/**
+ * The live slots set in `all` with the least occurrences of any piece of at most
+ * {@link MAX_LOOKED_UP_RUNS} runs: a needle's occurrences in a record are at most its occurrences
+ * of any one piece (each needle occurrence holds its own occurrence of the piece). Each piece is
+ * summed over its runs in one pass over their postings; the pairs land in a kept buffer, read by
+ * the search that asked before any other search runs.
+ */
+function leastPieceBounds(slots: Slots<unknown>, runs: RunIndex, pieces: ReadonlyArray<{ runs: number[] }>, all: Int32Array): Int32Array {
+  const words = (slots.count + 31) >>> 5
   const data = runs.postings.data
   const bounds = boundScratch(0, slots.count)
   const sums = boundScratch(1, slots.count)
@@ -377,7 +387,7 @@ function intersectedBitsets(slots: Slots<unknown>, runs: RunIndex, pieces: Reado
     })
     first = false
   }
-  // Into a kept buffer: it is read by the search that asked, before any other search runs.
+  const alive = slots.alive
   if (candidateScratch.length < 2 * slots.live) candidateScratch = new Int32Array(Math.max(2 * slots.live, candidateScratch.length * 2))
   const out = candidateScratch
   let length = 0
