@@ -3,14 +3,12 @@ import { basename, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { agentError, causeOf } from '../errors.ts'
 import type { AgentDefinition } from '../agent/types.ts'
-import { agentDefinitionOf, isAgentDefinition, withDefaultName } from '../agent/definition.ts'
 import { missingOptionalDependencyOf } from '../optional-dependency.ts'
 import { trackLoadedAgent } from './release-agent.ts'
 
-export { isAgentDefinition }
-
 // Loaded when a command runs, so `agent --help` loads none of them.
 const memoryFolder = () => import('../memory/folder.ts')
+const agentDefinition = () => import('../agent/definition.ts')
 
 /** Extensions tried for an agent module, in order. */
 const AGENT_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'] as const
@@ -111,6 +109,7 @@ export async function loadAgent(root: string, name: string): Promise<LoadedAgent
   // A TypeScript agent in a `"type": "commonjs"` package is compiled to CommonJS: its namespace's
   // `default` is `module.exports`, which holds the module's own `default` export.
   const exported = loaded.default
+  const { agentDefinitionOf, withDefaultName } = await agentDefinition()
   const candidate = agentDefinitionOf(loaded)
   if (!candidate) {
     throw agentError(
