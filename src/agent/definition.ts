@@ -24,6 +24,17 @@ export function agentDefinitionOf(value: unknown): AgentDefinition | undefined {
   return undefined
 }
 
+/** What `value`, which is no agent definition, is: `undefined`, `a number`, `an object with keys "default", "x"`, ... (for error messages). */
+export function describeNonAgent(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'object') {
+    const keys = Object.keys(value)
+    return keys.length ? `an object with keys ${keys.map(key => JSON.stringify(key)).join(', ')}` : 'an empty object'
+  }
+  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`
+}
+
 /**
  * `agent` named `name` when it was left with the default name `'agent'` (source:
  * `AgentDefinitionInput.name`): the Vite plugin and the CLI name it by its file, the production

@@ -1,7 +1,7 @@
 import type { H3 } from 'h3'
 import { agentError } from '../errors.ts'
 import type { AgentDefinition } from '../agent/types.ts'
-import { agentDefinitionOf, withDefaultName } from '../agent/definition.ts'
+import { agentDefinitionOf, describeNonAgent, withDefaultName } from '../agent/definition.ts'
 import { createAgentRoutes } from './routes.ts'
 import type { AgentSource, IdentifyHook } from './types.ts'
 
@@ -91,11 +91,10 @@ export function createAgentHandler(options: AgentHandlerOptions): H3 {
 
 /** `why`, with what an `agents` entry (or what its loader resolved to) is instead of an agent definition, and the fix for it. */
 function notAnAgent(why: string, value: unknown, name: string) {
-  const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? `an object with keys ${Object.keys(value).map(key => JSON.stringify(key)).join(', ') || '(none)'}` : typeof value
   const hasDefault = !!value && typeof value === 'object' && 'default' in value
   return agentError(
     'SERVER_OPTIONS_INVALID',
-    `${why} (got ${got})`,
+    `${why} (got ${describeNonAgent(value)})`,
     hasDefault
       ? `its "default" is not an agent definition either: make the module end with \`export default defineAgent({ driver, capabilities })\``
       : `pass defineAgent(...), the module's default export (import ${name} from "./agents/${name}.ts", or mod.default), or () => import("./agents/${name}.ts")`,
