@@ -342,6 +342,28 @@ describe('agent memory verify --agent', () => {
     expect(stdout).not.toContain('ok:')
   })
 
+  it('an agent directory with memory/ files prints one line per store: its in-memory store unsupported, each file store read-only with the reason; --store picks a file store', () => {
+    mkdirSync(join(root, 'server', 'agents', 'slots', 'memory'), { recursive: true })
+    writeFileSync(join(root, 'server', 'agents', 'slots', 'agent.ts'), [
+      `import { defineAgent } from ${JSON.stringify(join(REPO_ROOT, 'src/index.ts'))}`,
+      `import { inMemoryMemoryStore, memory, memorySlot } from ${JSON.stringify(join(REPO_ROOT, 'src/capabilities/index.ts'))}`,
+      `export default defineAgent({ name: 'slots', driver: { run() {} }, capabilities: [memory({ stores: { agent: memorySlot({ adapter: inMemoryMemoryStore(), scope: 'global' }) } })] })`,
+    ].join('\n'))
+    writeFileSync(join(root, 'server', 'agents', 'slots', 'memory', 'policies.md'), '- Refunds over 100 EUR need a manager.\n')
+    writeFileSync(join(root, 'server', 'agents', 'slots', 'memory', 'tone.json'), '["Be brief."]\n')
+    const { stdout, stderr, status } = agentCli(['memory', 'verify', '--agent', 'slots'])
+    expect(status).toBe(2)
+    expect(stderr).toContain('store "agent" (in-memory): MEMORY_VERIFY_UNSUPPORTED')
+    expect(stdout.trim().split('\n')).toEqual([
+      'skip: store "policies" (memory-folder): read-only file memory/policies.md of the agent directory; its records are rebuilt from the file at each run and keep no log to verify (the file is the source: check it in version control)',
+      'skip: store "tone" (memory-folder): read-only file memory/tone.json of the agent directory; its records are rebuilt from the file at each run and keep no log to verify (the file is the source: check it in version control)',
+    ])
+    const one = agentCli(['memory', 'verify', '--agent', 'slots', '--store', 'tone'])
+    expect(one.stderr).toBe('')
+    expect(one.status).toBe(0)
+    expect(one.stdout).toMatch(/^skip: store "tone" \(memory-folder\): read-only file memory\/tone\.json/)
+  })
+
   it('--dir beside --agent, and an unknown --store, exit 2 naming the problem', () => {
     const both = agentCli(['memory', 'verify', '--agent', 'checked', '--dir', root])
     expect(both.status).toBe(2)
