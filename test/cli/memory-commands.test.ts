@@ -118,6 +118,18 @@ describe('agent memory export', () => {
 })
 
 describe('agent memory import --file', () => {
+  it('a --file that does not exist exits 1 with MEMORY_IMPORT_NOT_FOUND naming its path; a file that is not JSON is MEMORY_IMPORT_INVALID', () => {
+    const missing = agentCli(['memory', 'import', '--agent', 'notes', '--file', join(root, 'missing.json')])
+    expect(missing.status).toBe(1)
+    expect(missing.stderr).toContain(`MEMORY_IMPORT_NOT_FOUND: there is no file ${join(root, 'missing.json')}. Fix: check the path of --file`)
+    expect(missing.stderr).not.toContain('ENOENT')
+    writeFileSync(join(root, 'not-json.json'), 'hello')
+    const garbled = agentCli(['memory', 'import', '--agent', 'notes', '--file', join(root, 'not-json.json')])
+    expect(garbled.status).toBe(1)
+    expect(garbled.stderr).toContain(`MEMORY_IMPORT_INVALID: ${join(root, 'not-json.json')} is not JSON`)
+    expect(garbled.stderr).toContain('Fix: pass a file written by `agent memory export`')
+  }, 120_000)
+
   it('--tenant imports into the scope of the user in that tenant', () => {
     const imported = agentCli(['memory', 'import', '--agent', 'notes', '--user', 'ann', '--tenant', 'acme', '--file', join(root, 'records.json')])
     expect(imported.stderr).toBe('')
