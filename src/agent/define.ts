@@ -89,6 +89,34 @@ export function checkTool(name: string, tool: unknown, where: string): AgentTool
 }
 
 /**
+ * Two `memory()` capabilities whose tools would share names (both have a store with the shared
+ * tools `memory_search`, `memory_remember`, ..., or stores of one name with `tools: 'named'`)
+ * would fail every run with `TOOL_NAME_DUPLICATE`: refused here, where the fix is one edit. Read
+ * from the options a `memory()` capability keeps (`options.stores`), so this module does not
+ * depend on the memory capability.
+ *
+ * @throws `AGENT_OPTIONS_INVALID` naming the capabilities' positions and the clashing tools.
+ */
+function checkMemoryCapabilities(capabilities: readonly AgentCapability[]): void {
+  const seen = new Map<string, number>()
+  capabilities.forEach((capability, index) => {
+    const stores = capability.id === 'memory' ? (capability as { options?: { stores?: unknown } }).options?.stores : undefined
+    if (!stores || typeof stores !== 'object') return
+    const groups = new Set<string>()
+    for (const [name, store] of Object.entries(stores as Record<string, { tools?: unknown } | undefined>)) {
+      groups.add(store?.tools === 'named' ? `remember_${name} / recall_${name}` : 'memory_search, memory_remember, ... (shared by their stores)')
+    }
+    for (const group of groups) {
+      const earlier = seen.get(group)
+      if (earlier !== undefined) {
+        invalid('AGENT_OPTIONS_INVALID', 'agent capabilities', [`capabilities[${earlier}] and capabilities[${index}] are both memory() capabilities with the tools ${group}: every run would fail with TOOL_NAME_DUPLICATE`], 'put every store in one memory({ stores: { notes: { ... }, facts: { ... } } }) (the tools serve all its stores, picked with their `store` argument), or give the stores of one of them tools: \'named\'')
+      }
+      seen.set(group, index)
+    }
+  })
+}
+
+/**
  * Validates an agent and returns it as a frozen plain {@link AgentDefinition}; nothing runs here.
  *
  * - `name` defaults to `'agent'` and must match `^[a-zA-Z0-9_-]{1,64}$` (it is used in workspace keys).
@@ -105,6 +133,7 @@ export function defineAgent(input: AgentDefinitionInput): AgentDefinition {
   const driver = checkDriver(input.driver)
   const tools: Record<string, AgentTool> = {}
   for (const [name, tool] of Object.entries(input.tools ?? {})) tools[name] = checkTool(name, tool, `tools.${name}`)
+  checkMemoryCapabilities(input.capabilities ?? [])
   return Object.freeze({
     kind: 'agent' as const,
     name: input.name ?? 'agent',

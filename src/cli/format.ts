@@ -16,8 +16,15 @@ export function formatJson(value: unknown, limit: number = DEFAULT_JSON_LIMIT): 
   return `${text.slice(0, limit)}… (${text.length - limit} more characters)`
 }
 
-/** `CODE: why. Fix: fix` as one line (the message already starts with the code for host errors). */
+/**
+ * `CODE: why. Fix: fix` as one line (the message already starts with the code for host errors).
+ * A scope whose `tenant` is unfilled (`MEMORY_SCOPE_INVALID`, `details.field: 'tenant'`) is, from
+ * the CLI, a command run without `--tenant`: its fix says to pass it.
+ */
 export function formatError(error: AgentErrorShape): string {
+  if (error.code === 'MEMORY_SCOPE_INVALID' && error.details?.field === 'tenant' && error.why) {
+    return `${error.code}: ${error.why}. Fix: pass --tenant <id>: the agent's scope names the user's tenant, and this command ran without one`
+  }
   return error.message.startsWith(`${error.code}:`) ? error.message : `${error.code}: ${error.message}`
 }
 

@@ -8,6 +8,7 @@ import { trackLoadedAgent } from './release-agent.ts'
 
 // Loaded when a command runs, so `agent --help` loads none of them.
 const memoryFolder = () => import('../memory/folder.ts')
+const agentDefinition = () => import('../agent/definition.ts')
 
 /** Extensions tried for an agent module, in order. */
 const AGENT_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'] as const
@@ -83,13 +84,6 @@ export async function importModule(file: string): Promise<Record<string, unknown
   }
 }
 
-/** True when `value` has the shape {@link defineAgent} returns. */
-export function isAgentDefinition(value: unknown): value is AgentDefinition {
-  if (!value || typeof value !== 'object') return false
-  const candidate = value as Partial<AgentDefinition>
-  return candidate.kind === 'agent' && typeof candidate.name === 'string' && !!candidate.driver && typeof candidate.driver === 'object'
-}
-
 /** An agent loaded from its module. */
 export interface LoadedAgent {
   agent: AgentDefinition
@@ -115,18 +109,17 @@ export async function loadAgent(root: string, name: string): Promise<LoadedAgent
   // A TypeScript agent in a `"type": "commonjs"` package is compiled to CommonJS: its namespace's
   // `default` is `module.exports`, which holds the module's own `default` export.
   const exported = loaded.default
-  const candidate = !isAgentDefinition(exported) && exported && typeof exported === 'object' && isAgentDefinition((exported as { default?: unknown }).default)
-    ? (exported as { default: AgentDefinition }).default
-    : exported
-  if (!isAgentDefinition(candidate)) {
+  const { agentDefinitionOf, withDefaultName } = await agentDefinition()
+  const candidate = agentDefinitionOf(loaded)
+  if (!candidate) {
     throw agentError(
       'AGENT_INVALID_MODULE',
-      `${location.file} does not default-export an agent definition (got ${candidate === undefined ? 'no default export' : typeof candidate})`,
+      `${location.file} does not default-export an agent definition (got ${exported === undefined ? 'no default export' : typeof exported})`,
       'end the module with `export default defineAgent({ driver, capabilities })`',
       { file: location.file },
     )
   }
-  const named = candidate.name === 'agent' && location.name !== 'agent' ? { ...candidate, name: location.name } : candidate
+  const named = withDefaultName(candidate, location.name)
   // The agent directory's memory/ folder is part of the agent.
   const agent = (await memoryFolder()).withMemoryFolder(named, location.file)
   trackLoadedAgent(agent)

@@ -42,6 +42,11 @@ const userArg = { type: 'string', description: 'User id the agent runs for', def
 const storeArg = { type: 'string', description: 'Memory store name (default: the only store, or the store named "agent")' } as const
 const tenantArg = { type: 'string', description: 'Tenant of the user, for agents whose scopes name one (default: none)' } as const
 
+/** The user of `--user` and `--tenant`, as an invocation's `user`. */
+function userOf(args: { user: string; tenant?: string }): { id: string; tenant?: string } {
+  return { id: args.user, ...(args.tenant ? { tenant: args.tenant } : {}) }
+}
+
 /**
  * Runs a command body; an error is printed as `CODE: why. Fix: fix` and sets exit code 1 instead
  * of a stack trace. Then the connections its agents opened are closed, so the process exits.
@@ -78,6 +83,7 @@ const dev = defineCommand({
   args: {
     ...agentArgs,
     user: userArg,
+    tenant: tenantArg,
     thread: { type: 'string', description: 'Thread id to continue (default: a new thread)' },
     verbose: { type: 'boolean', description: 'Print tool inputs and results in full', default: false },
     url: { type: 'string', description: 'Drive a running dev server (for example http://localhost:5173) instead of loading the agent in-process' },
@@ -86,6 +92,8 @@ const dev = defineCommand({
   run: ({ args, cmd }) => guarded(async () => {
     if (args.url) {
       rejectUnknownOptions(args, cmd.args as Record<string, unknown>)
+      // The server's identify hook decides the tenant (a dev server: none; a production handler: the token's).
+      if (args.tenant !== undefined) throw agentError('CLI_INVALID_OPTION', '--tenant names the tenant of an agent run in this process, and --url drives a server whose identify hook decides the tenant', 'leave --tenant out with --url (a production handler takes the tenant from the --token), or drop --url to run the agent here', { option: 'tenant' })
       // With --token the server takes the user from the token, and --user is not used.
       consola.info(`Chatting with ${args.agent} at ${(await devUrl()).routesBase(args.url)} as ${args.token ? 'the user of --token' : args.user}. Type /exit to quit.`)
       const { unreachable } = await (await devUrl()).runRemoteChat({ url: args.url, agent: args.agent, user: args.user, ...(args.token ? { token: args.token } : {}), ...(args.thread ? { threadId: args.thread } : {}), input: process.stdin, output: process.stdout, interactive: process.stdin.isTTY === true, ...(args.verbose ? { jsonLimit: 0 } : {}) })
@@ -94,10 +102,10 @@ const dev = defineCommand({
     }
     const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
     const interactive = process.stdin.isTTY === true
-    consola.info(`Chatting with ${agent.name} (${(await infoModule()).describeDriver(agent.driver)}) as ${args.user}. Type /exit to quit, /approvals to list pending approvals.`)
+    consola.info(`Chatting with ${agent.name} (${(await infoModule()).describeDriver(agent.driver)}) as ${args.user}${args.tenant ? ` of tenant ${args.tenant}` : ''}. Type /exit to quit, /approvals to list pending approvals.`)
     await (await chat()).runChat({
       agent,
-      user: { id: args.user },
+      user: userOf(args),
       threadId: args.thread,
       input: process.stdin,
       output: process.stdout,
@@ -165,10 +173,10 @@ const importCommand = defineCommand({
 
 const list = defineCommand({
   meta: { name: 'list', description: 'List the records of a user\'s memory scope (all statuses, creation order)' },
-  args: { ...agentArgs, user: userArg, store: storeArg },
+  args: { ...agentArgs, user: userArg, tenant: tenantArg, store: storeArg },
   run: ({ args, cmd }) => guarded(async () => {
     const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
-    const { adapter, target } = await (await openStore()).openMemoryStore(agent, { user: { id: args.user }, store: args.store })
+    const { adapter, target } = await (await openStore()).openMemoryStore(agent, { user: userOf(args), store: args.store })
     const records = await adapter.export(target)
     for (const record of records) print(`${record.id}  ${record.status}  ${record.kind}  ${record.createdAt}  ${record.content}`)
     print(`${records.length} ${records.length === 1 ? 'record' : 'records'} in store ${target.store}, scope ${JSON.stringify(target.scope)}`)
@@ -180,13 +188,14 @@ const search = defineCommand({
   args: {
     ...agentArgs,
     user: userArg,
+    tenant: tenantArg,
     store: storeArg,
     query: { type: 'positional', description: 'Search text (several words unquoted are one query)', required: true },
     limit: { type: 'string', description: 'Most results (default 10)' },
   },
   run: ({ args, cmd }) => guarded(async () => {
     const { agent } = await loadProjectAgent(args, cmd.args as Record<string, unknown>)
-    const { adapter, target } = await (await openStore()).openMemoryStore(agent, { user: { id: args.user }, store: args.store })
+    const { adapter, target } = await (await openStore()).openMemoryStore(agent, { user: userOf(args), store: args.store })
     const limit = args.limit === undefined ? undefined : Number(args.limit)
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw agentError('CLI_INVALID_LIMIT', `--limit ${args.limit} is not a positive integer`, 'pass --limit 1 or more')
     // `agent memory search window seats` means the query "window seats", as the quoted form does.

@@ -8,7 +8,7 @@
 import { agentError } from '../errors.ts'
 import { loadCheckpoint, loadPartitions, sectionIgnored, SectionUnreadable } from './checkpoint.ts'
 import { sha256HexSync } from './digest.ts'
-import { headProblem, readHead, type LogHead } from './head.ts'
+import { headKey, headProblem, readHead, type LogHead } from './head.ts'
 import { EMPTY, reset, utf8Decoder, warn, type LogHandle } from './handle.ts'
 import { checkLine, checkLineSync, CorruptLine, digestOf, type Interner } from './line-check.ts'
 import { quarantineTail } from './torn-tail.ts'
@@ -149,8 +149,15 @@ async function reanchor(handle: LogHandle<any, any, any>): Promise<boolean> {
   return true
 }
 
+/** A log that does not reach its head anchor (fewer lines, or another last line): the log may be a backup restored on purpose. */
+class HeadAnchorMismatch extends CorruptLine {}
+
 /** The `MEMORY_LOG_CORRUPT` error of a bad line of the log at `key`. */
 function corruptLog(key: string, error: CorruptLine) {
+  if (error instanceof HeadAnchorMismatch) {
+    const head = headKey(key)
+    return agentError('MEMORY_LOG_CORRUPT', `line ${error.line} of the memory log "${key}" fails verification: ${error.reason}`, `if you restored an older backup of the log on purpose, check that it is the backup you meant, then remove the head anchor "${head}" (the file ${head.replaceAll(':', '/')} in the workspace folder, beside the log; docs/log-format.md): that accepts the restored log, and the next write anchors it again. Otherwise lines were cut from the log: restore it from a backup (\`agent memory verify\` shows where it ends); the log is never repaired silently`, { key, line: error.line, reason: error.reason, head })
+  }
   return agentError('MEMORY_LOG_CORRUPT', `line ${error.line} of the memory log "${key}" fails verification: ${error.reason}`, 'run `agent memory verify` to see the first bad line, then restore the log from a backup or move the lines from the bad one on aside by hand; the log is never repaired silently (reads can opt into continuing past it with `readPastCorruption`)', { key, line: error.line, reason: error.reason })
 }
 
@@ -163,7 +170,7 @@ function corruptLog(key: string, error: CorruptLine) {
 function checkHeadAnchor(handle: LogHandle<any, any, any>, head: LogHead): void {
   // Only the last line's digest is at hand: a longer log is checked at that line by verifyLog.
   const problem = headProblem(head, handle.lines, head.lines === handle.lines ? handle.lastDigest : undefined, handle.key)
-  if (problem) throw new CorruptLine(Math.min(head.lines, handle.lines + 1), problem)
+  if (problem) throw new HeadAnchorMismatch(Math.min(head.lines, handle.lines + 1), problem)
 }
 
 /**

@@ -153,6 +153,12 @@ async function storeOf(file: FolderFile, agent: string): Promise<MemoryStoreAdap
   return readOnly(adapter, file.store)
 }
 
+/** The capability {@link memoryFolder} returns: `files()` lists its stores (name, and file as `memory/<file>`) now, without parsing them (for tooling such as `agent memory verify`). */
+export interface MemoryFolderCapability extends AgentCapability {
+  id: 'memory-folder'
+  files(): Array<{ store: string; file: string }>
+}
+
 /**
  * The capability of an agent directory's memory folder (id `'memory-folder'`). `source` is the
  * folder (`new URL('./memory/', import.meta.url)` in `server/agents/<name>/agent.ts`), or, for a
@@ -171,10 +177,11 @@ async function storeOf(file: FolderFile, agent: string): Promise<MemoryStoreAdap
  * or whose name is not a store name; `TOOL_NAME_DUPLICATE` when another capability already has
  * a store with named tools of the same name.
  */
-export function memoryFolder(source: MemoryFolderSource): AgentCapability {
+export function memoryFolder(source: MemoryFolderSource): MemoryFolderCapability {
   const cache = new Map<string, { digest: string; adapter: Promise<MemoryStoreAdapter> }>()
   return {
     id: 'memory-folder',
+    files: () => readSource(source).map(file => ({ store: file.store, file: `memory/${basename(file.file)}` })),
     async resolve(context: CapabilityContext) {
       const files = readSource(source)
       if (files.length === 0) return

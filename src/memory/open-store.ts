@@ -1,4 +1,5 @@
 import { agentError, isAgentError } from '../errors.ts'
+import { agentDefinitionOf, describeNonAgent } from '../agent/definition.ts'
 import { resolveMemoryStore, type MemoryCapability } from './capability.ts'
 import { parseMemoryOptions } from './schemas.ts'
 import type { MemoryStoreConfig } from './schemas.ts'
@@ -45,6 +46,26 @@ export interface OpenMemoryStoreOptions {
 }
 
 /**
+ * The agent definition `value` is, or holds as its default export (a module namespace, or the
+ * `{ default: agent }` a CommonJS app gets from importing a TypeScript agent).
+ *
+ * @throws `AGENT_DEFINITION_REQUIRED` for anything else, saying what it got and what to pass.
+ */
+function agentArgument(value: unknown): AgentDefinition {
+  const agent = agentDefinitionOf(value)
+  if (agent) return agent
+  const hasDefault = !!value && typeof value === 'object' && 'default' in value
+  throw agentError(
+    'AGENT_DEFINITION_REQUIRED',
+    `openMemoryStore() needs the agent definition defineAgent() returned as its first argument, and got ${describeNonAgent(value)}${hasDefault ? ' whose "default" is no agent definition either' : ''}`,
+    hasDefault
+      ? 'make the agent module end with `export default defineAgent({ driver, capabilities })` and pass its default export'
+      : "pass the agent itself: the module's default export (import agent from './server/agents/<name>.ts', or mod.default of a module namespace), not the module or undefined",
+    { got: describeNonAgent(value) },
+  )
+}
+
+/**
  * Opens an agent's memory store for `user` from code: for seeding a store, importing, listing,
  * or a store the model may only read (`write.mode: 'off'`) that your code fills. Resolves it
  * exactly as an invocation does (`resolveMemoryStore`
@@ -53,16 +74,21 @@ export interface OpenMemoryStoreOptions {
  * involved, so code sees exactly the scope the agent's tools see for that user. Write with
  * `adapter.append(target, input, { audit: { via: 'api' } })`.
  *
- * @throws `MEMORY_NOT_CONFIGURED` when the agent has no `memory()` capability;
+ * `agent` may also be a module whose default export is the agent (`await import(...)`, or the
+ * `{ default: agent }` a CommonJS app gets from a TypeScript agent).
+ *
+ * @throws `AGENT_DEFINITION_REQUIRED` when `agent` is no agent definition (`undefined`, `{}`, a
+ * module without one); `MEMORY_NOT_CONFIGURED` when the agent has no `memory()` capability;
  * `MEMORY_STORE_UNKNOWN` / `MEMORY_STORE_REQUIRED` for a missing or ambiguous `--store`;
  * `MEMORY_SCOPE_OFF` when the scope function returns `undefined` for this user and metadata, or
  * throws while no `user` was given (a user-keyed scope);
  * `MEMORY_SCOPE_REQUIRED` / `MEMORY_SCOPE_INVALID` for a scope that would widen (never stored as global).
  */
 export async function openMemoryStore(
-  agent: AgentDefinition,
-  options: OpenMemoryStoreOptions,
+  agentOrModule: AgentDefinition | { default: AgentDefinition },
+  options: OpenMemoryStoreOptions = {},
 ): Promise<ResolvedMemoryStore> {
+  const agent = agentArgument(agentOrModule)
   const capability = agent.capabilities.find(isMemoryCapability)
   if (!capability) {
     throw agentError('MEMORY_NOT_CONFIGURED', `agent "${agent.name}" has no memory() capability`, 'add memory({ stores: { agent: { adapter, scope } } }) to the agent\'s capabilities')

@@ -302,6 +302,11 @@ function optionsError(issue: z.core.$ZodIssue, root: unknown, all: z.core.$ZodIs
   if (store !== undefined && path.length === 3 && field === 'scope' && valueAt(root, path) === undefined) {
     return agentError('MEMORY_SCOPE_REQUIRED', `memory store "${store}" has no scope (stores.${store}.scope)`, `set stores.${store}.scope to an object with at least one non-empty field among ${MEMORY_SCOPE_FIELDS.join(', ')}, or to a function of the context returning one`, details)
   }
+  if (issue.code === 'invalid_key' && path.length === 2 && path[0] === 'stores') {
+    const name = String(path[1])
+    const suggestion = name.replace(/[^a-zA-Z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64)
+    return agentError('MEMORY_OPTIONS_INVALID', `invalid store name ${JSON.stringify(name)} at stores.${name}: a store name is 1-64 characters of letters, digits, "_" and "-" (^[a-zA-Z0-9_-]{1,64}$), because it names the store's tools and workspace keys`, `rename the store${suggestion ? `, for example to ${JSON.stringify(suggestion)}` : ''}`, details)
+  }
   const where = pathText(path)
   const why = issue.code === 'unrecognized_keys'
     ? `unknown option ${issue.keys.map((k) => `"${k}"`).join(', ')} at ${where}`

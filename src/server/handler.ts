@@ -1,13 +1,20 @@
 import type { H3 } from 'h3'
 import { agentError } from '../errors.ts'
 import type { AgentDefinition } from '../agent/types.ts'
+import { agentDefinitionOf, describeNonAgent, withDefaultName } from '../agent/definition.ts'
 import { createAgentRoutes } from './routes.ts'
 import type { AgentSource, IdentifyHook } from './types.ts'
 
 /** Options of {@link createAgentHandler}. */
 export interface AgentHandlerOptions {
-  /** The agents served, by route name: definitions, or lazy loaders (`() => import('./agents/support.ts')` with a default export). */
-  agents: Record<string, AgentDefinition | (() => Promise<AgentDefinition | { default: AgentDefinition }>)>
+  /**
+   * The agents served, by route name: definitions, modules whose default export is one
+   * (`import * as support from ...`, or the `{ default }` a CommonJS app gets from a TypeScript
+   * agent), or lazy loaders (`() => import('./agents/support.ts')`). An agent left with the
+   * default name `'agent'` is named by its key here, as the Vite plugin and the CLI name it by its
+   * file, so dev and production read the same threads, approvals and memory.
+   */
+  agents: Record<string, AgentDefinition | { default: unknown } | (() => Promise<AgentDefinition | { default: unknown }>)>
   /** Required: the verified identity of a request (for example {@link jwtIdentity}). */
   identify: IdentifyHook
   /** Prefix of every route. Default `'/api/agents'`. */
@@ -33,7 +40,8 @@ export const DEFAULT_HANDLER_PREFIX = '/api/agents'
  *
  * @throws `SERVER_IDENTIFY_REQUIRED` without `identify`; `SERVER_OPTIONS_INVALID` for an unknown
  * option key, a `studio` that is neither a boolean nor `{ dir }`, or an agent entry that is
- * neither a definition nor a loader.
+ * neither a definition (nor a module whose default export is one) nor a loader; a loader whose
+ * module has no agent default export fails the requests for that agent with `SERVER_OPTIONS_INVALID`.
  */
 export function createAgentHandler(options: AgentHandlerOptions): H3 {
   const known = ['agents', 'identify', 'prefix', 'maxBodyBytes', 'studio']
@@ -50,21 +58,28 @@ export function createAgentHandler(options: AgentHandlerOptions): H3 {
     throw agentError('SERVER_OPTIONS_INVALID', 'studio must be true, false or { dir: string }', 'pass studio: true to serve the studio of the package, or studio: { dir: "path/to/studio" } for a UI built elsewhere', { option: 'studio' })
   }
   const entries = options.agents ?? {}
+  const definitions = new Map<string, AgentDefinition>()
   for (const [name, entry] of Object.entries(entries)) {
-    if (typeof entry !== 'function' && (entry as Partial<AgentDefinition>)?.kind !== 'agent') {
-      throw agentError('SERVER_OPTIONS_INVALID', `agents.${name} is neither an agent definition nor a loader function`, 'pass defineAgent(...) or () => import("./agents/<name>.ts")', { agent: name })
-    }
+    if (typeof entry === 'function') continue
+    const definition = agentDefinitionOf(entry)
+    if (!definition) throw notAnAgent(`agents.${name} is neither an agent definition nor a loader function`, entry, name)
+    definitions.set(name, withDefaultName(definition, name))
   }
   const cache = new Map<string, Promise<AgentDefinition>>()
   const source: AgentSource = {
     list: async () => Object.keys(entries),
     load(name) {
       if (!Object.hasOwn(entries, name)) return Promise.resolve(undefined)
-      const entry = entries[name]!
-      if (typeof entry !== 'function') return Promise.resolve(entry)
+      const definition = definitions.get(name)
+      if (definition) return Promise.resolve(definition)
       let loading = cache.get(name)
       if (!loading) {
-        loading = entry().then(loaded => ('default' in loaded ? loaded.default : loaded))
+        const loader = entries[name] as () => Promise<unknown>
+        loading = Promise.resolve().then(loader).then(loaded => {
+          const loadedDefinition = agentDefinitionOf(loaded)
+          if (!loadedDefinition) throw notAnAgent(`the loader of agents.${name} resolved to no agent definition`, loaded, name)
+          return withDefaultName(loadedDefinition, name)
+        })
         loading.catch(() => cache.delete(name))
         cache.set(name, loading)
       }
@@ -72,4 +87,17 @@ export function createAgentHandler(options: AgentHandlerOptions): H3 {
     },
   }
   return createAgentRoutes({ agents: source, identify: options.identify, prefix: options.prefix ?? DEFAULT_HANDLER_PREFIX, mode: 'production', ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}), ...(studio ? { studio } : {}) })
+}
+
+/** `why`, with what an `agents` entry (or what its loader resolved to) is instead of an agent definition, and the fix for it. */
+function notAnAgent(why: string, value: unknown, name: string) {
+  const hasDefault = !!value && typeof value === 'object' && 'default' in value
+  return agentError(
+    'SERVER_OPTIONS_INVALID',
+    `${why} (got ${describeNonAgent(value)})`,
+    hasDefault
+      ? `its "default" is not an agent definition either: make the module end with \`export default defineAgent({ driver, capabilities })\``
+      : `pass defineAgent(...), the module's default export (import ${name} from "./agents/${name}.ts", or mod.default), or () => import("./agents/${name}.ts")`,
+    { agent: name },
+  )
 }

@@ -3,8 +3,8 @@ import { resolve } from 'node:path'
 import type { Plugin, ViteDevServer } from 'vite'
 import { toNodeHandler } from 'h3/node'
 import { agentError, causeOf } from '../errors.ts'
-import { isAgentDefinition, listAgents } from '../cli/load-agent.ts'
-import type { AgentDefinition } from '../agent/types.ts'
+import { listAgents } from '../cli/load-agent.ts'
+import { agentDefinitionOf, withDefaultName } from '../agent/definition.ts'
 import { withMemoryFolder } from '../memory/folder.ts'
 import { missingOptionalDependencyOf } from '../optional-dependency.ts'
 import { createAgentRoutes, DEFAULT_AGENTS_PREFIX } from '../server/routes.ts'
@@ -74,12 +74,12 @@ export function viteAgentSource(server: ViteDevServer, root: string): AgentSourc
         const cause = causeOf(missingOptionalDependencyOf(error) ?? error)
         throw agentError('AGENT_LOAD_FAILED', `loading ${location.file} failed: ${cause.text}`, `${cause.fix ?? 'fix the error in the agent module'}; the dev server picks up the fix on the next request`, { file: location.file }, error)
       }
-      const candidate = loaded.default
-      if (!isAgentDefinition(candidate)) {
+      const candidate = agentDefinitionOf(loaded)
+      if (!candidate) {
         throw agentError('AGENT_INVALID_MODULE', `${location.file} does not default-export an agent definition`, 'end the module with `export default defineAgent({ driver, capabilities })`', { file: location.file })
       }
       // An agent left with the default name takes its file name, as in the CLI.
-      const named = candidate.name === 'agent' && location.name !== 'agent' ? ({ ...candidate, name: location.name } as AgentDefinition) : candidate
+      const named = withDefaultName(candidate, location.name)
       // The agent directory's memory/ folder is part of the agent (its files are read at each run).
       return withMemoryFolder(named, location.file)
     },

@@ -100,3 +100,26 @@ describe('defineCapability', () => {
     expect(thrown(() => defineCapability({ id: 'x' } as never)).message).toContain('resolve')
   })
 })
+
+describe('defineAgent with several memory() capabilities', () => {
+  it('two memory() capabilities with shared tools are refused with AGENT_OPTIONS_INVALID naming both and the fix of one memory() with both stores', async () => {
+    const { inMemoryMemoryStore, memory } = await import('../../src/capabilities/index.ts')
+    const notes = memory({ stores: { notes: { adapter: inMemoryMemoryStore(), scope: { agent: 'a' } } } })
+    const facts = memory({ stores: { facts: { adapter: inMemoryMemoryStore(), scope: { agent: 'a' } } } })
+    const error = thrown(() => defineAgent({ driver: { model }, capabilities: [notes, facts] }))
+    expect(error.code).toBe('AGENT_OPTIONS_INVALID')
+    expect(error.message).toContain('capabilities[0] and capabilities[1] are both memory() capabilities with the tools memory_search, memory_remember, ... (shared by their stores): every run would fail with TOOL_NAME_DUPLICATE')
+    expect(error.message).toContain('Fix: put every store in one memory({ stores: { notes: { ... }, facts: { ... } } })')
+  })
+
+  it('two memory() capabilities whose tools cannot clash (stores with tools: named, other names) are accepted, and a run resolves both', async () => {
+    const { inMemoryMemoryStore, memory } = await import('../../src/capabilities/index.ts')
+    const { runAgent } = await import('../../src/agent/run.ts')
+    const shared = memory({ stores: { notes: { adapter: inMemoryMemoryStore(), scope: { agent: 'a' } } } })
+    const named = memory({ stores: { facts: { adapter: inMemoryMemoryStore(), scope: { agent: 'a' }, tools: 'named' } } })
+    const agent = defineAgent({ driver: { run() {} }, capabilities: [shared, named] })
+    const events = []
+    for await (const event of runAgent(agent, { input: 'hi' })) events.push(event)
+    expect(events.find(event => event.type === 'error')).toBeUndefined()
+  })
+})

@@ -40,6 +40,17 @@ beforeAll(() => {
     `  } } })],`,
     `})`,
   ].join('\n'))
+  // An agent whose scope always names the user's tenant: without --tenant it is undefined.
+  writeFileSync(join(root, 'server', 'agents', 'ten.ts'), [
+    `import { createWorkspace, defineAgent } from ${JSON.stringify(join(REPO_ROOT, 'src/index.ts'))}`,
+    `import { memory, workspaceJsonlMemoryStore } from ${JSON.stringify(join(REPO_ROOT, 'src/capabilities/index.ts'))}`,
+    `export default defineAgent({`,
+    `  name: 'ten',`,
+    `  driver: { run(context) { context.write('tenant=' + context.user?.tenant) } },`,
+    `  workspace: createWorkspace({ dir: '.agent/ten' }),`,
+    `  capabilities: [memory({ stores: { agent: { adapter: workspaceJsonlMemoryStore(), scope: ({ user }) => ({ agent: 'ten', tenant: user?.tenant, user: user?.id }) } } })],`,
+    `})`,
+  ].join('\n'))
   // Two agents whose store has `embed`: a scripted embedding model that works, and one that fails as a provider that is down does.
   for (const [name, fail] of [['up', false], ['down', true]] as const) {
     writeFileSync(join(root, 'server', 'agents', `${name}.ts`), [
@@ -107,6 +118,18 @@ describe('agent memory export', () => {
 })
 
 describe('agent memory import --file', () => {
+  it('a --file that does not exist exits 1 with MEMORY_IMPORT_NOT_FOUND naming its path; a file that is not JSON is MEMORY_IMPORT_INVALID', () => {
+    const missing = agentCli(['memory', 'import', '--agent', 'notes', '--file', join(root, 'missing.json')])
+    expect(missing.status).toBe(1)
+    expect(missing.stderr).toContain(`MEMORY_IMPORT_NOT_FOUND: there is no file ${join(root, 'missing.json')}. Fix: check the path of --file`)
+    expect(missing.stderr).not.toContain('ENOENT')
+    writeFileSync(join(root, 'not-json.json'), 'hello')
+    const garbled = agentCli(['memory', 'import', '--agent', 'notes', '--file', join(root, 'not-json.json')])
+    expect(garbled.status).toBe(1)
+    expect(garbled.stderr).toContain(`MEMORY_IMPORT_INVALID: ${join(root, 'not-json.json')} is not JSON`)
+    expect(garbled.stderr).toContain('Fix: pass a file written by `agent memory export`')
+  }, 120_000)
+
   it('--tenant imports into the scope of the user in that tenant', () => {
     const imported = agentCli(['memory', 'import', '--agent', 'notes', '--user', 'ann', '--tenant', 'acme', '--file', join(root, 'records.json')])
     expect(imported.stderr).toBe('')
@@ -118,6 +141,47 @@ describe('agent memory import --file', () => {
     const data = JSON.parse(readFileSync(join(root, 'acme-ann.json'), 'utf8')) as { scope: unknown; records: Array<{ content: string }> }
     expect(data.scope).toEqual({ agent: 'notes', tenant: 'acme', user: 'ann' })
     expect(data.records.map(record => record.content)).toEqual(['I prefer window seats', 'The office window faces north'])
+  }, 120_000)
+})
+
+describe('--tenant on every command that resolves a scope', () => {
+  it('memory list and search take --tenant and act on that tenant\'s scope', () => {
+    const imported = agentCli(['memory', 'import', '--agent', 'ten', '--user', 'ann', '--tenant', 'acme', '--file', join(root, 'records.json')])
+    expect(imported.stderr).toBe('')
+    const listed = agentCli(['memory', 'list', '--agent', 'ten', '--user', 'ann', '--tenant', 'acme'])
+    expect(listed.stderr).toBe('')
+    expect(listed.status).toBe(0)
+    expect(listed.stdout.trim().split('\n').at(-1)).toBe('2 records in store agent, scope {"agent":"ten","tenant":"acme","user":"ann"}')
+    const searched = agentCli(['memory', 'search', 'window', 'seats', '--agent', 'ten', '--user', 'ann', '--tenant', 'acme', '--limit', '1'])
+    expect(searched.stderr).toBe('')
+    expect(searched.stdout).toMatch(/^mem_seat {2}score [\d.]+ {2}I prefer window seats\n1 result in store agent, scope \{"agent":"ten","tenant":"acme","user":"ann"\}\n$/)
+  }, 120_000)
+
+  it('without --tenant, a scope naming the tenant fails with MEMORY_SCOPE_INVALID whose fix says to pass --tenant', () => {
+    const listed = agentCli(['memory', 'list', '--agent', 'ten', '--user', 'ann'])
+    expect(listed.status).toBe(1)
+    expect(listed.stderr).toContain('MEMORY_SCOPE_INVALID: the scope of memory store "agent" field "tenant" is undefined, which would widen the scope. Fix: pass --tenant <id>: the agent\'s scope names the user\'s tenant, and this command ran without one\n')
+  }, 120_000)
+
+  it('agent dev runs for the user of --tenant; without it a run prints the error with pass --tenant', () => {
+    const chat = agentCli(['dev', '--agent', 'ten', '--user', 'ann', '--tenant', 'acme'], 'hello\n')
+    expect(chat.stderr).not.toContain('CLI_UNKNOWN_OPTION')
+    expect(chat.status).toBe(0)
+    expect(chat.stdout).toContain('tenant=acme')
+    const untenanted = agentCli(['dev', '--agent', 'ten', '--user', 'ann'], 'hello\n')
+    expect(untenanted.stdout).toContain('MEMORY_SCOPE_INVALID')
+    expect(untenanted.stdout).toContain('Fix: pass --tenant <id>')
+    // With --url the server's identify hook decides the tenant.
+    const remote = agentCli(['dev', '--agent', 'ten', '--url', 'http://127.0.0.1:9', '--tenant', 'acme'], 'hello\n')
+    expect(remote.status).toBe(1)
+    expect(remote.stderr).toContain('CLI_INVALID_OPTION: --tenant names the tenant of an agent run in this process')
+  }, 120_000)
+
+  it('agent mcp serves the user of --tenant', () => {
+    const served = agentCli(['mcp', '--agent', 'ten', '--user', 'ann', '--tenant', 'acme'])
+    expect(served.stderr).not.toContain('CLI_UNKNOWN_OPTION')
+    expect(served.stderr).toContain('agent mcp: serving ten as user ann of tenant acme over stdio')
+    expect(served.status).toBe(0)
   }, 120_000)
 })
 
@@ -288,6 +352,28 @@ describe('agent memory verify --agent', () => {
     expect(stderr).toContain('store "agent" (in-memory)')
     expect(stderr).toContain('workspace JSONL logs and stores whose factory has verify() (SQLite, Postgres)')
     expect(stdout).not.toContain('ok:')
+  })
+
+  it('an agent directory with memory/ files prints one line per store: its in-memory store unsupported, each file store read-only with the reason; --store picks a file store', () => {
+    mkdirSync(join(root, 'server', 'agents', 'slots', 'memory'), { recursive: true })
+    writeFileSync(join(root, 'server', 'agents', 'slots', 'agent.ts'), [
+      `import { defineAgent } from ${JSON.stringify(join(REPO_ROOT, 'src/index.ts'))}`,
+      `import { inMemoryMemoryStore, memory, memorySlot } from ${JSON.stringify(join(REPO_ROOT, 'src/capabilities/index.ts'))}`,
+      `export default defineAgent({ name: 'slots', driver: { run() {} }, capabilities: [memory({ stores: { agent: memorySlot({ adapter: inMemoryMemoryStore(), scope: 'global' }) } })] })`,
+    ].join('\n'))
+    writeFileSync(join(root, 'server', 'agents', 'slots', 'memory', 'policies.md'), '- Refunds over 100 EUR need a manager.\n')
+    writeFileSync(join(root, 'server', 'agents', 'slots', 'memory', 'tone.json'), '["Be brief."]\n')
+    const { stdout, stderr, status } = agentCli(['memory', 'verify', '--agent', 'slots'])
+    expect(status).toBe(2)
+    expect(stderr).toContain('store "agent" (in-memory): MEMORY_VERIFY_UNSUPPORTED')
+    expect(stdout.trim().split('\n')).toEqual([
+      'skip: store "policies" (memory-folder): read-only file memory/policies.md of the agent directory; its records are rebuilt from the file at each run and keep no log to verify (the file is the source: check it in version control)',
+      'skip: store "tone" (memory-folder): read-only file memory/tone.json of the agent directory; its records are rebuilt from the file at each run and keep no log to verify (the file is the source: check it in version control)',
+    ])
+    const one = agentCli(['memory', 'verify', '--agent', 'slots', '--store', 'tone'])
+    expect(one.stderr).toBe('')
+    expect(one.status).toBe(0)
+    expect(one.stdout).toMatch(/^skip: store "tone" \(memory-folder\): read-only file memory\/tone\.json/)
   })
 
   it('--dir beside --agent, and an unknown --store, exit 2 naming the problem', () => {

@@ -47,6 +47,21 @@ describe('head anchor', () => {
     await expect(opened.view(state => state.records.size)).rejects.toMatchObject({ code: 'MEMORY_LOG_CORRUPT', details: { line: 4 } })
   })
 
+  it('a log restored from an older backup fails at open with a fix naming the head anchor file and that removing it accepts the restored log', async () => {
+    const { dir, log } = await anchoredLog(5)
+    cutAfter(log, 4)
+    const opened = openMemoryLog(createWorkspace({ dir }), KEY)
+    const error = await opened.view(state => state.records.size).then(() => undefined, (thrown: unknown) => thrown) as { code: string; why: string; fix: string; details: Record<string, unknown> }
+    expect(error.code).toBe('MEMORY_LOG_CORRUPT')
+    expect(error.why).toBe('line 5 of the memory log "memory:memory.jsonl" fails verification: the log ends at line 4, but its head anchor "memory:memory.jsonl.head" names 5 lines: lines were removed from its end')
+    expect(error.fix).toContain('if you restored an older backup of the log on purpose, check that it is the backup you meant, then remove the head anchor "memory:memory.jsonl.head" (the file memory/memory.jsonl.head in the workspace folder')
+    expect(error.fix).toContain('that accepts the restored log')
+    expect(error.details).toMatchObject({ head: 'memory:memory.jsonl.head', line: 5 })
+    // Removing the head, as the fix says, opens the restored log.
+    rmSync(join(dir, 'memory/memory.jsonl.head'))
+    await expect(openMemoryLog(createWorkspace({ dir }), KEY).view(state => state.records.size)).resolves.toBe(4)
+  })
+
   it('verifyLog reports a log cut at a line boundary, naming the head', async () => {
     const { dir, log } = await anchoredLog(5)
     cutAfter(log, 3)

@@ -160,6 +160,13 @@ describe('memory() options are validated at definition time', () => {
     expect(error.message).toContain('stores.agent')
   })
 
+  it('a store name with a space throws MEMORY_OPTIONS_INVALID stating the naming rule and a name that follows it', () => {
+    const error = catchError(() => memory({ stores: { 'bad name': writableStore() } }))
+    expect(error.code).toBe('MEMORY_OPTIONS_INVALID')
+    expect(error.message).toBe('MEMORY_OPTIONS_INVALID: invalid store name "bad name" at stores.bad name: a store name is 1-64 characters of letters, digits, "_" and "-" (^[a-zA-Z0-9_-]{1,64}$), because it names the store\'s tools and workspace keys. Fix: rename the store, for example to "bad_name"')
+    expect(error.message).not.toContain('Invalid key in record')
+  })
+
   it('an unknown top-level option throws MEMORY_OPTIONS_INVALID', () => {
     const error = catchError(() => memory({ stores: { agent: writableStore() }, recall: true } as unknown as MemoryOptions))
     expect(error.code).toBe('MEMORY_OPTIONS_INVALID')

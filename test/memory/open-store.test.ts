@@ -44,4 +44,20 @@ describe('openMemoryStore', () => {
     const agent = defineAgent({ driver: { model: scriptedModel([]) } })
     await expect(openMemoryStore(agent, { user: { id: 'ann' } })).rejects.toMatchObject({ code: 'MEMORY_NOT_CONFIGURED' })
   })
+
+  it('the { default: agent } a CommonJS app gets from importing a TypeScript agent opens the agent\'s store', async () => {
+    const { store, target } = await openMemoryStore({ default: teamAgent() }, { user: { id: 'ann' } })
+    expect(store).toBe('agent')
+    expect(target.scope).toEqual({ agent: 'support', user: 'ann' })
+  })
+
+  it('undefined, {} or a module without an agent fails with AGENT_DEFINITION_REQUIRED saying what it got and to pass the default export', async () => {
+    for (const [value, got] of [[undefined, 'undefined'], [{}, 'an empty object'], [{ agent: teamAgent() }, 'an object with keys "agent"']] as const) {
+      const error = await openMemoryStore(value as never, { user: { id: 'ann' } }).then(() => undefined, (thrown: unknown) => thrown)
+      expect(error).toMatchObject({ code: 'AGENT_DEFINITION_REQUIRED', why: `openMemoryStore() needs the agent definition defineAgent() returned as its first argument, and got ${got}` })
+      expect((error as { fix: string }).fix).toContain("the module's default export (import agent from './server/agents/<name>.ts', or mod.default")
+    }
+    const nested = await openMemoryStore({ default: { name: 'x' } } as never, {}).then(() => undefined, (thrown: unknown) => thrown)
+    expect(nested).toMatchObject({ code: 'AGENT_DEFINITION_REQUIRED', why: 'openMemoryStore() needs the agent definition defineAgent() returned as its first argument, and got an object with keys "default" whose "default" is no agent definition either' })
+  })
 })

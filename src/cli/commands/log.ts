@@ -58,6 +58,7 @@ type StoreVerification =
   | { store: string; kind: string; where: string; result: MemoryLogVerification }
   | { store: string; kind: string; where: string; missing: true }
   | { store: string; kind: string; error: unknown }
+  | { store: string; kind: string; where: string; readOnly: true }
 
 type MemoryLogVerification = Awaited<ReturnType<Awaited<ReturnType<typeof eventLog>>['verifyLog']>>
 
@@ -78,7 +79,8 @@ function isVerifiable(factory: unknown): factory is VerifiableFactory {
  * every event row's `seq`, `prev`, digests and effect, as `verifyLog` checks a JSONL log; the
  * record columns, a cache of the fold, are not compared with the lines). Any other store (in
  * memory, an adapter object of your own) keeps no log this command can check:
- * `MEMORY_VERIFY_UNSUPPORTED`.
+ * `MEMORY_VERIFY_UNSUPPORTED`. The stores of the agent directory's `memory/` files (read-only,
+ * rebuilt from each file at every run) are listed as read-only, with nothing to verify.
  *
  * @throws AgentError `AGENT_NOT_FOUND` / `AGENT_INVALID_MODULE`, `MEMORY_NOT_CONFIGURED`, `MEMORY_STORE_UNKNOWN`.
  */
@@ -89,11 +91,14 @@ export async function verifyAgentStores(options: { agent: string; root?: string;
   process.chdir(root)
   const { agent } = await loadAgent(root, options.agent)
   const capability = agent.capabilities.find(item => item.id === 'memory' && 'options' in item) as { options: unknown } | undefined
-  if (!capability) throw agentError('MEMORY_NOT_CONFIGURED', `agent "${agent.name}" has no memory() capability`, 'pass --agent with an agent that has memory() among its capabilities')
-  const configs = (await memorySchemas()).parseMemoryOptions(capability.options)
+  // The agent directory's memory/ files: read-only stores rebuilt in memory from each file at every run.
+  const folderFiles = agent.capabilities.flatMap(item => item.id === 'memory-folder' && typeof (item as { files?: unknown }).files === 'function' ? (item as unknown as { files(): Array<{ store: string; file: string }> }).files() : [])
+  if (!capability && folderFiles.length === 0) throw agentError('MEMORY_NOT_CONFIGURED', `agent "${agent.name}" has no memory() capability`, 'pass --agent with an agent that has memory() among its capabilities')
+  const configs = capability ? (await memorySchemas()).parseMemoryOptions(capability.options) : []
   const chosen = options.store === undefined ? configs : configs.filter(config => config.name === options.store)
-  if (chosen.length === 0) {
-    const names = configs.map(config => config.name)
+  const chosenFiles = options.store === undefined ? folderFiles : folderFiles.filter(file => file.store === options.store)
+  if (chosen.length === 0 && chosenFiles.length === 0) {
+    const names = [...configs.map(config => config.name), ...folderFiles.map(file => file.store)]
     throw agentError('MEMORY_STORE_UNKNOWN', `agent "${agent.name}" has no memory store named "${options.store}" (stores: ${names.join(', ')})`, `pass --store ${names.join(' | ')}, or leave --store out to verify every store`, { store: options.store, available: names })
   }
   const results: StoreVerification[] = []
@@ -126,6 +131,7 @@ export async function verifyAgentStores(options: { agent: string; root?: string;
       results.push({ store: config.name, kind, error })
     }
   }
+  for (const file of chosenFiles) results.push({ store: file.store, kind: 'memory-folder', where: file.file, readOnly: true })
   return results
 }
 
@@ -139,6 +145,7 @@ function reportStores(results: readonly StoreVerification[]): number {
       consola.error(`${name}: ${formatError(toErrorShape(item.error))}`)
       failed = true
     }
+    else if ('readOnly' in item) print(`skip: ${name}: read-only file ${item.where} of the agent directory; its records are rebuilt from the file at each run and keep no log to verify (the file is the source: check it in version control)`)
     else if ('missing' in item) print(`ok: ${name}: no log yet at ${item.where} (nothing written)`)
     else if (item.result.ok) print(`ok: ${name}: ${item.result.lines} ${item.result.lines === 1 ? 'line' : 'lines'} verify in ${item.where}${item.result.torn ? ` (torn tail of ${item.result.torn.bytes} bytes from line ${item.result.torn.line}, moved aside at the next write)` : ''}`)
     else {

@@ -1,5 +1,5 @@
 /**
- * `agent mcp --agent <name> [--user u] [--transport stdio|http] [--port n] [--approval-timeout s]`
+ * `agent mcp --agent <name> [--user u] [--tenant t] [--transport stdio|http] [--port n] [--approval-timeout s]`
  * serves an agent's resolved tools to an external MCP client, with the user's scope
  * fixed at start. See docs/mcp.md.
  */
@@ -22,6 +22,7 @@ const args = {
   agent: { type: 'string', description: 'Agent name: server/agents/<name>.ts or server/agents/<name>/agent.ts', required: true },
   root: { type: 'string', description: 'Project root holding server/agents (default: cwd, or ./playground when cwd has playground/server/agents)' },
   user: { type: 'string', description: 'User id every call runs for; fixes the memory scope (default: demo)', default: 'demo' },
+  tenant: { type: 'string', description: 'Tenant of the user, for agents whose scopes name one (default: none)' },
   transport: { type: 'string', description: 'stdio (the client starts this command) or http (Streamable HTTP on 127.0.0.1 with a bearer token)', default: 'stdio' },
   port: { type: 'string', description: 'Port for --transport http (default: a free port)' },
   'approval-timeout': { type: 'string', description: 'Seconds a require-approval call waits for a decision (default 300)' },
@@ -40,13 +41,13 @@ function positiveNumber(name: string, value: string | undefined): number | undef
 }
 
 /** Prints each session event to stderr; an approval request says how to answer it. */
-function eventPrinter(agent: AgentDefinition, user: string, ask: ((approval: ApprovalRequest) => void) | undefined) {
+function eventPrinter(agent: AgentDefinition, user: { id: string; tenant?: string }, ask: ((approval: ApprovalRequest) => void) | undefined) {
   return (event: AgentRunEvent) => {
     if (event.type === 'approval-request') {
       const { approval } = event
       log(`[approval] ${approval.id}: ${approval.toolName} ${formatJson(approval.input)} (${approval.reason})`)
       if (ask) ask(approval)
-      else log(`  answer it from another terminal: npx agent dev --agent ${agent.name} --user ${user}, then /approve ${approval.id} or /deny ${approval.id}`)
+      else log(`  answer it from another terminal: npx agent dev --agent ${agent.name} --user ${user.id}${user.tenant ? ` --tenant ${user.tenant}` : ''}, then /approve ${approval.id} or /deny ${approval.id}`)
       return
     }
     const text = formatEvent(event)
@@ -68,7 +69,7 @@ export const mcpCommand = defineCommand({
       const root = resolveRoot(given.root)
       process.chdir(root)
       const { agent } = await loadAgent(root, given.agent)
-      const user = { id: given.user }
+      const user = { id: given.user, ...(given.tenant ? { tenant: given.tenant } : {}) }
 
       // Under http with a terminal, approvals are asked here, like `agent dev` does.
       const terminal = transport === 'http' && process.stdin.isTTY === true ? createInterface({ input: process.stdin, output: process.stderr }) : undefined
@@ -82,11 +83,11 @@ export const mcpCommand = defineCommand({
         }).catch((error: unknown) => log(`[error] ${formatError(toErrorShape(error))}`))
       })
 
-      const bridge = await (await mcpSession()).openMcpSession(agent, { user, onEvent: eventPrinter(agent, user.id, ask), ...(timeoutSeconds ? { approvalTimeoutMs: Math.round(timeoutSeconds * 1000) } : {}) })
+      const bridge = await (await mcpSession()).openMcpSession(agent, { user, onEvent: eventPrinter(agent, user, ask), ...(timeoutSeconds ? { approvalTimeoutMs: Math.round(timeoutSeconds * 1000) } : {}) })
       const tools = bridge.list().map((tool) => tool.name)
       if (transport === 'stdio') {
         const server = await (await mcpStdio()).serveMcpStdio(bridge)
-        log(`agent mcp: serving ${agent.name} as user ${user.id} over stdio (tools: ${tools.join(', ') || 'none'})`)
+        log(`agent mcp: serving ${agent.name} as user ${user.id}${user.tenant ? ` of tenant ${user.tenant}` : ''} over stdio (tools: ${tools.join(', ') || 'none'})`)
         const stop = () => { void server.close() }
         process.once('SIGINT', stop)
         process.once('SIGTERM', stop)
@@ -95,7 +96,7 @@ export const mcpCommand = defineCommand({
       }
       const server = await (await mcpHttp()).startMcpHttpServer(bridge, { ...(port ? { port } : {}) })
       process.stdout.write(`url: ${server.url}\ntoken: ${server.token}\n`)
-      log(`agent mcp: serving ${agent.name} as user ${user.id} over Streamable HTTP (tools: ${tools.join(', ') || 'none'}); send "Authorization: Bearer <token>"; Ctrl-C to stop`)
+      log(`agent mcp: serving ${agent.name} as user ${user.id}${user.tenant ? ` of tenant ${user.tenant}` : ''} over Streamable HTTP (tools: ${tools.join(', ') || 'none'}); send "Authorization: Bearer <token>"; Ctrl-C to stop`)
       await new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve())
         process.once('SIGTERM', () => resolve())

@@ -151,12 +151,21 @@ export const eraseCommand = defineCommand({
 /** The `--file` half of `agent memory import`: imports an export file into the user's scope. */
 async function importFile(args: { agent: string; root?: string; user: string; store?: string; tenant?: string; file: string }): Promise<void> {
   const file = resolvePath(args.file)
-  let data: unknown
+  let text: string
   try {
-    data = JSON.parse(await readFile(file, 'utf8'))
+    text = await readFile(file, 'utf8')
   }
   catch (error) {
-    throw agentError('MEMORY_IMPORT_INVALID', `cannot read ${args.file} as JSON: ${error instanceof Error ? error.message : String(error)}`, 'pass a file written by `agent memory export`', { file: args.file }, error)
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw agentError('MEMORY_IMPORT_NOT_FOUND', `there is no file ${file}${args.file === file ? '' : ` (--file ${args.file}, relative to the folder the command runs in)`}`, 'check the path of --file: pass a file written by `agent memory export` (for example `agent memory export --agent <name> --out export.json`)', { file }, error)
+    throw agentError('MEMORY_IMPORT_NOT_FOUND', `cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`, code === 'EISDIR' ? 'pass the path of a file, not a folder' : 'check that the file can be read by you', { file }, error)
+  }
+  let data: unknown
+  try {
+    data = JSON.parse(text)
+  }
+  catch (error) {
+    throw agentError('MEMORY_IMPORT_INVALID', `${file} is not JSON: ${error instanceof Error ? error.message : String(error)}`, 'pass a file written by `agent memory export`', { file }, error)
   }
   const { agent, opened } = await openScope(args)
   const counts = await (await retention()).importMemoryScope(opened.adapter, opened.target, data, { audit: { via: 'import', agent: agent.name, user: args.user } })

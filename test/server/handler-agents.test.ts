@@ -1,0 +1,105 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { directoryAgentSource } from '../../src/cli/commands/studio.ts'
+import { createAgentHandler } from '../../src/server/index.ts'
+import { createAgentRoutes } from '../../src/server/routes.ts'
+import { isAgentError } from '../../src/errors.ts'
+import type { AgentDefinition } from '../../src/index.ts'
+import { REPO_ROOT } from '../cli/locomo.ts'
+
+/**
+ * The `agents` of createAgentHandler: the quick-start agent (no `name`) in a project of its own,
+ * served by the CLI's folder source (as `agent dev` and the Vite plugin serve it) and by the
+ * production handler, over one fs workspace.
+ */
+let root = ''
+let workspaceDir = ''
+let support: AgentDefinition
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'vam-handler-agents-'))
+  workspaceDir = join(root, '.agent', 'workspace')
+  mkdirSync(join(root, 'server', 'agents'), { recursive: true })
+  writeFileSync(join(root, 'server', 'agents', 'support.ts'), [
+    `import { createWorkspace, defineAgent } from ${JSON.stringify(join(REPO_ROOT, 'src/index.ts'))}`,
+    `export default defineAgent({`,
+    `  driver: { run(context) { context.write('hello ' + context.input) } },`,
+    `  workspace: createWorkspace({ dir: ${JSON.stringify(workspaceDir)} }),`,
+    `})`,
+  ].join('\n'))
+  support = ((await import(pathToFileURL(join(root, 'server', 'agents', 'support.ts')).href)) as { default: AgentDefinition }).default
+})
+
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+async function run(app: { fetch(request: Request): Response | Promise<Response> }, prefix: string, body: Record<string, unknown>) {
+  const response = await app.fetch(new Request(`http://test${prefix}/agents/support/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }))
+  return (await response.text()).trim().split('\n').map(line => JSON.parse(line) as { type: string; [key: string]: unknown })
+}
+
+describe('createAgentHandler names an unnamed agent by its key', () => {
+  it('an unnamed agent served under key support runs as agent "support" and stores its thread under agents/support', async () => {
+    expect(support.name).toBe('agent')
+    const app = createAgentHandler({ agents: { support }, identify: () => ({ id: 'ann' }) })
+    const events = await run(app, '/api/agents', { input: 'there' })
+    expect(events[0]).toMatchObject({ type: 'start', agent: 'support' })
+    const threadId = events[0]!.threadId as string
+    expect(readdirSync(join(workspaceDir, 'agents'))).toEqual(['support'])
+    expect(existsSync(join(workspaceDir, 'agents', 'support', 'threads'))).toBe(true)
+    const thread = await app.fetch(new Request(`http://test/api/agents/agents/support/threads/${threadId}`))
+    expect(thread.status).toBe(200)
+  })
+
+  it('a thread made through the CLI folder source is read by the production handler on the same workspace', async () => {
+    const dev = createAgentRoutes({ agents: directoryAgentSource(root), identify: () => ({ id: 'ben' }), prefix: '/__agents', mode: 'dev' })
+    const events = await run(dev, '/__agents', { input: 'from dev' })
+    expect(events[0]).toMatchObject({ type: 'start', agent: 'support' })
+    const threadId = events[0]!.threadId as string
+    const production = createAgentHandler({ agents: { support: () => import(pathToFileURL(join(root, 'server', 'agents', 'support.ts')).href) }, identify: () => ({ id: 'ben' }) })
+    const response = await production.fetch(new Request(`http://test/api/agents/agents/support/threads/${threadId}`))
+    expect(response.status).toBe(200)
+    const thread = await response.json() as { messages: Array<{ role: string; text: string }> }
+    expect(thread.messages).toEqual([{ role: 'user', text: 'from dev' }, { role: 'assistant', text: 'hello from dev' }])
+  })
+
+  it('an agent with its own name keeps it under any key', async () => {
+    const named = { ...support, name: 'helpdesk' } as AgentDefinition
+    const app = createAgentHandler({ agents: { support: named }, identify: () => ({ id: 'ann' }) })
+    const events = await run(app, '/api/agents', { input: 'x' })
+    expect(events[0]).toMatchObject({ type: 'start', agent: 'helpdesk' })
+  })
+})
+
+describe('createAgentHandler given a module instead of its default export', () => {
+  it('accepts the { default: agent } a CommonJS app gets from importing a TypeScript agent, named by its key', async () => {
+    const app = createAgentHandler({ agents: { support: { default: support } }, identify: () => ({ id: 'cy' }) })
+    const events = await run(app, '/api/agents', { input: 'cjs' })
+    expect(events[0]).toMatchObject({ type: 'start', agent: 'support' })
+    expect(events.find(event => event.type === 'error')).toBeUndefined()
+  })
+
+  it('an entry that is no agent says what it got and how to pass the default export', () => {
+    let thrown: unknown
+    try {
+      createAgentHandler({ agents: { support: { agent: support } as never }, identify: () => ({ id: 'ann' }) })
+    } catch (error) {
+      thrown = error
+    }
+    expect(isAgentError(thrown) && thrown.code).toBe('SERVER_OPTIONS_INVALID')
+    const error = thrown as Error & { why: string; fix: string }
+    expect(error.why).toBe('agents.support is neither an agent definition nor a loader function (got an object with keys "agent")')
+    expect(error.fix).toContain("the module's default export (import support from \"./agents/support.ts\", or mod.default)")
+  })
+
+  it('a loader whose module default-exports no agent fails that agent with SERVER_OPTIONS_INVALID', async () => {
+    const app = createAgentHandler({ agents: { support: async () => ({ default: { default: 42 } }) }, identify: () => ({ id: 'ann' }) })
+    const response = await app.fetch(new Request('http://test/api/agents/agents/support/stores'))
+    const { error } = await response.json() as { error: { code: string; why: string; fix: string } }
+    expect(error.code).toBe('SERVER_OPTIONS_INVALID')
+    expect(error.why).toBe('the loader of agents.support resolved to no agent definition (got an object with keys "default")')
+    expect(error.fix).toContain('export default defineAgent')
+  })
+})
