@@ -84,7 +84,7 @@ async function check(adapter: MemoryStoreAdapter, steps: Step[]): Promise<void> 
       expect(result.duplicates).toBe(expected ? 1 : 0)
       expect(result.added).toBe((s.superseded ? 1 : 0) + (expected ? 0 : 1))
     }
-    else if (model.length > 0) {
+    else if ((s.op === 'delete' || s.op === 'erase') && model.length > 0) {
       const record = model[s.pick % model.length]!
       if (s.op === 'delete') await adapter.delete(target, record.id, { audit: api })
       else await hardDeleteMemoryRecord(adapter, target, record.id, { audit: api })
