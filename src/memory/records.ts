@@ -192,38 +192,74 @@ export function forgetDuplicates(state: MemoryRecordState, partition: string): v
   (state.contentKeys as Partial<DuplicateMaps>).built?.delete(partition)
 }
 
-/** Looks up the active record holding a `duplicateKey(partition, kind, content)` of dedupe.ts. */
+/** Looks up the active records holding a `duplicateKey(partition, kind, content)` of dedupe.ts. */
 export interface MemoryDuplicateIndex {
-  /** The id of an active record of the key's partition and kind whose content may be equal (compare with `sameContent`), or `undefined`. */
+  /** The id of the oldest active record of the key's partition and kind whose content may be equal (compare with `sameContent`), or `undefined`. */
   get(key: string): string | undefined
+  /**
+   * Every active record of the key's partition and kind whose content may be equal, oldest first
+   * (usually none or one; several after a same-content supersede, an import, or a hash collision).
+   */
+  all(key: string): readonly string[]
 }
 
+/**
+ * Content key hash -> the active records holding it: one id, or (several records hold the key:
+ * a record superseded by one of the same content, an import, a hash collision) their ids, oldest first.
+ */
+type PartitionDuplicates = Map<number, string | string[]>
+
 interface DuplicateMaps extends MemoryDuplicateIndex {
-  /** Partition -> content key hash -> record id, for the partitions looked up so far. */
-  built: Map<string, Map<number, string>>
+  /** Partition -> its duplicate map, for the partitions looked up so far. */
+  built: Map<string, PartitionDuplicates>
 }
 
 function duplicateIndex(state: Pick<MemoryRecordState, 'records' | 'partitions'>): DuplicateMaps {
-  const built = new Map<string, Map<number, string>>()
+  const built = new Map<string, PartitionDuplicates>()
+  const holders = (key: string): string | string[] | undefined => {
+    const cut = key.indexOf('\u0000')
+    const partition = key.slice(0, cut)
+    let map = built.get(partition)
+    if (!map) {
+      // First check in this partition: hash its active records once, in creation order.
+      map = new Map()
+      for (const id of state.partitions.get(partition) ?? []) {
+        const record = state.records.get(id)
+        if (record?.status === 'active') addHolder(map, contentKeyHash(contentKey(record.kind, record.content)), id)
+      }
+      built.set(partition, map)
+    }
+    return map.get(contentKeyHash(key.slice(cut + 1)))
+  }
   return {
     built,
     get(key) {
-      const cut = key.indexOf('\u0000')
-      const partition = key.slice(0, cut)
-      let map = built.get(partition)
-      if (!map) {
-        // First check in this partition: hash its active records once, in creation order.
-        map = new Map()
-        for (const id of state.partitions.get(partition) ?? []) {
-          const record = state.records.get(id)
-          if (record?.status !== 'active') continue
-          const hash = contentKeyHash(contentKey(record.kind, record.content))
-          if (!map.has(hash)) map.set(hash, id)
-        }
-        built.set(partition, map)
-      }
-      return map.get(contentKeyHash(key.slice(cut + 1)))
+      const held = holders(key)
+      return typeof held === 'string' ? held : held?.[0]
     },
+    all(key) {
+      const held = holders(key)
+      return held === undefined ? [] : typeof held === 'string' ? [held] : held
+    },
+  }
+}
+
+/** Notes that active record `id` holds content key hash `hash` (after any holder already noted). */
+function addHolder(map: PartitionDuplicates, hash: number, id: string): void {
+  const held = map.get(hash)
+  if (held === undefined) map.set(hash, id)
+  else if (typeof held === 'string') map.set(hash, [held, id])
+  else held.push(id)
+}
+
+/** Forgets that record `id` holds content key hash `hash` (it is no longer active); the other holders stay. */
+function removeHolder(map: PartitionDuplicates, hash: number, id: string): void {
+  const held = map.get(hash)
+  if (held === id) map.delete(hash)
+  else if (typeof held === 'object') {
+    const at = held.indexOf(id)
+    if (at !== -1) held.splice(at, 1)
+    if (held.length === 1) map.set(hash, held[0]!)
   }
 }
 
@@ -489,16 +525,11 @@ export function applyEvent(state: MemoryRecordState, event: MemoryEventDraft, ch
   const record = foldEvent(previous, event)
   const partition = partitionKey(event.store, event.scope)
   state.clean?.delete(partition)
-  // The duplicate map holds active records only (dedupe.ts); only partitions already looked up keep one.
+  // The duplicate map holds every active record (dedupe.ts), so that superseding or deleting one of
+  // two records of the same content leaves the other found; only partitions already looked up keep one.
   const duplicates = (state.contentKeys as Partial<DuplicateMaps>).built?.get(partition)
-  if (duplicates && event.type === 'remember') {
-    const hash = contentKeyHash(contentKey(record.kind, record.content))
-    if (!duplicates.has(hash)) duplicates.set(hash, record.id)
-  }
-  else if (duplicates && previous?.status === 'active') {
-    const hash = contentKeyHash(contentKey(previous.kind, previous.content))
-    if (duplicates.get(hash) === previous.id) duplicates.delete(hash)
-  }
+  if (duplicates && event.type === 'remember') addHolder(duplicates, contentKeyHash(contentKey(record.kind, record.content)), record.id)
+  else if (duplicates && previous?.status === 'active') removeHolder(duplicates, contentKeyHash(contentKey(previous.kind, previous.content)), previous.id)
   if (event.type === 'erase') {
     state.records.delete(record.id)
     state.erased.add(record.id)

@@ -17,6 +17,7 @@
  */
 import { z } from 'zod'
 import { agentError } from '../errors.ts'
+import { sha256Hex } from '../log/digest.ts'
 import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../text.ts'
 import type { Workspace } from '../workspace/types.ts'
 import { eraseCopies, erasureReach, type MemoryErasureCopies } from './erasure.ts'
@@ -66,7 +67,7 @@ export interface MemoryImportResult {
   skipped: number
   /** Active records whose content the target scope already holds, active, in the same kind: not written. */
   duplicates: number
-  /** Records written under a new id because their id belongs to another scope of the same log or was erased there. */
+  /** Records written under a new id (derived from their id and the target scope) because their id belongs to another scope of the same log or was erased there. */
   renamed: number
   /** Records of the scope erased or expired by the store's retention right after the import. */
   expired: number
@@ -522,6 +523,35 @@ export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
   return { format: MEMORY_EXPORT_FORMAT, version: 1, ...(data.agent !== undefined ? { agent: data.agent } : {}), store: data.store, scope: data.scope as MemoryScope, exportedAt: data.exportedAt ?? new Date(0).toISOString(), records: data.records.map(record => ({ ...record, store: record.store ?? data.store, scope: (record.scope ?? data.scope) as MemoryScope }) as MemoryRecord) }
 }
 
+/** How many ids {@link placeRenamedIds} derives, one from the other, before it draws a random one. */
+const MAX_DERIVED_IDS = 4
+
+/**
+ * The id each of `ids` (ids of the file that another scope holds, or that were erased) takes in the
+ * target partition `partition`: `mem_` and 32 hex digits of the SHA-256 of the id and the
+ * partition, derived again from that id while it too is another scope's (or erased). `present`:
+ * the target already holds that id (an earlier import of the same file wrote it). After
+ * {@link MAX_DERIVED_IDS} derivations, a random id.
+ */
+async function placeRenamedIds(view: MemoryScopeView, ids: readonly string[], partition: string, inTarget: (record: MemoryRecord | undefined) => boolean): Promise<Map<string, { id: string; present: boolean }>> {
+  const placed = new Map<string, { id: string; present: boolean }>()
+  let pending = [...new Set(ids)].map(id => ({ source: id, candidate: id }))
+  for (let round = 0; round < MAX_DERIVED_IDS && pending.length > 0; round++) {
+    for (const entry of pending) entry.candidate = `mem_${(await sha256Hex(`${entry.candidate}\u0000${partition}`)).slice(0, 32)}`
+    const found = await view.lookup(pending.map(entry => entry.candidate))
+    const next: typeof pending = []
+    for (const entry of pending) {
+      const stored = found.get(entry.candidate)
+      if (stored === undefined) placed.set(entry.source, { id: entry.candidate, present: false })
+      else if (inTarget(stored.record)) placed.set(entry.source, { id: entry.candidate, present: true })
+      else next.push(entry)
+    }
+    pending = next
+  }
+  for (const entry of pending) placed.set(entry.source, { id: newRecordId(), present: false })
+  return placed
+}
+
 /**
  * Imports an export file into `target` so that export then import into an empty workspace
  * reproduces the scope exactly (ids, timestamps, provenance, audit, status), as one
@@ -536,7 +566,8 @@ export function parseMemoryScopeExport(value: unknown): MemoryScopeExport {
  *   adds nothing, and existing records are never changed.
  * - An active record whose content and kind the target scope already holds in an active record
  *   is skipped as a duplicate (references to it point to the existing record).
- * - A record whose id another scope of the same log holds (or held: erased) gets a new id;
+ * - A record whose id another scope of the same log holds (or held: erased) gets a new id,
+ *   derived from its id and the target scope, so a second import of the file finds it (skipped);
  *   `supersedes` and `supersededBy` references follow it.
  * - The file's `store` and `scope` are not used: records go to `target`.
  * - Afterwards the store's retention (an adapter from {@link withRetention}) applies.
@@ -556,14 +587,17 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
     Object.assign(result, { added: 0, skipped: 0, duplicates: 0, renamed: 0 })
     // Every id the file names, looked up once: its own ids (clashes) and the newer records it points to.
     const known = await view.lookup([...new Set(file.records.flatMap(record => (record.supersededBy !== undefined ? [record.id, record.supersededBy] : [record.id])))])
+    // Ids another scope holds (or erased) are taken under ids derived from them and the target: the same on every import.
+    const clashing = file.records.filter(record => !inTarget(known.get(record.id)?.record) && known.has(record.id)).map(record => record.id)
+    const placed = await placeRenamedIds(view, clashing, partitionKey(target.store, target.scope), inTarget)
     const ids = new Map<string, string>()
     const written: MemoryRecord[] = []
     const taken = new Set<string>()
     for (const record of file.records) {
-      const stored = known.get(record.id)
-      const existing = stored?.record
-      if (inTarget(existing)) {
-        ids.set(record.id, record.id)
+      const place = placed.get(record.id)
+      const present = inTarget(known.get(record.id)?.record) ? record.id : place?.present ? place.id : undefined
+      if (present !== undefined) {
+        ids.set(record.id, present)
         result.skipped++
         continue
       }
@@ -575,9 +609,10 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
           continue
         }
       }
-      const clash = existing !== undefined || stored?.erased === true || taken.has(record.id)
-      const id = clash ? newRecordId() : record.id
-      if (clash) result.renamed++
+      let id = place?.id ?? record.id
+      // The same id twice in the file: the second occurrence gets a new id.
+      if (taken.has(id)) id = newRecordId()
+      if (id !== record.id) result.renamed++
       taken.add(id)
       ids.set(record.id, id)
       written.push(record)

@@ -74,9 +74,11 @@ export function stateScopeView(state: MemoryRecordState, target: MemoryTarget): 
       return found
     },
     async duplicate(kind, content) {
-      const id = state.contentKeys.get(duplicateKey(partition, kind, content))
-      const record = id === undefined ? undefined : state.records.get(id)
-      return record?.status === 'active' && record.kind === kind && sameContent(record.content, content) ? record : undefined
+      for (const id of state.contentKeys.all(duplicateKey(partition, kind, content))) {
+        const record = state.records.get(id)
+        if (record?.status === 'active' && record.kind === kind && sameContent(record.content, content)) return record
+      }
+      return undefined
     },
   }
 }

@@ -185,6 +185,25 @@ describe('--tenant on every command that resolves a scope', () => {
   }, 120_000)
 })
 
+describe('agent memory import --file of another user\'s export', () => {
+  it('importing it twice into one user: the second import adds nothing and the scope keeps its record count', () => {
+    const record = (id: string, content: string, extra: object) => ({ id, kind: 'semantic', content, tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, audit: { via: 'api' }, createdAt: '2026-01-05T10:00:00.000Z', updatedAt: '2026-01-05T10:00:00.000Z', version: 1, status: 'active', ...extra })
+    writeFileSync(join(root, 'route.json'), JSON.stringify({ store: 'agent', scope: { agent: 'notes', user: 'cat' }, records: [
+      record('mem_route_old', 'My commute is by bus', { version: 2, status: 'superseded', supersededBy: 'mem_route_new', updatedAt: '2026-01-06T10:00:00.000Z' }),
+      record('mem_route_new', 'My commute is by bike', { supersedes: ['mem_route_old'], createdAt: '2026-01-06T10:00:00.000Z', updatedAt: '2026-01-06T10:00:00.000Z' }),
+    ] }))
+    expect(agentCli(['memory', 'import', '--agent', 'notes', '--user', 'cat', '--file', join(root, 'route.json')]).status).toBe(0)
+    expect(agentCli(['memory', 'export', '--agent', 'notes', '--user', 'cat', '--out', join(root, 'exp-route.json')]).status).toBe(0)
+    const first = agentCli(['memory', 'import', '--agent', 'notes', '--user', 'ben', '--file', join(root, 'exp-route.json')])
+    expect(first.stderr).toBe('')
+    expect(first.stdout).toContain('imported 2 records into store agent, scope {"agent":"notes","user":"ben"} (0 already present, 0 duplicates, 2 renamed, 0 expired by retention)')
+    const second = agentCli(['memory', 'import', '--agent', 'notes', '--user', 'ben', '--file', join(root, 'exp-route.json')])
+    expect(second.stdout).toContain('imported 0 records into store agent, scope {"agent":"notes","user":"ben"} (2 already present, 0 duplicates, 0 renamed, 0 expired by retention)')
+    const listed = agentCli(['memory', 'list', '--agent', 'notes', '--user', 'ben'])
+    expect(listed.stdout.trim().split('\n').at(-1)).toBe('2 records in store agent, scope {"agent":"notes","user":"ben"}')
+  }, 180_000)
+})
+
 describe('agent mcp', () => {
   it('--approval-timeout is taken (a bad value is CLI_INVALID_OPTION about it, not CLI_UNKNOWN_OPTION)', () => {
     const bad = agentCli(['mcp', '--agent', 'notes', '--approval-timeout', 'soon'])

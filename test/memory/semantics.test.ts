@@ -115,6 +115,20 @@ describe('duplicates', () => {
     expect(ok(await tools.call('memory_read', { id: old.record.id })).record.status).toBe('superseded')
   })
 
+  it('after a pinned remember that supersedes a record of the same content, remembering that content again is a duplicate of the pinned record (fs log)', async () => {
+    const dir = tempDir('vam-dup-')
+    const tools = await resolveMemory({ stores: { agent: perUser() } }, { id: 'ann' }, createWorkspace({ dir }))
+    const first = ok(await tools.call('memory_remember', { kind: 'semantic', content: 'I like tea' }))
+    expect(ok(await tools.call('memory_remember', { kind: 'semantic', content: 'I like tea' })).action).toBe('duplicate')
+    const pinned = ok(await tools.call('memory_remember', { kind: 'semantic', content: 'I like tea', pinned: true, supersedes: [first.record.id] }))
+    expect(pinned.action).toBe('created')
+    const later = [ok(await tools.call('memory_remember', { kind: 'semantic', content: 'I like tea' })), ok(await tools.call('memory_remember', { kind: 'semantic', content: 'I like tea' }))]
+    expect(later.map(output => [output.action, output.record.id])).toEqual([['duplicate', pinned.record.id], ['duplicate', pinned.record.id]])
+    expect(logLines(dir).filter(line => line.type === 'remember')).toHaveLength(2)
+    const found = ok(await tools.call('memory_search', { query: 'tea' }))
+    expect(found.results.map((r: { id: string }) => r.id)).toEqual([pinned.record.id])
+  })
+
   it('50 parallel identical remembers into one scope give one record (fs log), and the chain verifies', async () => {
     const dir = tempDir('vam-dup-')
     const tools = await resolveMemory({ stores: { agent: perUser() } }, { id: 'ann' }, createWorkspace({ dir }))

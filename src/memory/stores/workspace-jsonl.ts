@@ -411,11 +411,13 @@ function peek<T>(log: MemoryLog, read: (state: MemoryRecordState) => T, access: 
   return log.peek ? log.peek(read, access) : NOT_NOW
 }
 
-/** The active record of the scope and kind with the same normalized content, unless this write supersedes it. */
+/** The oldest active record of the scope and kind with the same normalized content that this write does not supersede. */
 function findDuplicate(state: MemoryRecordState, target: MemoryTarget, input: MemoryRecordInput, supersedes: readonly string[]): MemoryRecord | undefined {
-  const id = state.contentKeys.get(duplicateKey(partitionKey(target.store, target.scope), input.kind, input.content))
-  const existing = id === undefined ? undefined : state.records.get(id)
-  return existing && existing.status === 'active' && !supersedes.includes(existing.id) && sameContent(existing.content, input.content) ? existing : undefined
+  for (const id of state.contentKeys.all(duplicateKey(partitionKey(target.store, target.scope), input.kind, input.content))) {
+    const existing = state.records.get(id)
+    if (existing && existing.status === 'active' && !supersedes.includes(existing.id) && sameContent(existing.content, input.content)) return existing
+  }
+  return undefined
 }
 
 function findInScope(state: MemoryRecordState, target: MemoryTarget, id: string): MemoryRecord | undefined {
