@@ -1,52 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { MockEmbeddingModelV3 } from 'ai/test'
-import { createStorage } from 'unstorage'
-import fsDriver from 'unstorage/drivers/fs'
-import { afterAll, describe, expect, it } from 'vitest'
-import { postgresMemoryStore, sqliteMemoryStore, workspaceJsonlMemoryStore } from '../../../src/capabilities/index.ts'
+import { describe, expect, it } from 'vitest'
 import { hybridSearch } from '../../../src/memory/hybrid-search.ts'
-import { inMemoryMemoryStore } from '../../../src/memory/stores/in-memory.ts'
-import type { MemoryStoreAdapter, MemoryStoreContext, MemoryTarget } from '../../../src/memory/types.ts'
-import { createWorkspace } from '../../../src/workspace/workspace.ts'
-import { postgresTestDatabases, POSTGRES_SKIP_HINT } from '../../helpers/postgres.ts'
+import type { MemoryStoreAdapter, MemoryTarget } from '../../../src/memory/types.ts'
+import { everyStoreFamily } from '../../helpers/store-matrix.ts'
 
 // Ranked search keeps the substring rule's page, and at its lowest score gives the places to
 // records holding a word of the query first (wordsFirstAtFloor): every built-in store alike.
 
 const target: MemoryTarget = { store: 'agent', scope: { agent: 'support', user: 'alice' } }
-const context = (workspace?: MemoryStoreContext['workspace']): MemoryStoreContext => ({ store: 'agent', agent: 'support', writable: true, ...(workspace ? { workspace } : {}) })
-const folders: string[] = []
-const closers: Array<() => Promise<void>> = []
-afterAll(async () => {
-  for (const close of closers) await close()
-  for (const folder of folders) rmSync(folder, { recursive: true, force: true })
-})
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'vam-floor-'))
-  folders.push(dir)
-  return dir
-}
-const databases = await postgresTestDatabases('vam_floor')
-
-const stores: Array<[string, () => Promise<MemoryStoreAdapter>]> = [
-  ['inMemoryMemoryStore', async () => inMemoryMemoryStore().create(context())],
-  ['workspaceJsonlMemoryStore (fs)', async () => workspaceJsonlMemoryStore().create(context(createWorkspace({ storage: createStorage({ driver: fsDriver({ base: tempDir() }) }) })))],
-  ['sqliteMemoryStore', async () => {
-    const factory = sqliteMemoryStore({ file: join(tempDir(), 'memory.db') })
-    closers.push(() => factory.close())
-    return factory.create()
-  }],
-]
-if (databases.reachable) {
-  stores.push(['postgresMemoryStore', async () => {
-    const factory = postgresMemoryStore({ connectionString: await databases.fresh() })
-    databases.onClose(() => factory.close())
-    return factory.create()
-  }])
-}
-else it.skip(`postgresMemoryStore: ${POSTGRES_SKIP_HINT}`, () => {})
+const stores = await everyStoreFamily('vam-floor')
 
 /** One older record holding the word "tea", ten newer ones holding it only in "team", one holding "tea" twice inside words; returns the ids. */
 async function teaScope(adapter: MemoryStoreAdapter) {
