@@ -20,6 +20,7 @@ import { agentError } from '../errors.ts'
 import { sha256Hex } from '../log/digest.ts'
 import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../text.ts'
 import type { Workspace } from '../workspace/types.ts'
+import { normalizeContent } from './dedupe.ts'
 import { eraseCopies, erasureReach, type MemoryErasureCopies } from './erasure.ts'
 import { currentInstant, isInstant, newRecordId, parseInstant, partitionKey, type MemoryEventDraft } from './records.ts'
 import type { MemoryRetentionConfig } from './schemas.ts'
@@ -593,6 +594,9 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
     const ids = new Map<string, string>()
     const written: MemoryRecord[] = []
     const taken = new Set<string>()
+    // The active records this import writes, by kind and normalized content: a second one of the
+    // file is a duplicate of the first, as of a record the scope held.
+    const activeWritten = new Map<string, string>()
     for (const record of file.records) {
       const place = placed.get(record.id)
       const present = inTarget(known.get(record.id)?.record) ? record.id : place?.present ? place.id : undefined
@@ -601,10 +605,11 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
         result.skipped++
         continue
       }
-      if (record.status === 'active') {
-        const duplicate = await view.duplicate(record.kind, record.content)
-        if (duplicate) {
-          ids.set(record.id, duplicate.id)
+      const contentOf = record.status === 'active' ? `${record.kind}\u0000${normalizeContent(record.content)}` : undefined
+      if (contentOf !== undefined) {
+        const duplicate = (await view.duplicate(record.kind, record.content))?.id ?? activeWritten.get(contentOf)
+        if (duplicate !== undefined) {
+          ids.set(record.id, duplicate)
           result.duplicates++
           continue
         }
@@ -615,6 +620,7 @@ export async function importMemoryScope(adapter: MemoryStoreAdapter, target: Mem
       if (id !== record.id) result.renamed++
       taken.add(id)
       ids.set(record.id, id)
+      if (contentOf !== undefined) activeWritten.set(contentOf, id)
       written.push(record)
     }
     const remembers: MemoryEventDraft[] = []

@@ -58,5 +58,22 @@ for (const [name, open] of await everyStoreFamily('vam-reimport')) {
       expect(again.skipped + again.duplicates).toBe(4)
       expect(await adapter.export(ben)).toEqual(once)
     })
+
+    it('two active records of one content and kind in one file import as one record and one duplicate, and a record superseded by the second points at the first', async () => {
+      const adapter = await open()
+      const at = '2026-01-05T10:00:00.000Z'
+      const record = (id: string, content: string, extra: object = {}) => ({ id, kind: 'semantic', content, tags: [], metadata: {}, pinned: false, supersedes: [], provenance: {}, audit: { via: 'api' }, createdAt: at, updatedAt: at, version: 1, status: 'active', ...extra })
+      const file = { store: 'agent', scope: ann.scope, records: [
+        record('mem_tea_one', 'Likes green tea'),
+        record('mem_tea_old', 'likes tea', { version: 2, status: 'superseded', supersededBy: 'mem_tea_two' }),
+        record('mem_tea_two', '  likes GREEN   tea ', { supersedes: ['mem_tea_old'] }),
+      ] }
+      expect(await importMemoryScope(adapter, ben, file, importer)).toMatchObject({ added: 2, duplicates: 1 })
+      const records = await adapter.export(ben)
+      expect(shape(records)).toEqual([['semantic', 'Likes green tea', 'active'], ['semantic', 'likes tea', 'superseded']])
+      expect(records[1]!.supersededBy).toBe(records[0]!.id)
+      expect(await importMemoryScope(adapter, ben, file, importer)).toMatchObject({ added: 0 })
+      expect(await adapter.export(ben)).toEqual(records)
+    })
   })
 }
