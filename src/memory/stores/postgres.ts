@@ -624,7 +624,7 @@ function writeTx(client: PostgresClientLike, begin: readonly string[], assumed: 
       return found
     },
     async duplicates(partition, hash) {
-      const rows = await sql(`SELECT record FROM memory_records WHERE partition = ${literal(partition)} AND content_hash = ${literal(hash)} AND status = 'active'`)
+      const rows = await sql(`SELECT record FROM memory_records WHERE partition = ${literal(partition)} AND content_hash = ${literal(hash)} AND status = 'active' ORDER BY seq`)
       return rows.map(row => parseRecord(row.record))
     },
     async insertEvents(rows) {

@@ -277,7 +277,7 @@ function prepare(db: Database.Database) {
     termCount: () => db.prepare<[string], { count: number }>('SELECT count(*) AS count FROM memory_fts WHERE memory_fts MATCH ?'),
     // FTS5's BM25 with the field weights of the default ranking (title 2, content 1, tags 2, dates 1.5): the order the top-k cut takes candidates in.
     termCandidates: () => db.prepare<[string, number], { seq: number }>('SELECT rowid AS seq FROM memory_fts WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts, 2.0, 1.0, 2.0, 1.5), rowid DESC LIMIT ?'),
-    duplicates: () => db.prepare<[string, number], StoredRow>(`SELECT status, later, line FROM memory_events WHERE partition = ${PARTITION} AND status = 'active' AND content_hash = ?`),
+    duplicates: () => db.prepare<[string, number], StoredRow>(`SELECT status, later, line FROM memory_events WHERE partition = ${PARTITION} AND status = 'active' AND content_hash = ? ORDER BY seq`),
     read: () => db.prepare<[string, string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE record_id = ? AND ${RECORD} AND partition = ${PARTITION} AND status != 'erased'`),
     export: () => db.prepare<[string], StoredRow>(`SELECT status, later, line FROM memory_events WHERE partition = ${PARTITION} AND status != 'erased' ORDER BY seq`),
     // Counted and ordered in the scope index (haystack, created_ms), the lines read for the page only.

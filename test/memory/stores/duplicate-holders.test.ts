@@ -35,6 +35,15 @@ for (const [name, open] of await everyStoreFamily('vam-dup-holders')) {
       expect((await adapter.search(target, { query: 'tea' })).map(hit => hit.record.id)).toEqual([pinned.record.id])
     })
 
+    it('with several active records of the same content, a remember is a duplicate of the oldest', async () => {
+      const adapter = await open()
+      const holders: string[] = []
+      for (let n = 0; n < 5; n++) holders.push((await adapter.append(target, { ...tea, content: n % 2 === 0 ? 'I like tea' : 'i LIKE  tea' }, { audit: api })).id)
+      expect(await remember(adapter, tea)).toMatchObject({ action: 'duplicate', record: { id: holders[0] } })
+      await adapter.delete(target, holders[0]!, { audit: api })
+      expect(await remember(adapter, tea)).toMatchObject({ action: 'duplicate', record: { id: holders[1] } })
+    })
+
     it('deleting one of two active records of the same content leaves the other a duplicate, and deleting both makes the content new', async () => {
       const adapter = await open()
       const a = await adapter.append(target, tea, { audit: api })

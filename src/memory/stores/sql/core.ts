@@ -103,7 +103,7 @@ export interface SqlWriteTx {
   head(): Promise<{ seq: number; digest: string | null }>
   /** The rows of these record ids (missing ids are left out). */
   records(ids: readonly string[]): Promise<Map<string, SqlStoredRecord>>
-  /** Active records of the partition whose content hash is `hash` (duplicate candidates). */
+  /** Active records of the partition whose content hash is `hash` (duplicate candidates), oldest write first. */
   duplicates(partition: string, hash: number): Promise<MemoryRecord[]>
   insertEvents(rows: readonly SqlEventRow[]): Promise<void>
   putRecords(rows: readonly SqlRecordRow[]): Promise<void>
