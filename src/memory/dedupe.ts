@@ -7,12 +7,12 @@
  * The log's materialized state answers "which active record of this partition and kind has this
  * content?" (`MemoryRecordState.contentKeys.get(duplicateKey(...))`, records.ts). A partition's
  * map is built lazily, on its first duplicate check, and kept current by `applyEvent` from then
- * on; it holds one number per active record ({@link contentKeyHash}, a 53-bit hash of kind and
- * normalized content) and every active record under it (a supersede, delete or erase of one of two
- * records of the same content leaves the other found), never the normalized text, so a replay pays nothing for it (in memory or
- * cold-open time). A write looks its key up inside the log's write lock, so
- * the check is O(length of the content) per remember and race-free. This module imports nothing
- * from the log so that records.ts can use it.
+ * on. It holds one number per content ({@link contentKeyHash}, a 53-bit hash of kind and
+ * normalized content) with every active record under it, oldest first (a supersede, delete or
+ * erase of one of two records of the same content leaves the other found), never the normalized
+ * text, so a replay pays nothing for it (in memory or cold-open time). A write looks its key up
+ * inside the log's write lock, so the check is O(length of the content) per remember and
+ * race-free. This module imports nothing from the log so that records.ts can use it.
  */
 import { cyrb53, hash53 } from '../search/hash.ts'
 
