@@ -1,3 +1,4 @@
+import { agentError } from '../errors.ts'
 import { NAME_PATTERN } from './define.ts'
 import type { AgentDefinition } from './types.ts'
 
@@ -24,10 +25,11 @@ export function agentDefinitionOf(value: unknown): AgentDefinition | undefined {
   return undefined
 }
 
-/** What `value`, which is no agent definition, is: `undefined`, `a number`, `an object with keys "default", "x"`, ... (for error messages). */
+/** What `value`, which is no agent definition, is: `undefined`, `a number`, `a Promise (await it first)`, `an object with keys "default", "x"`, ... (for error messages). */
 export function describeNonAgent(value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
+  if (value instanceof Promise || (typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function')) return 'a Promise (await it first, or pass () => import(...) to load it on first use)'
   if (typeof value === 'object') {
     const keys = Object.keys(value)
     return keys.length ? `an object with keys ${keys.map(key => JSON.stringify(key)).join(', ')}` : 'an empty object'
@@ -39,10 +41,22 @@ export function describeNonAgent(value: unknown): string {
  * `agent` named `name` when it was left with the default name `'agent'` (source:
  * `AgentDefinitionInput.name`): the Vite plugin and the CLI name it by its file, the production
  * handler by its key in `agents`, so threads, approvals and memory land under the same
- * `agents/<name>/` keys in dev and in production. An explicit name, or a `name` that is not a
- * valid agent name, leaves `agent` unchanged.
+ * `agents/<name>/` keys in dev and in production. An explicit name leaves `agent` unchanged.
+ *
+ * @throws `AGENT_NAME_INVALID` when the agent is unnamed and `name` (`where` says what it is: a
+ * file, a key of `agents`) is not a valid agent name (`^[a-zA-Z0-9_-]{1,64}$`): keeping the
+ * default `'agent'` would make every such agent share one workspace folder, its threads and its
+ * approvals.
  */
-export function withDefaultName(agent: AgentDefinition, name: string): AgentDefinition {
-  if (agent.name !== 'agent' || name === 'agent' || !NAME_PATTERN.test(name)) return agent
+export function withDefaultName(agent: AgentDefinition, name: string, where: string): AgentDefinition {
+  if (agent.name !== 'agent' || name === 'agent') return agent
+  if (!NAME_PATTERN.test(name)) {
+    throw agentError('AGENT_NAME_INVALID', `the agent of ${where} has no name, and "${name}" is no agent name (^[a-zA-Z0-9_-]{1,64}$): it would share the folder agents/agent/, with its threads and approvals, with every other such agent`, `give it a name: defineAgent({ name: '${suggestedName(name)}', ... }), or rename ${where} to letters, digits, "_" or "-"`, { name })
+  }
   return Object.freeze({ ...agent, name })
+}
+
+/** `name` with every character outside the agent-name alphabet replaced by "_", at most 64 characters. */
+function suggestedName(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) || 'support'
 }

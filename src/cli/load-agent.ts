@@ -119,7 +119,7 @@ export async function loadAgent(root: string, name: string): Promise<LoadedAgent
       { file: location.file },
     )
   }
-  const named = withDefaultName(candidate, location.name)
+  const named = withDefaultName(candidate, location.name, location.file)
   // The agent directory's memory/ folder is part of the agent.
   const agent = (await memoryFolder()).withMemoryFolder(named, location.file)
   trackLoadedAgent(agent)

@@ -1,5 +1,5 @@
 import type { H3 } from 'h3'
-import { agentError } from '../errors.ts'
+import { agentError, isAgentError } from '../errors.ts'
 import type { AgentDefinition } from '../agent/types.ts'
 import { agentDefinitionOf, describeNonAgent, withDefaultName } from '../agent/definition.ts'
 import { createAgentRoutes } from './routes.ts'
@@ -63,7 +63,7 @@ export function createAgentHandler(options: AgentHandlerOptions): H3 {
     if (typeof entry === 'function') continue
     const definition = agentDefinitionOf(entry)
     if (!definition) throw notAnAgent(`agents.${name} is neither an agent definition nor a loader function`, entry, name)
-    definitions.set(name, withDefaultName(definition, name))
+    definitions.set(name, withDefaultName(definition, name, `agents[${JSON.stringify(name)}]`))
   }
   const cache = new Map<string, Promise<AgentDefinition>>()
   const source: AgentSource = {
@@ -78,7 +78,13 @@ export function createAgentHandler(options: AgentHandlerOptions): H3 {
         loading = Promise.resolve().then(loader).then(loaded => {
           const loadedDefinition = agentDefinitionOf(loaded)
           if (!loadedDefinition) throw notAnAgent(`the loader of agents.${name} resolved to no agent definition`, loaded, name)
-          return withDefaultName(loadedDefinition, name)
+          return withDefaultName(loadedDefinition, name, `agents[${JSON.stringify(name)}]`)
+        }, (error: unknown) => {
+          // A setup fault of the server: an error of this package says what it is; any other
+          // error's message (it may hold a connection string) stays in the server's log.
+          if (isAgentError(error)) throw agentError('AGENT_LOAD_FAILED', `the loader of agent "${name}" failed with ${error.code}: ${error.why}`, error.fix, { agent: name }, error)
+          console.error(`agents.${name}: the loader failed:`, error)
+          throw agentError('AGENT_LOAD_FAILED', `the loader of agent "${name}" failed`, 'see the server log for the loader\'s error, and fix the agent module or its loader', { agent: name })
         })
         loading.catch(() => cache.delete(name))
         cache.set(name, loading)

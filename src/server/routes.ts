@@ -70,7 +70,8 @@ export function statusOf(code: string): number {
   if (code === 'APPROVAL_ALREADY_RESOLVED' || code === 'APPROVAL_TAMPERED' || code === 'APPROVAL_SUPERSEDED' || code === 'MEMORY_LOG_UNAVAILABLE' || code === 'MEMORY_SCOPE_OFF') return 409
   if (code === 'REQUEST_TOO_LARGE') return 413
   if (code === 'WORKSPACE_CORRUPT_JSON' || code === 'WORKSPACE_LOCKED') return 503
-  if (code === 'INTERNAL_ERROR') return 500
+  // Faults of the server's setup (an agent module or loader, createAgentHandler's options), not of the request.
+  if (code === 'INTERNAL_ERROR' || code === 'AGENT_LOAD_FAILED' || code === 'AGENT_INVALID_MODULE' || code === 'AGENT_NAME_INVALID' || code === 'SERVER_OPTIONS_INVALID') return 500
   if (code === 'STUDIO_NOT_BUILT') return 503
   return 400
 }

@@ -79,7 +79,7 @@ export function viteAgentSource(server: ViteDevServer, root: string): AgentSourc
         throw agentError('AGENT_INVALID_MODULE', `${location.file} does not default-export an agent definition`, 'end the module with `export default defineAgent({ driver, capabilities })`', { file: location.file })
       }
       // An agent left with the default name takes its file name, as in the CLI.
-      const named = withDefaultName(candidate, location.name)
+      const named = withDefaultName(candidate, location.name, location.file)
       // The agent directory's memory/ folder is part of the agent (its files are read at each run).
       return withMemoryFolder(named, location.file)
     },

@@ -103,3 +103,70 @@ describe('createAgentHandler given a module instead of its default export', () =
     expect(error.fix).toContain('export default defineAgent')
   })
 })
+
+describe('createAgentHandler refuses what would mix agents or leak a setup error', () => {
+  const thrownBy = (make: () => unknown) => {
+    try {
+      make()
+    } catch (error) {
+      return error as Error & { code: string; why: string; fix: string }
+    }
+    throw new Error('nothing was thrown')
+  }
+
+  it('an unnamed agent under a key that is no agent name is AGENT_NAME_INVALID, not a second agent named "agent"', () => {
+    for (const key of ['support v2', 'a/b', 'ünï', 'x'.repeat(65)]) {
+      const error = thrownBy(() => createAgentHandler({ agents: { [key]: support }, identify: () => ({ id: 'ann' }) }))
+      expect(error.code).toBe('AGENT_NAME_INVALID')
+      expect(error.why).toContain(`"${key}" is no agent name`)
+      expect(error.fix).toContain('defineAgent({ name:')
+    }
+    // Named agents may sit under any key.
+    expect(() => createAgentHandler({ agents: { 'support v2': { ...support, name: 'support_v2' } as AgentDefinition }, identify: () => ({ id: 'ann' }) })).not.toThrow()
+  })
+
+  it('an unnamed agent a loader gives under such a key fails its routes with a 500 AGENT_NAME_INVALID', async () => {
+    const app = createAgentHandler({ agents: { 'notes app': async () => support }, identify: () => ({ id: 'ann' }) })
+    const response = await app.fetch(new Request('http://test/api/agents/agents/notes%20app/stores'))
+    expect(response.status).toBe(500)
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('AGENT_NAME_INVALID')
+  })
+
+  it('a loader that throws is a 500 AGENT_LOAD_FAILED whose answer holds none of the thrown message', async () => {
+    const logged: unknown[][] = []
+    const error = console.error
+    console.error = (...args: unknown[]) => { logged.push(args) }
+    try {
+      const app = createAgentHandler({ agents: { support: async () => { throw new Error('secret db password xyz') } }, identify: () => ({ id: 'ann' }) })
+      const response = await app.fetch(new Request('http://test/api/agents/agents/support/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'hi' }) }))
+      const text = await response.text()
+      expect(response.status).toBe(500)
+      expect(JSON.parse(text)).toMatchObject({ error: { code: 'AGENT_LOAD_FAILED', why: 'the loader of agent "support" failed' } })
+      expect(text).not.toContain('secret')
+      const listed = await (await app.fetch(new Request('http://test/api/agents/agents'))).text()
+      expect(listed).toContain('AGENT_LOAD_FAILED')
+      expect(listed).not.toContain('secret')
+      // The message is in the server's log.
+      expect(String((logged[0]?.[1] as Error | undefined)?.message)).toBe('secret db password xyz')
+    } finally {
+      console.error = error
+    }
+  })
+
+  it('an entry that is a Promise (a forgotten await) says to await it', () => {
+    const error = thrownBy(() => createAgentHandler({ agents: { support: Promise.resolve(support) as never }, identify: () => ({ id: 'ann' }) }))
+    expect(error.code).toBe('SERVER_OPTIONS_INVALID')
+    expect(error.why).toContain('got a Promise (await it first')
+  })
+})
+
+describe('the CLI names an unnamed agent by its file', () => {
+  it('an unnamed agent in a file whose name is no agent name (v1.2.ts) fails to load with AGENT_NAME_INVALID naming the file', async () => {
+    const { loadAgent } = await import('../../src/cli/load-agent.ts')
+    const file = join(root, 'server', 'agents', 'v1.2.ts')
+    writeFileSync(file, `export { default } from ${JSON.stringify(join(root, 'server', 'agents', 'support.ts'))}`)
+    await expect(loadAgent(root, 'v1.2')).rejects.toMatchObject({ code: 'AGENT_NAME_INVALID', why: expect.stringContaining(`the agent of ${file} has no name, and "v1.2" is no agent name`) })
+    expect((await loadAgent(root, 'support')).agent.name).toBe('support')
+    rmSync(file)
+  })
+})
