@@ -8,7 +8,7 @@
  */
 import { H3, getQuery, getRouterParam, type H3Event } from 'h3'
 import { z } from 'zod'
-import { agentError, isAgentError, toErrorShape, type AgentError } from '../errors.ts'
+import { agentError, isAgentError, toErrorShape, type AgentError, type AgentErrorShape } from '../errors.ts'
 import { listApprovals, resolveApproval } from '../agent/approvals.ts'
 import { sameIdentity } from '../agent/identity.ts'
 import { hostWorkspace, loadApproval } from '../agent/store.ts'
@@ -76,9 +76,22 @@ export function statusOf(code: string): number {
   return 400
 }
 
-/** The JSON error answer for anything thrown by a route. */
-export function errorResponse(error: unknown): Response {
-  const shape = toErrorShape(error)
+/**
+ * The error shape a client gets for `error`: an AgentError as it is (its why and fix are written
+ * for the caller). Any other error is `INTERNAL_ERROR`: in dev with its message; in production
+ * without it (a driver's or a hook's message may hold a connection string or a token), the error
+ * going to the server's log (`console.error`) instead.
+ */
+export function publicErrorShape(error: unknown, mode: 'dev' | 'production'): AgentErrorShape {
+  if (isAgentError(error) || mode === 'dev') return toErrorShape(error)
+  console.error('agent routes: internal error:', error)
+  const why = 'the server failed; its log has the error'
+  return { code: 'INTERNAL_ERROR', message: `INTERNAL_ERROR: ${why}`, why, fix: 'retry later, or ask the operator to read the server log' }
+}
+
+/** The JSON error answer for anything thrown by a route (`mode`: see {@link publicErrorShape}). */
+export function errorResponse(error: unknown, mode: 'dev' | 'production' = 'production'): Response {
+  const shape = publicErrorShape(error, mode)
   return Response.json({ error: shape }, { status: isAgentError(error) ? statusOf(shape.code) : 500 })
 }
 
@@ -188,6 +201,7 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     throw agentError('SERVER_IDENTIFY_REQUIRED', 'the agent routes were created without an identify(event) hook', 'pass identify, for example jwtIdentity({ secret }) from vite-agent-memory/server')
   }
   const prefix = (options.prefix ?? DEFAULT_AGENTS_PREFIX).replace(/\/+$/, '')
+  const mode = options.mode ?? 'production'
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const app = new H3()
 
@@ -214,7 +228,7 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
       const identity = await identify(event)
       return await handler(event, identity)
     } catch (error) {
-      return errorResponse(error)
+      return errorResponse(error, mode)
     }
   }
 
@@ -229,7 +243,7 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
       try {
         agent = await options.agents.load(name)
       } catch (error) {
-        agents.push({ name, driver: 'unavailable', capabilities: [], error: toErrorShape(error) })
+        agents.push({ name, driver: 'unavailable', capabilities: [], error: publicErrorShape(error, mode) })
         continue
       }
       if (agent) agents.push({ name, driver: 'model' in agent.driver ? 'model' : 'provider' in agent.driver ? 'provider' : 'custom-run', capabilities: agent.capabilities.map(capability => capability.id) })
@@ -339,7 +353,7 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     registerStudioRoutes({
       app, prefix, mode: options.mode ?? 'production', agents: options.agents, devUsers: options.devUsers ?? [],
       ...(typeof options.studio === 'object' && options.studio.dir ? { assetsDir: options.studio.dir } : {}),
-      route, agentOf, opened, query, body: (event, schema) => body(event, schema, maxBodyBytes), importBody: (event, schema) => body(event, schema, Math.max(maxBodyBytes, STUDIO_IMPORT_MAX_BYTES)), param, recordDetail, errorResponse,
+      route, agentOf, opened, query, body: (event, schema) => body(event, schema, maxBodyBytes), importBody: (event, schema) => body(event, schema, Math.max(maxBodyBytes, STUDIO_IMPORT_MAX_BYTES)), param, recordDetail, errorResponse: (error: unknown) => errorResponse(error, mode),
     })
   }
 

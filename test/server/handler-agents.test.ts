@@ -170,3 +170,27 @@ describe('the CLI names an unnamed agent by its file', () => {
     rmSync(file)
   })
 })
+
+describe('internal errors in production answers', () => {
+  it('an error that is no AgentError is a 500 INTERNAL_ERROR without its message in production, and with it in dev', async () => {
+    const logged: unknown[][] = []
+    const error = console.error
+    console.error = (...args: unknown[]) => { logged.push(args) }
+    try {
+      const identify = () => { throw new Error('secret token xyz') }
+      const production = createAgentHandler({ agents: { support }, identify })
+      const answer = await production.fetch(new Request('http://test/api/agents/agents/support/threads'))
+      const text = await answer.text()
+      expect(answer.status).toBe(500)
+      expect(JSON.parse(text)).toMatchObject({ error: { code: 'INTERNAL_ERROR', why: 'the server failed; its log has the error' } })
+      expect(text).not.toContain('secret')
+      expect((logged[0]?.[1] as Error).message).toBe('secret token xyz')
+      const dev = createAgentRoutes({ agents: { list: async () => ['support'], load: async () => support }, identify, mode: 'dev' })
+      const devAnswer = await dev.fetch(new Request('http://test/__agents/agents/support/threads'))
+      expect(devAnswer.status).toBe(500)
+      expect(await devAnswer.json()).toMatchObject({ error: { code: 'INTERNAL_ERROR', why: 'secret token xyz' } })
+    } finally {
+      console.error = error
+    }
+  })
+})
