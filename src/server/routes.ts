@@ -8,7 +8,7 @@
  */
 import { H3, getQuery, getRouterParam, type H3Event } from 'h3'
 import { z } from 'zod'
-import { agentError, isAgentError, toErrorShape, type AgentError, type AgentErrorShape } from '../errors.ts'
+import { agentError, isAgentError, type AgentError } from '../errors.ts'
 import { listApprovals, resolveApproval } from '../agent/approvals.ts'
 import { sameIdentity } from '../agent/identity.ts'
 import { hostWorkspace, loadApproval } from '../agent/store.ts'
@@ -16,6 +16,7 @@ import { runAgent } from '../agent/run.ts'
 import { messageText, readThread } from '../agent/threads.ts'
 import type { AgentDefinition, AgentRunEvent } from '../agent/types.ts'
 import { exportScope, listStores, openStore, pageRecords, recordDetail, requireScopeLogLines, searchRecords, verifyStoreLog } from './inspector.ts'
+import { publicErrorShape, publicEvent, type RoutesMode } from './public-error.ts'
 import { runResponse } from './stream.ts'
 import { actionAgent, isActionApproval } from './studio-actions.ts'
 import { journalRun } from './studio-journal.ts'
@@ -76,21 +77,8 @@ export function statusOf(code: string): number {
   return 400
 }
 
-/**
- * The error shape a client gets for `error`: an AgentError as it is (its why and fix are written
- * for the caller). Any other error is `INTERNAL_ERROR`: in dev with its message; in production
- * without it (a driver's or a hook's message may hold a connection string or a token), the error
- * going to the server's log (`console.error`) instead.
- */
-export function publicErrorShape(error: unknown, mode: 'dev' | 'production'): AgentErrorShape {
-  if (isAgentError(error) || mode === 'dev') return toErrorShape(error)
-  console.error('agent routes: internal error:', error)
-  const why = 'the server failed; its log has the error'
-  return { code: 'INTERNAL_ERROR', message: `INTERNAL_ERROR: ${why}`, why, fix: 'retry later, or ask the operator to read the server log' }
-}
-
-/** The JSON error answer for anything thrown by a route (`mode`: see {@link publicErrorShape}). */
-export function errorResponse(error: unknown, mode: 'dev' | 'production' = 'production'): Response {
+/** The JSON error answer for anything thrown by a route (`mode`: see public-error.ts). */
+export function errorResponse(error: unknown, mode: RoutesMode = 'production'): Response {
   const shape = publicErrorShape(error, mode)
   return Response.json({ error: shape }, { status: isAgentError(error) ? statusOf(shape.code) : 500 })
 }
@@ -152,7 +140,7 @@ function param(event: H3Event, name: string): string {
  * loser of two parallel decisions gets 409 `APPROVAL_ALREADY_RESOLVED`); otherwise the run's
  * events stream, the ones already read first.
  */
-async function decisionResponse(run: ReturnType<typeof resolveApproval>, accept: string | null): Promise<Response> {
+async function decisionResponse(run: ReturnType<typeof resolveApproval>, accept: string | null, mode: RoutesMode): Promise<Response> {
   const iterator = run[Symbol.asyncIterator]()
   const seen: AgentRunEvent[] = []
   for (;;) {
@@ -160,12 +148,12 @@ async function decisionResponse(run: ReturnType<typeof resolveApproval>, accept:
     if (step.done) break
     seen.push(step.value)
     if (step.value.type === 'error' && !seen.some(event => event.type === 'approval-decision')) {
-      const shape = step.value.error
+      const shape = publicEvent(step.value, mode).error
       return Response.json({ error: shape }, { status: statusOf(shape.code) })
     }
     if (step.value.type !== 'start') break
   }
-  return runResponse(run, accept, 200, { events: seen, iterator })
+  return runResponse(run, accept, 200, { events: seen, iterator }, mode)
 }
 
 /**
@@ -257,7 +245,7 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
     const run = runAgent(agent, { input: input.input, ...(input.threadId ? { threadId: input.threadId } : {}), user: identity })
     // With the studio on, the run is journalled (steps, timings, decisions) before its first event is sent.
     const served = options.studio ? await journalRun(agent, run, { threadId: run.threadId, identity, kind: 'message', input: input.input }) : run
-    return runResponse(served, event.req.headers.get('accept'))
+    return runResponse(served, event.req.headers.get('accept'), 200, undefined, mode)
   }))
 
   app.get(`${prefix}/agents/:agent/threads/:thread`, route(async (event, identity) => {
@@ -303,7 +291,7 @@ export function createAgentRoutes(options: AgentRoutesOptions): H3 {
       user: identity,
     })
     const served = options.studio ? await journalRun(agent, run, { threadId: approval.threadId, identity, kind: 'decision', approvalId: id, ...(isActionApproval(approval) ? { origin: 'studio' as const } : {}) }) : run
-    return decisionResponse(served, event.req.headers.get('accept'))
+    return decisionResponse(served, event.req.headers.get('accept'), mode)
   }))
 
   app.get(`${prefix}/agents/:agent/stores`, route(async (event, identity) => ({ stores: await listStores(await agentOf(event), identity) })))

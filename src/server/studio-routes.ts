@@ -274,6 +274,6 @@ export function registerStudioRoutes(kit: StudioRouteKit): void {
     const { record } = await kit.recordDetail(agent, store, param(event, 'id'))
     const { run, label } = startAction(agent, identity, record, action)
     const journalled = await journalRun(agent, run, { threadId: run.threadId, identity, kind: 'action', input: label, origin: 'studio' })
-    return runResponse(journalled, event.req.headers.get('accept'))
+    return runResponse(journalled, event.req.headers.get('accept'), 200, undefined, kit.mode)
   }))
 }

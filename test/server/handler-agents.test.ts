@@ -193,4 +193,25 @@ describe('internal errors in production answers', () => {
       console.error = error
     }
   })
+
+  it('a run whose driver throws streams an error event without the message in production, and with it in dev', async () => {
+    const logged: unknown[][] = []
+    const error = console.error
+    console.error = (...args: unknown[]) => { logged.push(args) }
+    try {
+      const { defineAgent } = await import('../../src/index.ts')
+      const boom = defineAgent({ name: 'boom', driver: { run() { throw new Error('provider said: bad key sk-123') } }, workspace: support.workspace })
+      const production = createAgentHandler({ agents: { boom }, identify: () => ({ id: 'ann' }) })
+      const answer = await production.fetch(new Request('http://test/api/agents/agents/boom/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'hi' }) }))
+      const text = await answer.text()
+      expect(text).not.toContain('sk-123')
+      expect(text.trim().split('\n').map(line => JSON.parse(line) as { type: string; error?: { code: string; why: string } }).find(event => event.type === 'error')).toMatchObject({ error: { code: 'DRIVER_FAILED', why: 'the server failed; its log has the error' } })
+      expect(logged.some(args => String(args[1]).includes('sk-123'))).toBe(true)
+      const dev = createAgentRoutes({ agents: { list: async () => ['boom'], load: async () => boom }, identify: () => ({ id: 'ann' }), mode: 'dev' })
+      const devText = await (await dev.fetch(new Request('http://test/__agents/agents/boom/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'hi' }) }))).text()
+      expect(devText).toContain('sk-123')
+    } finally {
+      console.error = error
+    }
+  })
 })
