@@ -5,6 +5,11 @@ import type { AgentCapability, AgentDefinition, AgentDefinitionInput, AgentTool 
 /** Names of agents and tools: what model providers accept as a function name. */
 export const NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/
 
+/** A {@link NAME_PATTERN} name close to `name` (runs of other characters as one "_", none at the ends, at most 64); '' when nothing is left. */
+export function suggestedName(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64)
+}
+
 const nameSchema = z.string().regex(NAME_PATTERN, 'must match ^[a-zA-Z0-9_-]{1,64}$')
 const fn = z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function', 'must be a function')
 

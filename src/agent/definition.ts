@@ -1,5 +1,5 @@
 import { agentError } from '../errors.ts'
-import { NAME_PATTERN } from './define.ts'
+import { NAME_PATTERN, suggestedName } from './define.ts'
 import type { AgentDefinition } from './types.ts'
 
 /** True when `value` has the shape {@link defineAgent} returns. */
@@ -51,12 +51,7 @@ export function describeNonAgent(value: unknown): string {
 export function withDefaultName(agent: AgentDefinition, name: string, where: string): AgentDefinition {
   if (agent.name !== 'agent' || name === 'agent') return agent
   if (!NAME_PATTERN.test(name)) {
-    throw agentError('AGENT_NAME_INVALID', `the agent of ${where} has no name, and "${name}" is no agent name (^[a-zA-Z0-9_-]{1,64}$): it would share the folder agents/agent/, with its threads and approvals, with every other such agent`, `give it a name: defineAgent({ name: '${suggestedName(name)}', ... }), or rename ${where} to letters, digits, "_" or "-"`, { name })
+    throw agentError('AGENT_NAME_INVALID', `the agent of ${where} has no name, and "${name}" is no agent name (^[a-zA-Z0-9_-]{1,64}$): it would share the folder agents/agent/, with its threads and approvals, with every other such agent`, `give it a name: defineAgent({ name: '${suggestedName(name) || 'support'}', ... }), or rename ${where} to letters, digits, "_" or "-"`, { name })
   }
   return Object.freeze({ ...agent, name })
-}
-
-/** `name` with every character outside the agent-name alphabet replaced by "_", at most 64 characters. */
-function suggestedName(name: string): string {
-  return name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) || 'support'
 }

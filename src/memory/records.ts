@@ -9,7 +9,7 @@
  * delete. The JSONL store appends a tombstone and keeps the original line").
  */
 import type { MemoryAudit, MemoryProvenance, MemoryRecord, MemoryRecordContent, MemoryRecordInput, MemoryScope, MemoryTarget } from './types.ts'
-import { contentKey, contentKeyHash } from './dedupe.ts'
+import { contentKey, contentKeyHash, duplicateKey, sameContent } from './dedupe.ts'
 import { sameScope, scopeKey, scopeSlot, validateScope } from './scope.ts'
 import type { LogEventDraft, LogLineChain } from '../log/types.ts'
 import type { MemorySearchIndex } from './search-index.ts'
@@ -242,6 +242,18 @@ function duplicateIndex(state: Pick<MemoryRecordState, 'records' | 'partitions'>
       return held === undefined ? [] : typeof held === 'string' ? [held] : held
     },
   }
+}
+
+/**
+ * The oldest active record of `partition` holding `content` in `kind` (after normalization,
+ * dedupe.ts), leaving out the ids of `except` (the records a write supersedes); `undefined` when none.
+ */
+export function activeDuplicate(state: MemoryRecordState, partition: string, kind: string, content: string, except: readonly string[] = []): MemoryRecord | undefined {
+  for (const id of state.contentKeys.all(duplicateKey(partition, kind, content))) {
+    const record = state.records.get(id)
+    if (record?.status === 'active' && record.kind === kind && !except.includes(id) && sameContent(record.content, content)) return record
+  }
+  return undefined
 }
 
 /** Notes that active record `id` holds content key hash `hash` (after any holder already noted). */

@@ -9,6 +9,7 @@ import type { EmbeddingModel } from 'ai'
 import { agentError } from '../errors.ts'
 import type { AgentError } from '../errors.ts'
 import type { ToolPolicy, ToolPolicyDecision } from '../agent/types.ts'
+import { suggestedName } from '../agent/define.ts'
 import { isInstant, parseInstant } from './records.ts'
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from '../search/query.ts'
 import { validateScope } from './scope.ts'
@@ -304,7 +305,7 @@ function optionsError(issue: z.core.$ZodIssue, root: unknown, all: z.core.$ZodIs
   }
   if (issue.code === 'invalid_key' && path.length === 2 && path[0] === 'stores') {
     const name = String(path[1])
-    const suggestion = name.replace(/[^a-zA-Z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64)
+    const suggestion = suggestedName(name)
     return agentError('MEMORY_OPTIONS_INVALID', `invalid store name ${JSON.stringify(name)} at stores.${name}: a store name is 1-64 characters of letters, digits, "_" and "-" (^[a-zA-Z0-9_-]{1,64}$), because it names the store's tools and workspace keys`, `rename the store${suggestion ? `, for example to ${JSON.stringify(suggestion)}` : ''}`, details)
   }
   const where = pathText(path)

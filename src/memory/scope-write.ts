@@ -10,8 +10,7 @@
  * same chain rules in both (docs/log-format.md: `erase` events, payloads stripped from the erased
  * records' lines, digests kept).
  */
-import { duplicateKey, sameContent } from './dedupe.ts'
-import { partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
+import { activeDuplicate, partitionIndex, partitionKey, partitionRecords, type MemoryEventDraft, type MemoryRecordState } from './records.ts'
 import type { MemoryRecord, MemoryTarget } from './types.ts'
 
 /** What the store holds under an id (any scope): the record, or only the fact that it was erased. */
@@ -74,11 +73,7 @@ export function stateScopeView(state: MemoryRecordState, target: MemoryTarget): 
       return found
     },
     async duplicate(kind, content) {
-      for (const id of state.contentKeys.all(duplicateKey(partition, kind, content))) {
-        const record = state.records.get(id)
-        if (record?.status === 'active' && record.kind === kind && sameContent(record.content, content)) return record
-      }
-      return undefined
+      return activeDuplicate(state, partition, kind, content)
     },
   }
 }

@@ -63,7 +63,7 @@ export function createAgentHandler(options: AgentHandlerOptions): H3 {
     if (typeof entry === 'function') continue
     const definition = agentDefinitionOf(entry)
     if (!definition) throw notAnAgent(`agents.${name} is neither an agent definition nor a loader function`, entry, name)
-    definitions.set(name, withDefaultName(definition, name, `agents[${JSON.stringify(name)}]`))
+    definitions.set(name, withDefaultName(definition, name, entryName(name)))
   }
   const cache = new Map<string, Promise<AgentDefinition>>()
   const source: AgentSource = {
@@ -78,7 +78,7 @@ export function createAgentHandler(options: AgentHandlerOptions): H3 {
         loading = Promise.resolve().then(loader).then(loaded => {
           const loadedDefinition = agentDefinitionOf(loaded)
           if (!loadedDefinition) throw notAnAgent(`the loader of agents.${name} resolved to no agent definition`, loaded, name)
-          return withDefaultName(loadedDefinition, name, `agents[${JSON.stringify(name)}]`)
+          return withDefaultName(loadedDefinition, name, entryName(name))
         }, (error: unknown) => {
           // A setup fault of the server: an error of this package says what it is; any other
           // error's message (it may hold a connection string) stays in the server's log.
@@ -93,6 +93,11 @@ export function createAgentHandler(options: AgentHandlerOptions): H3 {
     },
   }
   return createAgentRoutes({ agents: source, identify: options.identify, prefix: options.prefix ?? DEFAULT_HANDLER_PREFIX, mode: 'production', ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}), ...(studio ? { studio } : {}) })
+}
+
+/** How errors name the `agents` entry of key `name`. */
+function entryName(name: string): string {
+  return `agents[${JSON.stringify(name)}]`
 }
 
 /** `why`, with what an `agents` entry (or what its loader resolved to) is instead of an agent definition, and the fix for it. */

@@ -10,10 +10,10 @@ import type { MemoryCapability } from '../memory/capability.ts'
 import { verifyLog, type MemoryLogVerification } from '../memory/event-log.ts'
 import { openMemoryStore, type ResolvedMemoryStore } from '../memory/open-store.ts'
 import { parseMemoryOptions, type MemoryStoreConfig } from '../memory/schemas.ts'
-import { sameScope } from '../memory/scope.ts'
 import type { AgentCapability, AgentDefinition } from '../agent/types.ts'
 import type { MemoryRecord, MemoryScope, MemorySearchHit } from '../memory/types.ts'
 import { keepsLog, storeLog } from './store-log.ts'
+import { pageScopeLines } from './studio-log.ts'
 import type { AgentIdentity } from './types.ts'
 
 /** One memory store of an agent as seen by one identity. */
@@ -146,38 +146,14 @@ function configOf(agent: AgentDefinition, store: string): MemoryStoreConfig {
 }
 
 /**
- * The complete lines of the store's JSONL log that belong to this store and scope, oldest first,
- * or `undefined` when the store keeps no log. Lines are read from the workspace as stored; an
- * unparseable line is left out here and reported by {@link verifyStoreLog}.
+ * The complete lines of the store's log that belong to this store and scope, oldest first, or
+ * `undefined` when the store keeps no log: the studio's parsed log (studio-log.ts), read once and
+ * grown from its end. An unparseable line is left out here and reported by {@link verifyStoreLog}.
  */
 export async function scopeLogLines(agent: AgentDefinition, opened: ResolvedMemoryStore): Promise<InspectorLogLine[] | undefined> {
   const log = await storeLog(agent, configOf(agent, opened.store))
   if (!log) return undefined
-  const text = (await log.workspace.readText(log.key)) ?? ''
-  const complete = text.slice(0, text.lastIndexOf('\n') + 1)
-  const lines: InspectorLogLine[] = []
-  complete.split('\n').forEach((line, index) => {
-    if (line === '') return
-    let event: Record<string, unknown>
-    try {
-      event = JSON.parse(line) as Record<string, unknown>
-    } catch {
-      return
-    }
-    if (event.store !== opened.store || !event.scope || typeof event.scope !== 'object' || !sameScope(event.scope as MemoryScope, opened.target.scope)) return
-    lines.push({
-      line: index + 1,
-      text: line,
-      seq: Number(event.seq),
-      type: String(event.type),
-      recordId: String(event.recordId),
-      version: Number(event.version),
-      at: String(event.at),
-      digest: String(event.digest),
-      prev: typeof event.prev === 'string' ? event.prev : null,
-    })
-  })
-  return lines
+  return (await pageScopeLines(log.workspace, log.key, opened.store, opened.target.scope, { offset: 0, limit: Number.POSITIVE_INFINITY })).lines
 }
 
 /** Result of {@link verifyStoreLog}: `verifyLog` of the whole log plus where it is (a workspace key, or `event table` for a SQL store). */

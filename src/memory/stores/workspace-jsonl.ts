@@ -13,8 +13,7 @@ import { agentError } from '../../errors.ts'
 import { describeTextProblem, findTextProblem, MAX_JSON_DEPTH } from '../../text.ts'
 import { openMemoryLog, type MemoryLog } from '../event-log.ts'
 import { NOT_NOW, type LogAccessOptions } from '../../log/index.ts'
-import { cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndexOf, partitionKey, partitionRecords, type MemoryRecordState } from '../records.ts'
-import { duplicateKey, sameContent } from '../dedupe.ts'
+import { activeDuplicate, cloneRecord, currentInstant, isInstant, newRecordId, rememberDrafts, partitionIndexOf, partitionKey, partitionRecords, type MemoryRecordState } from '../records.ts'
 import { sameScope, SHARED_SCOPES_MAX, scopeSlot, sharedScope, validateScope } from '../scope.ts'
 import { scopeChanges } from '../scope-changes.ts'
 import { eraseRecordVectors, workspaceVectorStore, type MemoryVectorStore } from '../vectors-store.ts'
@@ -413,11 +412,7 @@ function peek<T>(log: MemoryLog, read: (state: MemoryRecordState) => T, access: 
 
 /** The oldest active record of the scope and kind with the same normalized content that this write does not supersede. */
 function findDuplicate(state: MemoryRecordState, target: MemoryTarget, input: MemoryRecordInput, supersedes: readonly string[]): MemoryRecord | undefined {
-  for (const id of state.contentKeys.all(duplicateKey(partitionKey(target.store, target.scope), input.kind, input.content))) {
-    const existing = state.records.get(id)
-    if (existing && existing.status === 'active' && !supersedes.includes(existing.id) && sameContent(existing.content, input.content)) return existing
-  }
-  return undefined
+  return activeDuplicate(state, partitionKey(target.store, target.scope), input.kind, input.content, supersedes)
 }
 
 function findInScope(state: MemoryRecordState, target: MemoryTarget, id: string): MemoryRecord | undefined {
