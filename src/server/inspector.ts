@@ -13,7 +13,7 @@ import { parseMemoryOptions, type MemoryStoreConfig } from '../memory/schemas.ts
 import type { AgentCapability, AgentDefinition } from '../agent/types.ts'
 import type { MemoryRecord, MemoryScope, MemorySearchHit } from '../memory/types.ts'
 import { keepsLog, storeLog } from './store-log.ts'
-import { pageScopeLines } from './studio-log.ts'
+import { pageScopeLines, type InspectorLogLine } from './studio-log.ts'
 import type { AgentIdentity } from './types.ts'
 
 /** One memory store of an agent as seen by one identity. */
@@ -28,19 +28,7 @@ export interface InspectorStore {
   hasLog: boolean
 }
 
-/** One raw line of the JSONL log, as stored, with the fields the inspector shows. */
-export interface InspectorLogLine {
-  /** 1-based line number in the whole log. */
-  line: number
-  text: string
-  seq: number
-  type: string
-  recordId: string
-  version: number
-  at: string
-  digest: string
-  prev: string | null
-}
+export type { InspectorLogLine } from './studio-log.ts'
 
 function memoryCapability(agent: AgentDefinition): MemoryCapability | undefined {
   return agent.capabilities.find((capability: AgentCapability): capability is MemoryCapability => capability.id === 'memory' && !!(capability as Partial<MemoryCapability>).options)

@@ -7,7 +7,20 @@
  */
 import type { Workspace } from '../workspace/types.ts'
 import type { MemoryScope } from '../memory/types.ts'
-import type { InspectorLogLine } from './inspector.ts'
+
+/** One raw line of a store's log, as stored, with the fields the inspector shows. */
+export interface InspectorLogLine {
+  /** 1-based line number in the whole log. */
+  line: number
+  text: string
+  seq: number
+  type: string
+  recordId: string
+  version: number
+  at: string
+  digest: string
+  prev: string | null
+}
 
 /** A scope found in a log, with how many lines it has there. */
 export interface LogScope {
